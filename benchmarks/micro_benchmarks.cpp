@@ -1,0 +1,72 @@
+// Micro-benchmarks of the step's stages on a settled-like random bed (figures, not tests):
+//   build/bin/talus_micro_benchmarks
+// broad phase (bodies/s) and one PGS solve of a packed bed (contact-iterations/s).
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "collision/broad_phase.hpp"
+#include "engine/world/world.hpp"
+#include "solvers/pgs.hpp"
+
+namespace {
+
+using namespace talus;
+
+void fill(World& w, int per_axis, double r) {
+    const uint32_t m = w.materials.add(Material{"glass", 2500.0, 0.5});
+    const double a = 2.0 * r * 1.02;
+    Wall box;
+    box.type = WallType::Box;
+    box.min = Vec3::Zero();
+    box.max = Vec3(per_axis * a, per_axis * a, 4.0 * per_axis * a);
+    box.material = m;
+    w.walls.push_back(box);
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> jitter(-0.005 * r, 0.005 * r);
+    for (int k = 0; k < per_axis; ++k)
+        for (int j = 0; j < per_axis; ++j)
+            for (int i = 0; i < per_axis; ++i)
+                w.bodies.add_sphere(w.bodies.size(),
+                                    Vec3((i + 0.5) * a + jitter(rng), (j + 0.5) * a + jitter(rng),
+                                         (k + 0.5) * a),
+                                    r, 2500.0, m);
+}
+
+void BM_BroadPhase(benchmark::State& state) {
+    World w;
+    fill(w, int(state.range(0)), 0.005);
+    PairList pairs;
+    BroadPhaseScratch scratch;
+    for (auto _ : state) {
+        broad_phase(w.bodies.position, w.bodies.radius, 5e-4, pairs, scratch);
+        benchmark::DoNotOptimize(pairs.a.data());
+    }
+    state.counters["bodies/s"] = benchmark::Counter(double(w.bodies.size()) * state.iterations(),
+                                                    benchmark::Counter::kIsRate);
+    state.counters["pairs"] = double(pairs.size());
+}
+BENCHMARK(BM_BroadPhase)->Arg(20)->Arg(40)->Unit(benchmark::kMillisecond);
+
+void BM_PgsStep(benchmark::State& state) {
+    // One whole step of a resting column bed; solver capped at 50 iterations.
+    World w;
+    fill(w, int(state.range(0)), 0.005);
+    w.simulation.dt = 1e-3;
+    w.solver.max_iterations = 50;
+    w.solver.tolerance = 1e-9;  // never reached: every step runs the full 50 sweeps
+    w.step();
+    double contact_iterations = 0.0, solver_time = 0.0;
+    for (auto _ : state) {
+        w.step();
+        contact_iterations += double(w.diagnostics().contacts) * w.diagnostics().iterations;
+        solver_time += w.diagnostics().solver_wall_time;
+    }
+    state.counters["contacts"] = double(w.diagnostics().contacts);
+    state.counters["contact-it/s (solver)"] = contact_iterations / solver_time;
+}
+BENCHMARK(BM_PgsStep)->Arg(20)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,162 @@
+// Broad phase by spatial hashing on a uniform grid (DESIGN §7).
+//
+// Cell edge a = max diameter + envelope, so two spheres within the envelope of each other
+// sit in the same or adjacent cells. Each body gets the Morton key of its integer cell
+// coordinates (relative to the bounding box of all bodies, 21 bits per axis); bodies are
+// sorted by (key, index), occupied cells found as runs of equal keys, and each body visits
+// its own cell (later bodies only) and its 13 "forward" neighbour cells, so every pair is
+// produced exactly once. The loops run in parallel over fixed-size chunks of the sorted
+// order with one output list per chunk, concatenated in chunk order: the result does not
+// depend on the number of threads. Pairs are reported with a < b.
+#include "collision/broad_phase.hpp"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace talus {
+namespace {
+
+constexpr uint32_t kAxisBits = 21;
+constexpr int64_t kAxisCells = int64_t(1) << kAxisBits;
+constexpr std::size_t kChunk = 1024;  // bodies per parallel chunk (fixed: determinism)
+
+uint64_t spread_bits(uint64_t x) {  // 21 bits -> every third bit of 63
+    x &= 0x1fffff;
+    x = (x | x << 32) & 0x1f00000000ffffULL;
+    x = (x | x << 16) & 0x1f0000ff0000ffULL;
+    x = (x | x << 8) & 0x100f00f00f00f00fULL;
+    x = (x | x << 4) & 0x10c30c30c30c30c3ULL;
+    x = (x | x << 2) & 0x1249249249249249ULL;
+    return x;
+}
+
+uint64_t morton(int64_t ix, int64_t iy, int64_t iz) {
+    return spread_bits(uint64_t(ix)) | spread_bits(uint64_t(iy)) << 1 |
+           spread_bits(uint64_t(iz)) << 2;
+}
+
+// The 13 forward neighbours: offsets whose first non-zero component is positive.
+struct Offset { int dx, dy, dz; };
+constexpr Offset kForward[13] = {
+    {1, -1, -1}, {1, -1, 0}, {1, -1, 1}, {1, 0, -1}, {1, 0, 0}, {1, 0, 1}, {1, 1, -1},
+    {1, 1, 0},   {1, 1, 1},  {0, 1, -1}, {0, 1, 0},  {0, 1, 1}, {0, 0, 1}};
+
+}  // namespace
+
+void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
+                 double envelope, PairList& out, BroadPhaseScratch& s) {
+    out.clear();
+    const std::size_t n = position.size();
+    if (n < 2) return;
+
+    double rmax = 0.0;
+    Vec3 lo = position[0], hi = position[0];
+    for (std::size_t i = 0; i < n; ++i) {
+        rmax = std::max(rmax, radius[i]);
+        lo = lo.cwiseMin(position[i]);
+        hi = hi.cwiseMax(position[i]);
+    }
+    const double cell = 2.0 * rmax + envelope;
+    if (!(cell > 0.0) || !std::isfinite(cell) || !lo.allFinite() || !hi.allFinite())
+        throw std::runtime_error("broad phase: non-finite positions or cell size");
+    const double inv = 1.0 / cell;
+    for (int k = 0; k < 3; ++k)
+        if ((hi[k] - lo[k]) * inv >= double(kAxisCells - 2))
+            throw std::runtime_error("broad phase: bodies spread over more than 2^21 cells "
+                                     "along one axis (a body escaped far away?)");
+
+    auto cell_of = [&](const Vec3& x, int k) {
+        return int64_t(std::floor((x[k] - lo[k]) * inv));
+    };
+
+    s.cell_key.resize(n);
+    s.order.resize(n);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kChunk),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                              const Vec3& x = position[i];
+                              s.cell_key[i] = morton(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2));
+                              s.order[i] = uint32_t(i);
+                          }
+                      });
+    // (key, index) is a total order, so the sorted result is unique whatever the threads.
+    tbb::parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
+        return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
+    });
+
+    s.cell_keys.clear();
+    s.cell_start.clear();
+    for (std::size_t k = 0; k < n; ++k) {
+        const uint64_t key = s.cell_key[s.order[k]];
+        if (s.cell_keys.empty() || s.cell_keys.back() != key) {
+            s.cell_keys.push_back(key);
+            s.cell_start.push_back(uint32_t(k));
+        }
+    }
+    s.cell_start.push_back(uint32_t(n));
+
+    const std::size_t chunks = (n + kChunk - 1) / kChunk;
+    if (s.chunk_pairs.size() < chunks) s.chunk_pairs.resize(chunks);
+
+    tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t c) {
+        PairList& local = s.chunk_pairs[c];
+        local.clear();
+        const std::size_t end = std::min(n, (c + 1) * kChunk);
+        for (std::size_t k = c * kChunk; k < end; ++k) {
+            const uint32_t i = s.order[k];
+            const Vec3& xi = position[i];
+            const int64_t cx = cell_of(xi, 0), cy = cell_of(xi, 1), cz = cell_of(xi, 2);
+            auto test = [&](uint32_t j) {
+                const double reach = radius[i] + radius[j] + envelope;
+                if ((position[j] - xi).squaredNorm() <= reach * reach) {
+                    local.a.push_back(int32_t(std::min(i, j)));
+                    local.b.push_back(int32_t(std::max(i, j)));
+                }
+            };
+            // own cell: the bodies after this one in sorted order
+            const std::size_t own =
+                std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), s.cell_key[i]) -
+                s.cell_keys.begin();
+            for (std::size_t m = k + 1; m < s.cell_start[own + 1]; ++m) test(s.order[m]);
+            for (const Offset& o : kForward) {
+                const int64_t nx = cx + o.dx, ny = cy + o.dy, nz = cz + o.dz;
+                if (nx < 0 || ny < 0 || nz < 0) continue;
+                const uint64_t key = morton(nx, ny, nz);
+                auto it = std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), key);
+                if (it == s.cell_keys.end() || *it != key) continue;
+                const std::size_t cidx = it - s.cell_keys.begin();
+                for (uint32_t m = s.cell_start[cidx]; m < s.cell_start[cidx + 1]; ++m)
+                    test(s.order[m]);
+            }
+        }
+    });
+
+    std::size_t total = 0;
+    for (std::size_t c = 0; c < chunks; ++c) total += s.chunk_pairs[c].size();
+    out.a.reserve(total);
+    out.b.reserve(total);
+    for (std::size_t c = 0; c < chunks; ++c) {
+        out.a.insert(out.a.end(), s.chunk_pairs[c].a.begin(), s.chunk_pairs[c].a.end());
+        out.b.insert(out.b.end(), s.chunk_pairs[c].b.begin(), s.chunk_pairs[c].b.end());
+    }
+}
+
+void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,
+               double envelope, PairList& out) {
+    out.clear();
+    for (std::size_t i = 0; i < position.size(); ++i)
+        for (std::size_t j = i + 1; j < position.size(); ++j) {
+            const double reach = radius[i] + radius[j] + envelope;
+            if ((position[j] - position[i]).squaredNorm() <= reach * reach) {
+                out.a.push_back(int32_t(i));
+                out.b.push_back(int32_t(j));
+            }
+        }
+}
+
+}  // namespace talus

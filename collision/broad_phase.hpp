@@ -1,0 +1,30 @@
+#pragma once
+/// Broad phase: candidate sphere pairs by spatial hashing on a uniform grid (DESIGN §7).
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/contacts.hpp"
+#include "engine/core/math.hpp"
+
+namespace talus {
+
+/// Reusable buffers of the broad phase, so a step allocates nothing once warmed up.
+struct BroadPhaseScratch {
+    std::vector<uint64_t> cell_key;     ///< per body, Morton key of its cell
+    std::vector<uint32_t> order;        ///< body indices sorted by (cell key, index)
+    std::vector<uint64_t> cell_keys;    ///< distinct occupied cells, ascending
+    std::vector<uint32_t> cell_start;   ///< first position in `order` of each cell (+ end)
+    std::vector<PairList> chunk_pairs;  ///< per fixed-size chunk output, merged in order
+};
+
+/// Every pair a < b (dense indices) with |x_a − x_b| ≤ r_a + r_b + envelope, each once,
+/// in an order that depends only on the input (not on the number of threads).
+/// Throws std::runtime_error if the bodies span more than 2²¹ cells on an axis.
+void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
+                 double envelope, PairList& out, BroadPhaseScratch& scratch);
+
+/// Reference: all pairs by brute force, same criterion, sorted by (a, b). For tests.
+void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,
+               double envelope, PairList& out);
+
+}  // namespace talus

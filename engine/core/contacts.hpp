@@ -1,0 +1,43 @@
+#pragma once
+/// Data handed between the collision and solver stages (DESIGN §1, §3), as plain arrays.
+#include <cstdint>
+#include <vector>
+
+#include "math.hpp"
+
+namespace talus {
+
+/// Marks "no dynamic body on this side" (a wall, static or kinematic).
+inline constexpr int32_t kNoBody = -1;
+/// Stable-key namespace for walls in warm-start keys: wall w has key kWallKeyBit | w.
+inline constexpr uint64_t kWallKeyBit = uint64_t(1) << 63;
+
+/// Candidate pairs from the broad phase: dense indices, a < b.
+struct PairList {
+    std::vector<int32_t> a, b;
+    std::size_t size() const { return a.size(); }
+    void clear() { a.clear(); b.clear(); }
+};
+
+/// Narrow-phase output: geometric contacts with gap Φ ≤ δ. Normal points from A to B.
+/// A is either a dynamic body (a ≥ 0) or a wall (a == kNoBody, then `velocity_a` is the
+/// wall's prescribed velocity over the step).
+struct ContactList {
+    std::vector<int32_t> a, b;        ///< dense body indices (a may be kNoBody)
+    std::vector<uint64_t> key_a;      ///< stable key of A (body id, or kWallKeyBit | wall)
+    std::vector<uint64_t> key_b;      ///< stable id of B
+    std::vector<uint32_t> feature;    ///< which face/feature of A (box face), 0 otherwise
+    std::vector<Vec3> point;          ///< contact point, world [m]
+    std::vector<Vec3> normal;         ///< unit normal, A -> B
+    std::vector<double> gap;          ///< signed gap Φ [m], negative = penetration
+    std::vector<Vec3> velocity_a;     ///< velocity of a non-dynamic A [m/s]
+    std::vector<uint32_t> material_a; ///< material of A (wall or body)
+
+    std::size_t size() const { return a.size(); }
+    void clear() {
+        a.clear(); b.clear(); key_a.clear(); key_b.clear(); feature.clear(); point.clear();
+        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear();
+    }
+};
+
+}  // namespace talus

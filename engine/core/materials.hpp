@@ -1,0 +1,54 @@
+#pragma once
+/// Materials and the friction of a pair (DESIGN §10): the pair table when the scene gives
+/// the pair, otherwise the smaller of the two coefficients.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace talus {
+
+struct Material {
+    std::string name;
+    double density = 2500.0;  ///< [kg/m³]
+    double friction = 0.5;    ///< Coulomb coefficient μ [-]
+};
+
+struct MaterialTable {
+    std::vector<Material> materials;
+    /// Explicit pair coefficients, row-major n×n; negative = not given.
+    std::vector<double> pair_friction;
+
+    std::size_t size() const { return materials.size(); }
+
+    uint32_t add(Material m) {
+        const std::size_t n = materials.size();
+        std::vector<double> grown((n + 1) * (n + 1), -1.0);
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) grown[i * (n + 1) + j] = pair_friction[i * n + j];
+        pair_friction = std::move(grown);
+        materials.push_back(std::move(m));
+        return static_cast<uint32_t>(n);
+    }
+
+    void set_pair_friction(uint32_t a, uint32_t b, double mu) {
+        const std::size_t n = materials.size();
+        pair_friction[a * n + b] = mu;
+        pair_friction[b * n + a] = mu;
+    }
+
+    double friction(uint32_t a, uint32_t b) const {
+        const double given = pair_friction[a * materials.size() + b];
+        if (given >= 0.0) return given;
+        return std::min(materials[a].friction, materials[b].friction);
+    }
+
+    /// Index of the material called `name`, or -1.
+    int find(const std::string& name) const {
+        for (std::size_t i = 0; i < materials.size(); ++i)
+            if (materials[i].name == name) return static_cast<int>(i);
+        return -1;
+    }
+};
+
+}  // namespace talus

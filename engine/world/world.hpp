@@ -1,0 +1,87 @@
+#pragma once
+/// World: everything one run simulates, and `step`, the pipeline of DESIGN §1 as a short
+/// list of stage calls. Each stage lives in its own folder and takes its data explicitly.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collision/broad_phase.hpp"
+#include "collision/narrow_phase.hpp"
+#include "engine/core/body_store.hpp"
+#include "engine/core/contacts.hpp"
+#include "engine/core/materials.hpp"
+#include "engine/core/settings.hpp"
+#include "engine/core/walls.hpp"
+#include "solvers/assemble.hpp"
+#include "solvers/pgs.hpp"
+#include "solvers/solver_result.hpp"
+#include "solvers/warm_start.hpp"
+
+namespace talus {
+
+/// Per-step record written to the trajectory's diagnostics (DESIGN §9).
+struct StepDiagnostics {
+    uint64_t step = 0;              ///< step number after the step
+    double time = 0.0;              ///< simulated time after the step [s]
+    uint32_t contacts = 0;          ///< contacts in the solve
+    uint32_t iterations = 0;        ///< solver iterations
+    double residual = 0.0;          ///< DESIGN §6 residual at exit [m/s]
+    double kinetic_energy = 0.0;    ///< Σ ½ m v² + ½ ω̄ᵀ J̄ ω̄ after the step [J]
+    double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
+    double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
+    double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
+    bool converged = false;         ///< residual ≤ tolerance before the cap
+};
+
+/// Result of a step: OK, or the bodies whose state became non-finite or absurd.
+struct StepStatus {
+    bool ok = true;
+    std::string message;             ///< what went wrong, naming bodies by stable id
+    std::vector<uint64_t> bad_bodies;
+};
+
+class World {
+public:
+    SimulationSettings simulation;
+    SolverSettings solver;
+    MaterialTable materials;
+    std::vector<Wall> walls;
+    BodyStore bodies;
+
+    double time = 0.0;       ///< [s]
+    uint64_t step_count = 0;
+
+    /// Advance by one step h = simulation.dt. Returns a failure status (and leaves the
+    /// state as it was before the step) if a body's state became NaN/Inf.
+    StepStatus step();
+
+    const StepDiagnostics& diagnostics() const { return diag_; }
+    /// The last step's geometric contacts and assembled, solved batch (tests, output).
+    const ContactList& contacts() const { return contacts_; }
+    const AssembledBatch& batch() const { return batch_; }
+    const SolverResult& solver_result() const { return result_; }
+
+    double kinetic_energy() const;
+    double potential_energy() const;
+
+private:
+    double choose_margins();
+    void apply_forces(double h);
+    void integrate_positions(double h);
+    StepStatus check_finite() const;
+
+    StepDiagnostics diag_;
+    PairList pairs_;
+    BroadPhaseScratch broad_scratch_;
+    NarrowPhaseScratch narrow_scratch_;
+    ContactList contacts_;
+    AssembledBatch batch_;
+    SolverResult result_;
+    WarmStartCache warm_;
+    SolverWorkspace solver_work_;
+    double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
+    std::vector<double> reach_;  // per body: radius + its share of the envelope [m]
+    std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure
+};
+
+}  // namespace talus

@@ -1,0 +1,1001 @@
+// Why: the scene file is the user's whole description of a run (DESIGN §10), so a typo
+// must never turn into a silently different simulation. The reader therefore works in
+// passes over the parsed TOML document, each collecting every problem it can find:
+//   1. syntax (toml++ reports the line),
+//   2. --set overrides, applied to the document before anything is checked,
+//   3. unknown keys, against the schema below, with the nearest valid key suggested,
+//   4. types, required keys and value ranges, section by section,
+//   5. geometry: generate the grains, then look for overlaps between bodies and with walls.
+// A later pass runs only when the earlier ones found nothing, so one mistake does not
+// cascade into pages of follow-on messages. Locations come from toml++'s source regions;
+// nodes placed by an override are located by the override text instead of a line.
+#include "io/scene.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "io/particle_fill.hpp"
+
+namespace talus {
+namespace {
+
+/// More bodies than this in one scene is certainly a typo (≈ 16 GB of body state).
+constexpr double kMaxBodies = 1e8;
+/// Overlaps allowed at t = 0, relative to the larger radius: round-off only.
+constexpr double kOverlapTolerance = 1e-9;
+/// Overlap problems listed before the rest are summarised.
+constexpr std::size_t kMaxListedOverlaps = 20;
+
+// ---------------------------------------------------------------------------------------
+// Schema: which keys exist where. Types and ranges are checked by the readers further down.
+
+enum class Kind { Value, Table, TableArray };
+
+struct Field {
+    std::string_view name;
+    Kind kind = Kind::Value;
+    const std::vector<Field>* sub = nullptr;
+};
+using Fields = std::vector<Field>;
+
+const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}};
+const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
+                         {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"}};
+const Fields kOutputKeys{{"path"}, {"interval"}};
+const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}};
+const Fields kFrictionPairKeys{{"materials"}, {"friction"}};
+const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
+                       {"normal"}, {"min"},      {"max"}};
+const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
+const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"seed"}};
+const Fields kParticlesKeys{{"shape"},
+                            {"radius"},
+                            {"material"},
+                            {"velocity"},
+                            {"lattice", Kind::Table, &kLatticeKeys},
+                            {"random", Kind::Table, &kRandomKeys}};
+const Fields kBodyKeys{{"shape"},    {"radius"},   {"material"},
+                       {"position"}, {"velocity"}, {"angular_velocity"}};
+const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
+                       {"solver", Kind::Table, &kSolverKeys},
+                       {"output", Kind::Table, &kOutputKeys},
+                       {"material", Kind::TableArray, &kMaterialKeys},
+                       {"friction_pair", Kind::TableArray, &kFrictionPairKeys},
+                       {"wall", Kind::TableArray, &kWallKeys},
+                       {"particles", Kind::TableArray, &kParticlesKeys},
+                       {"body", Kind::TableArray, &kBodyKeys}};
+
+const Field* find_field(const Fields& fields, std::string_view name) {
+    for (const Field& f : fields)
+        if (f.name == name) return &f;
+    return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------
+// Suggestions
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring characters each cost 1 ("tolerence" → "tolerance" is 1).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    const std::size_t n = a.size(), m = b.size();
+    std::vector<std::size_t> d((n + 1) * (m + 1));
+    auto at = [&](std::size_t i, std::size_t j) -> std::size_t& { return d[i * (m + 1) + j]; };
+    for (std::size_t i = 0; i <= n; ++i) at(i, 0) = i;
+    for (std::size_t j = 0; j <= m; ++j) at(0, j) = j;
+    for (std::size_t i = 1; i <= n; ++i)
+        for (std::size_t j = 1; j <= m; ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            std::size_t best =
+                std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                best = std::min(best, at(i - 2, j - 2) + 1);
+            at(i, j) = best;
+        }
+    return at(n, m);
+}
+
+/// " (did you mean 'x'?)" for the nearest candidate if it is close enough, otherwise
+/// " (<what>: a, b, c)".
+std::string suggest(std::string_view word, const std::vector<std::string_view>& candidates,
+                    std::string_view what) {
+    std::string_view best;
+    std::size_t best_d = SIZE_MAX;
+    for (std::string_view c : candidates) {
+        const std::size_t d = edit_distance(word, c);
+        if (d < best_d) best_d = d, best = c;
+    }
+    const std::size_t allowed = best.size() < 5 ? 1 : best.size() < 12 ? 2 : 3;
+    if (best_d <= allowed && best_d < std::min(word.size(), best.size()))
+        return fmt::format(" (did you mean '{}'?)", best);
+    if (candidates.empty()) return fmt::format(" (no {})", what);
+    return fmt::format(" ({}: {})", what, fmt::join(candidates, ", "));
+}
+
+std::vector<std::string_view> field_names(const Fields& fields) {
+    std::vector<std::string_view> names;
+    for (const Field& f : fields) names.push_back(f.name);
+    return names;
+}
+
+std::string_view type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::none: return "nothing";
+        case toml::node_type::table: return "a table";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a float";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::date: return "a date";
+        case toml::node_type::time: return "a time";
+        case toml::node_type::date_time: return "a date-time";
+    }
+    return "an unknown value";
+}
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+// ---------------------------------------------------------------------------------------
+// Reader: locating nodes and collecting problems
+
+/// Where a problem is: "<file>:<line>" or "--set <override>". Line 0 sorts first.
+struct Place {
+    uint32_t line = 0;
+    std::string where;
+};
+
+/// A table being read: the table (may be null when absent), its key path and its place.
+struct Ctx {
+    const toml::table* table = nullptr;
+    std::string path;
+    Place place;
+
+    std::string key(std::string_view k) const {
+        return path.empty() ? std::string(k) : path + "." + std::string(k);
+    }
+};
+
+enum class Need { Optional, Required };
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    /// Nodes inserted by overrides (created tables, replaced values) → the override.
+    std::unordered_map<const toml::node*, std::string> origin;
+
+    const std::string& file() const { return file_; }
+    bool ok() const { return problems_.empty(); }
+
+    Place line_place(uint32_t line) const { return {line, fmt::format("{}:{}", file_, line)}; }
+
+    Place place_of(const toml::source_region& src, const Place& fallback) const {
+        if (src.begin.line == 0) return fallback;
+        if (src.path && *src.path != file_) return {0, *src.path};  // parsed from an override
+        return line_place(src.begin.line);
+    }
+    Place place_of(const toml::node* n, const Place& fallback) const {
+        if (!n) return fallback;
+        if (auto it = origin.find(n); it != origin.end()) return {0, it->second};
+        return place_of(n->source(), fallback);
+    }
+    Place at(const Ctx& c, std::string_view k) const { return place_of(find(c, k), c.place); }
+
+    void problem(const Place& p, std::string_view key, std::string_view text) {
+        problems_.push_back({p.line, fmt::format("{}: {}: {}", p.where, key, text)});
+    }
+    void problem_at(const Ctx& c, std::string_view k, std::string_view text) {
+        problem(at(c, k), c.key(k), text);
+    }
+
+    /// Throws the collected problems, sorted by line (override problems first).
+    void throw_if_any() {
+        if (problems_.empty()) return;
+        std::stable_sort(problems_.begin(), problems_.end(),
+                         [](const Entry& a, const Entry& b) { return a.line < b.line; });
+        std::string msg;
+        for (const Entry& e : problems_) {
+            if (!msg.empty()) msg += '\n';
+            msg += e.text;
+        }
+        throw SceneError(msg);
+    }
+
+    // --- typed access; each reports a wrong type or a missing required key itself ---
+
+    const toml::node* find(const Ctx& c, std::string_view k) const {
+        return c.table ? c.table->get(k) : nullptr;
+    }
+
+    const toml::node* present(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = find(c, k);
+        if (!n && need == Need::Required) problem(c.place, c.key(k), "missing required key");
+        return n;
+    }
+
+    std::optional<double> to_number(const toml::node& n, const Ctx& c, std::string_view k,
+                                    std::string_view element = {}) {
+        double v;
+        if (auto f = n.as_floating_point())
+            v = f->get();
+        else if (auto i = n.as_integer())
+            v = static_cast<double>(i->get());
+        else {
+            problem_at(c, k, fmt::format("{}expected a number, got {}", element, type_name(n)));
+            return std::nullopt;
+        }
+        if (!std::isfinite(v)) {
+            problem_at(c, k, fmt::format("{}must be finite (got {})", element, v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    std::optional<double> number(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        return n ? to_number(*n, c, k) : std::nullopt;
+    }
+
+    /// A number that must satisfy `ok` (described by `rule` in the message).
+    template <class Pred>
+    std::optional<double> number(const Ctx& c, std::string_view k, Need need, Pred ok,
+                                 std::string_view rule) {
+        auto v = number(c, k, need);
+        if (v && !ok(*v)) {
+            problem_at(c, k, fmt::format("must be {} (got {})", rule, *v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    std::optional<int64_t> integer(const Ctx& c, std::string_view k, Need need, int64_t lo,
+                                   int64_t hi) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        auto i = n->as_integer();
+        if (!i) {
+            problem_at(c, k, fmt::format("expected an integer, got {}", type_name(*n)));
+            return std::nullopt;
+        }
+        const int64_t v = i->get();
+        if (v < lo || v > hi) {
+            problem_at(c, k,
+                       hi == INT64_MAX ? fmt::format("must be ≥ {} (got {})", lo, v)
+                                       : fmt::format("must be in [{}, {}] (got {})", lo, hi, v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    std::optional<std::string> string(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        if (auto s = n->as_string()) return s->get();
+        problem_at(c, k, fmt::format("expected a string, got {}", type_name(*n)));
+        return std::nullopt;
+    }
+
+    std::optional<bool> boolean(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        if (auto b = n->as_boolean()) return b->get();
+        problem_at(c, k, fmt::format("expected true or false, got {}", type_name(*n)));
+        return std::nullopt;
+    }
+
+    std::optional<Vec3> vec3(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 3) {
+            problem_at(c, k,
+                       a ? fmt::format("expected an array of 3 numbers, got {} elements", a->size())
+                         : fmt::format("expected an array of 3 numbers, got {}", type_name(*n)));
+            return std::nullopt;
+        }
+        Vec3 v;
+        for (std::size_t i = 0; i < 3; ++i) {
+            auto x = to_number((*a)[i], c, k, fmt::format("element {}: ", i));
+            if (!x) return std::nullopt;
+            v[Eigen::Index(i)] = *x;
+        }
+        return v;
+    }
+
+    std::optional<Ctx> table(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        if (auto t = n->as_table()) return Ctx{t, c.key(k), place_of(t, c.place)};
+        problem_at(c, k, fmt::format("expected a table, got {}", type_name(*n)));
+        return std::nullopt;
+    }
+
+    /// Entries of an array of tables ([[k]]), with paths "k.0", "k.1", …
+    std::vector<Ctx> entries(const Ctx& c, std::string_view k) {
+        std::vector<Ctx> out;
+        const toml::node* n = find(c, k);
+        if (!n) return out;
+        const toml::array* a = n->as_array();
+        if (a)
+            for (std::size_t i = 0; i < a->size(); ++i)
+                if (auto t = (*a)[i].as_table())
+                    out.push_back({t, fmt::format("{}.{}", c.key(k), i), place_of(t, c.place)});
+        if (!a || out.size() != a->size()) {
+            problem_at(
+                c, k,
+                fmt::format("expected an array of tables ([[{}]]), got {}", k, type_name(*n)));
+            out.clear();
+        }
+        return out;
+    }
+
+    /// Unknown keys anywhere below `c`, against `fields`.
+    void check_keys(const Ctx& c, const Fields& fields) {
+        for (auto&& [k, v] : *c.table) {
+            const Field* f = find_field(fields, k.str());
+            if (!f) {
+                const Place p = place_of(k.source(), place_of(&v, c.place));
+                problem(p, c.key(k.str()),
+                        "unknown key" + suggest(k.str(), field_names(fields), "valid keys here"));
+                continue;
+            }
+            if (f->kind == Kind::Table) {
+                if (auto t = v.as_table())
+                    check_keys({t, c.key(k.str()), place_of(t, c.place)}, *f->sub);
+            } else if (f->kind == Kind::TableArray) {
+                if (auto a = v.as_array())
+                    for (std::size_t i = 0; i < a->size(); ++i)
+                        if (auto t = (*a)[i].as_table())
+                            check_keys(
+                                {t, fmt::format("{}.{}", c.key(k.str()), i), place_of(t, c.place)},
+                                *f->sub);
+            }
+        }
+    }
+
+private:
+    struct Entry {
+        uint32_t line;
+        std::string text;
+    };
+    std::string file_;
+    std::vector<Entry> problems_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Overrides
+
+/// Applies one "key=value" override to the document; problems name the override.
+void apply_override(toml::table& root, const std::string& text, Reader& r) {
+    const Place p{0, "--set " + text};
+    const auto eq = text.find('=');
+    if (eq == std::string::npos) {
+        r.problem(p, trim(text), "expected key=value");
+        return;
+    }
+    const std::string key = trim(std::string_view(text).substr(0, eq));
+    const std::string value = trim(std::string_view(text).substr(eq + 1));
+
+    std::vector<std::string> segs;
+    for (std::size_t b = 0;;) {
+        const auto e = key.find('.', b);
+        segs.push_back(key.substr(b, e == std::string::npos ? std::string::npos : e - b));
+        if (e == std::string::npos) break;
+        b = e + 1;
+    }
+    if (std::any_of(segs.begin(), segs.end(), [](const std::string& s) { return s.empty(); })) {
+        r.problem(p, key.empty() ? "(no key)" : key, "empty part in the key path");
+        return;
+    }
+
+    // The value as TOML; text that is not a TOML value is taken as a bare string, so that
+    // `--set output.path=run.h5` works after the shell has eaten the quotes.
+    toml::table parsed;
+    try {
+        parsed = toml::parse("v = " + value, std::string_view(p.where));
+    } catch (const toml::parse_error&) {
+        parsed = toml::table{};
+        parsed.insert("v", value);
+    }
+    toml::node* new_value = parsed.get("v");
+
+    toml::table* cur = &root;
+    const Fields* fields = &kRootKeys;
+    std::string path;
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+        const std::string& seg = segs[i];
+        const std::string here = path.empty() ? seg : path + "." + seg;
+        const Field* f = find_field(*fields, seg);
+        if (!f) {
+            r.problem(p, here,
+                      "unknown key" + suggest(seg, field_names(*fields), "valid keys here"));
+            return;
+        }
+        const bool last = i + 1 == segs.size();
+        if (last && f->kind != Kind::TableArray) {
+            if (const toml::node* old = cur->get(seg)) r.origin.erase(old);
+            new_value->visit([&](auto&& n) { cur->insert_or_assign(seg, std::move(n)); });
+            r.origin[cur->get(seg)] = p.where;
+            return;
+        }
+        toml::node* node = cur->get(seg);
+        switch (f->kind) {
+            case Kind::Value: r.problem(p, here, "is a value, not a table"); return;
+            case Kind::Table:
+                if (!node) {
+                    node = &cur->insert(seg, toml::table{}).first->second;
+                    r.origin[node] = p.where;
+                }
+                if (!node->is_table()) {
+                    r.problem(p, here,
+                              fmt::format("is {} in the scene, not a table", type_name(*node)));
+                    return;
+                }
+                cur = node->as_table();
+                path = here;
+                break;
+            case Kind::TableArray: {
+                toml::array* arr = node ? node->as_array() : nullptr;
+                const std::string example = fmt::format("e.g. {}.0.{}", here, f->sub->front().name);
+                if (!arr) {
+                    r.problem(p, here, fmt::format("the scene has no [[{}]] entries", seg));
+                    return;
+                }
+                if (i + 2 >= segs.size()) {
+                    r.problem(p, here, "give an entry index and a key, " + example);
+                    return;
+                }
+                const std::string& idx_text = segs[i + 1];
+                std::size_t idx = 0;
+                const auto [end, ec] =
+                    std::from_chars(idx_text.data(), idx_text.data() + idx_text.size(), idx);
+                if (ec != std::errc() || end != idx_text.data() + idx_text.size()) {
+                    r.problem(p, here,
+                              fmt::format("'{}' is not an entry index, {}", idx_text, example));
+                    return;
+                }
+                if (idx >= arr->size() || !(*arr)[idx].is_table()) {
+                    r.problem(p, here + "." + idx_text,
+                              fmt::format("no such entry: the scene has {} [[{}]] entries",
+                                          arr->size(), seg));
+                    return;
+                }
+                cur = (*arr)[idx].as_table();
+                path = here + "." + idx_text;
+                ++i;  // the index segment is consumed
+                break;
+            }
+        }
+        fields = f->sub;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sections
+
+SimulationSettings read_simulation(Reader& r, const Ctx& root) {
+    SimulationSettings s;
+    const auto c = r.table(root, "simulation", Need::Optional);
+    if (!c) return s;
+    const auto positive = [](double v) { return v > 0.0; };
+    if (auto v = r.number(*c, "dt", Need::Optional, positive, "> 0")) s.dt = *v;
+    if (auto v = r.number(*c, "duration", Need::Optional, positive, "> 0")) s.duration = *v;
+    if (auto v = r.vec3(*c, "gravity", Need::Optional)) s.gravity = *v;
+    return s;
+}
+
+SolverSettings read_solver(Reader& r, const Ctx& root) {
+    SolverSettings s;
+    const auto c = r.table(root, "solver", Need::Optional);
+    if (!c) return s;
+    if (auto t = r.string(*c, "type", Need::Optional)) {
+        if (*t == "pgs")
+            s.type = SolverType::PGS;
+        else
+            r.problem_at(
+                *c, "type",
+                fmt::format("unknown solver type '{}'{}", *t, suggest(*t, {"pgs"}, "known")));
+    }
+    if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
+        s.max_iterations = int(*v);
+    if (auto v = r.number(
+            *c, "tolerance", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+        s.tolerance = *v;
+    if (auto v = r.number(
+            *c, "relaxation", Need::Optional, [](double x) { return x > 0.0 && x < 2.0; },
+            "in (0, 2)"))
+        s.relaxation = *v;
+    if (auto v = r.number(
+            *c, "envelope", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        s.envelope = *v;
+    if (auto v = r.number(
+            *c, "recovery_speed", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        s.recovery_speed = *v;
+    if (auto v = r.number(
+            *c, "stabilization", Need::Optional, [](double x) { return x > 0.0 && x <= 1.0; },
+            "in (0, 1]"))
+        s.stabilization = *v;
+    if (auto v = r.boolean(*c, "warm_start", Need::Optional)) s.warm_start = *v;
+    return s;
+}
+
+OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::path& scene_file) {
+    OutputSettings s;
+    if (const auto c = r.table(root, "output", Need::Optional)) {
+        if (auto p = r.string(*c, "path", Need::Optional)) {
+            if (p->empty())
+                r.problem_at(*c, "path", "must not be empty");
+            else
+                s.path = *p;
+        }
+        if (auto v = r.number(
+                *c, "interval", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+            s.interval = *v;
+    }
+    const std::filesystem::path out(s.path);
+    if (out.is_relative()) s.path = (scene_file.parent_path() / out).lexically_normal().string();
+    return s;
+}
+
+MaterialTable read_materials(Reader& r, const Ctx& root) {
+    MaterialTable table;
+    std::vector<uint32_t> line_of;  // per material, for duplicate messages
+    for (const Ctx& c : r.entries(root, "material")) {
+        const auto name = r.string(c, "name", Need::Required);
+        Material m;
+        if (auto v = r.number(
+                c, "density", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+            m.density = *v;
+        if (auto v = r.number(
+                c, "friction", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+            m.friction = *v;
+        if (!name) continue;
+        if (name->empty()) {
+            r.problem_at(c, "name", "must not be empty");
+        } else if (const int prev = table.find(*name); prev >= 0) {
+            r.problem_at(c, "name",
+                         fmt::format("material '{}' is already defined (line {})", *name,
+                                     line_of[std::size_t(prev)]));
+        } else {
+            m.name = *name;
+            table.add(std::move(m));
+            line_of.push_back(r.at(c, "name").line);
+        }
+    }
+    return table;
+}
+
+/// The material named by key `k` of `c`, reporting an unknown name with a suggestion.
+std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k,
+                                     const MaterialTable& materials, const toml::node* n = nullptr,
+                                     std::string_view element = {}) {
+    std::optional<std::string> name;
+    if (n) {
+        if (auto s = n->as_string())
+            name = s->get();
+        else
+            r.problem_at(c, k,
+                         fmt::format("{}expected a material name, got {}", element, type_name(*n)));
+    } else {
+        name = r.string(c, k, Need::Required);
+    }
+    if (!name) return std::nullopt;
+    const int m = materials.find(*name);
+    if (m >= 0) return uint32_t(m);
+    std::vector<std::string_view> names;
+    for (const Material& mat : materials.materials) names.push_back(mat.name);
+    r.problem_at(c, k,
+                 fmt::format("{}unknown material '{}'{}", element, *name,
+                             names.empty() ? std::string(" (no [[material]] is defined)")
+                                           : suggest(*name, names, "defined")));
+    return std::nullopt;
+}
+
+void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
+    std::vector<std::pair<uint32_t, uint32_t>> seen;
+    for (const Ctx& c : r.entries(root, "friction_pair")) {
+        const auto mu = r.number(
+            c, "friction", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0");
+        const toml::node* n = r.present(c, "materials", Need::Required);
+        if (!n) continue;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 2) {
+            r.problem_at(c, "materials", "expected an array of two material names");
+            continue;
+        }
+        const auto m0 = material_ref(r, c, "materials", materials, a->get(0), "element 0: ");
+        const auto m1 = material_ref(r, c, "materials", materials, a->get(1), "element 1: ");
+        if (!m0 || !m1 || !mu) continue;
+        const std::pair<uint32_t, uint32_t> key{std::min(*m0, *m1), std::max(*m0, *m1)};
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+            r.problem_at(c, "materials", "this pair is already given");
+            continue;
+        }
+        seen.push_back(key);
+        materials.set_pair_friction(*m0, *m1, *mu);
+    }
+}
+
+/// Walls and the place of each (for overlap messages).
+std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& materials,
+                             std::vector<Place>& places) {
+    std::vector<Wall> walls;
+    for (const Ctx& c : r.entries(root, "wall")) {
+        Wall w;
+        bool ok = true;
+        const auto type = r.string(c, "type", Need::Required);
+        if (auto m = material_ref(r, c, "material", materials))
+            w.material = *m;
+        else
+            ok = false;
+        if (auto v = r.vec3(c, "velocity", Need::Optional)) w.velocity = *v;
+        if (!type) continue;
+        const auto unused = [&](std::initializer_list<std::string_view> keys) {
+            for (std::string_view k : keys)
+                if (r.find(c, k)) {
+                    r.problem_at(c, k, fmt::format("not used by a {} wall", *type));
+                    ok = false;
+                }
+        };
+        if (*type == "plane") {
+            w.type = WallType::Plane;
+            unused({"min", "max"});
+            const auto point = r.vec3(c, "point", Need::Required);
+            const auto normal = r.vec3(c, "normal", Need::Required);
+            if (point) w.point = *point;
+            if (normal) {
+                const double len = normal->norm();
+                if (len > 0.0)
+                    w.normal = *normal / len;
+                else
+                    r.problem_at(c, "normal", "must not be zero");
+                ok = ok && len > 0.0;
+            }
+            ok = ok && point && normal;
+        } else if (*type == "box") {
+            w.type = WallType::Box;
+            unused({"point", "normal"});
+            const auto lo = r.vec3(c, "min", Need::Required);
+            const auto hi = r.vec3(c, "max", Need::Required);
+            if (lo && hi) {
+                w.min = *lo;
+                w.max = *hi;
+                if (!(w.min.array() < w.max.array()).all()) {
+                    r.problem_at(c, "max", "must exceed min on every axis");
+                    ok = false;
+                }
+            }
+            ok = ok && lo && hi;
+        } else {
+            r.problem_at(c, "type",
+                         fmt::format("unknown wall type '{}'{}", *type,
+                                     suggest(*type, {"plane", "box"}, "known")));
+            continue;
+        }
+        if (ok) {
+            walls.push_back(w);
+            places.push_back(c.place);
+        }
+    }
+    return walls;
+}
+
+/// One [[particles]] or [[body]] entry, read and checked but not yet placed.
+struct BodyEntry {
+    enum class Fill { Single, Lattice, Random };
+    std::string path;  ///< "particles.1", "body.0"
+    Place place;       ///< the entry's header
+    Place fill_place;  ///< its lattice or random table
+    Fill fill = Fill::Single;
+    double radius = 0.0;
+    uint32_t material = 0;
+    Vec3 velocity = Vec3::Zero();
+    Vec3 angular_velocity = Vec3::Zero();
+    Vec3 position = Vec3::Zero();                                         // single body
+    Vec3 min = Vec3::Zero(), max = Vec3::Zero(), spacing = Vec3::Zero();  // lattice, random
+    std::size_t count = 0;                                                // random
+    uint64_t seed = 0;                                                    // random
+    std::size_t first_id = 0;                                             ///< set when placed
+};
+
+/// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
+bool read_sphere_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e) {
+    bool ok = true;
+    if (auto shape = r.string(c, "shape", Need::Required)) {
+        if (*shape != "sphere") {
+            r.problem_at(
+                c, "shape",
+                fmt::format("unknown shape '{}'{}", *shape, suggest(*shape, {"sphere"}, "known")));
+            ok = false;
+        }
+    } else {
+        ok = false;
+    }
+    if (auto v = r.number(
+            c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+        e.radius = *v;
+    else
+        ok = false;
+    if (auto m = material_ref(r, c, "material", materials))
+        e.material = *m;
+    else
+        ok = false;
+    if (auto v = r.vec3(c, "velocity", Need::Optional))
+        e.velocity = *v;
+    else
+        ok = ok && !r.find(c, "velocity");
+    return ok;
+}
+
+std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialTable& materials) {
+    BodyEntry e;
+    e.path = c.path;
+    e.place = c.place;
+    bool ok = read_sphere_common(r, c, materials, e);
+    const bool has_lattice = r.find(c, "lattice") != nullptr;
+    const bool has_random = r.find(c, "random") != nullptr;
+    if (has_lattice == has_random) {
+        r.problem(c.place, c.path,
+                  has_lattice ? "give either 'lattice' or 'random', not both"
+                              : "missing the fill: give 'lattice = { min, max, spacing }' or "
+                                "'random = { min, max, count, seed }'");
+        return std::nullopt;
+    }
+    const auto f = r.table(c, has_lattice ? "lattice" : "random", Need::Required);
+    if (!f) return std::nullopt;
+    e.fill_place = f->place;
+    const auto lo = r.vec3(*f, "min", Need::Required);
+    const auto hi = r.vec3(*f, "max", Need::Required);
+    if (lo && hi) {
+        e.min = *lo;
+        e.max = *hi;
+        if (!(e.min.array() <= e.max.array()).all()) {
+            r.problem_at(*f, "max", "must not be below min on any axis");
+            ok = false;
+        }
+    } else {
+        ok = false;
+    }
+    if (has_lattice) {
+        e.fill = BodyEntry::Fill::Lattice;
+        const toml::node* s = r.present(*f, "spacing", Need::Required);
+        if (!s) return std::nullopt;
+        if (s->is_array()) {
+            if (auto v = r.vec3(*f, "spacing", Need::Required))
+                e.spacing = *v;
+            else
+                return std::nullopt;
+        } else if (auto v = r.to_number(*s, *f, "spacing")) {
+            e.spacing = Vec3::Constant(*v);
+        } else {
+            return std::nullopt;
+        }
+        if (!(e.spacing.array() > 0.0).all()) {
+            r.problem_at(*f, "spacing", "must be > 0");
+            return std::nullopt;
+        }
+        if (!ok) return std::nullopt;
+        const auto n = lattice_extent(e.min, e.max, e.spacing);
+        const double total = double(n[0]) * double(n[1]) * double(n[2]);
+        if (total > kMaxBodies) {
+            r.problem_at(*f, "spacing",
+                         fmt::format("the lattice would hold {:.3g} bodies (limit {:g})", total,
+                                     kMaxBodies));
+            return std::nullopt;
+        }
+        for (int a = 0; a < 3; ++a)
+            if (n[a] > 1 && e.spacing[a] < 2.0 * e.radius * (1.0 - kOverlapTolerance)) {
+                r.problem_at(*f, "spacing",
+                             fmt::format("{:g} is less than the sphere diameter {:g}: neighbours "
+                                         "would overlap",
+                                         e.spacing[a], 2.0 * e.radius));
+                return std::nullopt;
+            }
+    } else {
+        e.fill = BodyEntry::Fill::Random;
+        const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(kMaxBodies));
+        const auto seed = r.integer(*f, "seed", Need::Required, 0, INT64_MAX);
+        if (!count || !seed) return std::nullopt;
+        e.count = std::size_t(*count);
+        e.seed = uint64_t(*seed);
+    }
+    if (!ok) return std::nullopt;
+    return e;
+}
+
+std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable& materials) {
+    BodyEntry e;
+    e.path = c.path;
+    e.place = c.place;
+    e.fill_place = c.place;
+    bool ok = read_sphere_common(r, c, materials, e);
+    if (auto v = r.vec3(c, "position", Need::Required))
+        e.position = *v;
+    else
+        ok = false;
+    if (auto v = r.vec3(c, "angular_velocity", Need::Optional))
+        e.angular_velocity = *v;
+    else
+        ok = ok && !r.find(c, "angular_velocity");
+    if (!ok) return std::nullopt;
+    return e;
+}
+
+/// Generates every entry's bodies in order, ids 0, 1, 2, …
+void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
+    BodyStore& bodies = world.bodies;
+    std::vector<Vec3> centres;
+    for (BodyEntry& e : entries) {
+        e.first_id = bodies.size();
+        const double density = world.materials.materials[e.material].density;
+        centres.clear();
+        switch (e.fill) {
+            case BodyEntry::Fill::Single: centres.push_back(e.position); break;
+            case BodyEntry::Fill::Lattice: lattice_points(e.min, e.max, e.spacing, centres); break;
+            case BodyEntry::Fill::Random: {
+                const RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed};
+                const std::size_t placed =
+                    random_fill(spec, bodies.position, bodies.radius, world.walls, centres);
+                if (placed < e.count)
+                    r.problem(e.fill_place, e.path + ".random",
+                              fmt::format("placed only {} of {} spheres in {} attempts; enlarge "
+                                          "min/max or lower count",
+                                          placed, e.count, random_fill_budget(e.count)));
+                break;
+            }
+        }
+        if (double(bodies.size() + centres.size()) > kMaxBodies) {
+            r.problem(e.place, e.path,
+                      fmt::format("the scene would exceed {:g} bodies", kMaxBodies));
+            return;
+        }
+        for (const Vec3& x : centres)
+            bodies.add_sphere(bodies.size(), x, e.radius, density, e.material, e.velocity,
+                              e.angular_velocity);
+    }
+}
+
+/// Overlaps at t = 0 between bodies and with walls, reported at the later body's entry.
+void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const World& world,
+                    const std::vector<Place>& wall_places) {
+    const BodyStore& bodies = world.bodies;
+    const auto entry_of = [&](std::size_t id) -> const BodyEntry& {
+        auto it =
+            std::upper_bound(entries.begin(), entries.end(), id,
+                             [](std::size_t v, const BodyEntry& e) { return v < e.first_id; });
+        return *(it - 1);
+    };
+    const auto wall_name = [&](std::size_t w) {
+        const char* kind = world.walls[w].type == WallType::Plane ? "plane" : "box";
+        return wall_places[w].line > 0
+                   ? fmt::format("{} wall.{} (line {})", kind, w, wall_places[w].line)
+                   : fmt::format("{} wall.{}", kind, w);
+    };
+    std::size_t listed = 0, unlisted = 0;
+    const BodyEntry* last_entry = nullptr;
+
+    for (const BodyOverlap& o :
+         find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
+        if (listed == kMaxListedOverlaps) {
+            ++unlisted;
+            continue;
+        }
+        const BodyEntry& eb = entry_of(o.b);
+        const BodyEntry& ea = entry_of(o.a);
+        std::string text = fmt::format("bodies {} and {} overlap by {:.3g} m", o.a, o.b, o.depth);
+        if (&ea != &eb)
+            text += ea.place.line > 0
+                        ? fmt::format(" (body {} is from {}, line {})", o.a, ea.path, ea.place.line)
+                        : fmt::format(" (body {} is from {})", o.a, ea.path);
+        r.problem(eb.place, eb.path, text);
+        last_entry = &eb;
+        ++listed;
+    }
+    static constexpr const char* kFaceName[6] = {"-x", "+x", "-y", "+y", "-z", "+z"};
+    for (const WallOverlap& o :
+         find_wall_overlaps(bodies.position, bodies.radius, world.walls, kOverlapTolerance)) {
+        if (listed == kMaxListedOverlaps) {
+            ++unlisted;
+            continue;
+        }
+        const BodyEntry& e = entry_of(o.body);
+        const Wall& w = world.walls[o.wall];
+        const bool centre_out = o.depth > bodies.radius[o.body];
+        std::string text;
+        if (w.type == WallType::Plane)
+            text = centre_out ? fmt::format("the centre of body {} is behind {}", o.body,
+                                            wall_name(o.wall))
+                              : fmt::format("body {} overlaps {} by {:.3g} m", o.body,
+                                            wall_name(o.wall), o.depth);
+        else
+            text = centre_out ? fmt::format("the centre of body {} is outside {}", o.body,
+                                            wall_name(o.wall))
+                              : fmt::format("body {} crosses the {} face of {} by {:.3g} m", o.body,
+                                            kFaceName[o.face], wall_name(o.wall), o.depth);
+        r.problem(e.place, e.path, text);
+        last_entry = &e;
+        ++listed;
+    }
+    if (unlisted > 0)
+        r.problem(last_entry->place, last_entry->path,
+                  fmt::format("and {} more overlap problems not listed", unlisted));
+}
+
+}  // namespace
+
+Scene parse_scene(std::string_view text, const std::filesystem::path& name,
+                  const std::vector<std::string>& overrides) {
+    Reader r(name.string());
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(r.file()));
+    } catch (const toml::parse_error& e) {
+        throw SceneError(fmt::format("{}:{}: syntax error: {}", r.file(), e.source().begin.line,
+                                     e.description()));
+    }
+
+    for (const std::string& o : overrides) apply_override(root, o, r);
+    r.throw_if_any();  // a broken override makes any further message misleading
+
+    const Ctx top{&root, "", r.line_place(1)};
+    r.check_keys(top, kRootKeys);
+
+    Scene scene;
+    scene.file = name;
+    scene.text = std::string(text);
+    scene.overrides = overrides;
+    World& world = scene.world;
+    world.simulation = read_simulation(r, top);
+    world.solver = read_solver(r, top);
+    scene.output = read_output(r, top, name);
+    world.materials = read_materials(r, top);
+    read_friction_pairs(r, top, world.materials);
+    std::vector<Place> wall_places;
+    world.walls = read_walls(r, top, world.materials, wall_places);
+
+    // [[particles]] and [[body]] are separate arrays in the document; merge them back into
+    // file order by the line of each entry's header, which fixes the ids.
+    std::vector<BodyEntry> entries;
+    for (const Ctx& c : r.entries(top, "particles"))
+        if (auto e = read_particles(r, c, world.materials)) entries.push_back(std::move(*e));
+    for (const Ctx& c : r.entries(top, "body"))
+        if (auto e = read_body(r, c, world.materials)) entries.push_back(std::move(*e));
+    std::stable_sort(entries.begin(), entries.end(), [](const BodyEntry& a, const BodyEntry& b) {
+        return a.place.line < b.place.line;
+    });
+    r.throw_if_any();
+
+    place_bodies(r, entries, world);
+    r.throw_if_any();
+    check_overlaps(r, entries, world, wall_places);
+    if (world.bodies.size() == 0)
+        r.problem(top.place, "body",
+                  "the scene has no bodies (add a [[particles]] or [[body]] entry)");
+    r.throw_if_any();
+    return scene;
+}
+
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw SceneError(fmt::format("{}: cannot open the scene file", file.string()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw SceneError(fmt::format("{}: cannot read the scene file", file.string()));
+    return parse_scene(text.str(), file, overrides);
+}
+
+}  // namespace talus

@@ -1,0 +1,228 @@
+// describe_trajectory: the summary behind `talus info OUT.h5`.
+//
+// Why this shape: the summary must work on the files that matter most when something went
+// wrong: a run still writing, or one that was killed. Such files carry HDF5's "open for
+// SWMR writing" mark, which plain readers (ParaView among them) refuse. So the file is opened
+// read-only, and if that fails, read-only with the SWMR read flag; the summary says which
+// worked, since a marked file needs `h5clear -s` before ParaView opens it. A frame counts
+// only if its index entry is complete: /frames/row_count is written last and its fill
+// value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same holds for
+// /diagnostics/step. Everything read is small (index and diagnostics, never body rows).
+#include "io/trajectory_info.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "io/trajectory_writer.hpp"
+
+namespace talus {
+
+namespace {
+
+constexpr uint64_t kUnwritten = std::numeric_limits<uint64_t>::max();
+
+/// Closes an HDF5 identifier on scope exit.
+struct Closer {
+    hid_t id;
+    herr_t (*close)(hid_t);
+    ~Closer() {
+        if (id >= 0) close(id);
+    }
+};
+
+/// Silences HDF5's automatic error printing while alive.
+class QuietHdf5 {
+public:
+    QuietHdf5() {
+        H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    }
+    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+    QuietHdf5(const QuietHdf5&) = delete;
+    QuietHdf5& operator=(const QuietHdf5&) = delete;
+
+private:
+    H5E_auto2_t func_ = nullptr;
+    void* data_ = nullptr;
+};
+
+/// A string attribute of `loc` (variable or fixed length), or nothing.
+std::optional<std::string> read_string_attribute(hid_t loc, const char* name) {
+    if (H5Aexists(loc, name) <= 0) return std::nullopt;
+    Closer attr{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+    if (attr.id < 0) return std::nullopt;
+    Closer type{H5Aget_type(attr.id), H5Tclose};
+    if (type.id < 0 || H5Tget_class(type.id) != H5T_STRING) return std::nullopt;
+    Closer space{H5Aget_space(attr.id), H5Sclose};
+    if (H5Sget_simple_extent_npoints(space.id) != 1) return std::nullopt;
+    if (H5Tis_variable_str(type.id) > 0) {
+        Closer mem{H5Tcopy(H5T_C_S1), H5Tclose};
+        H5Tset_size(mem.id, H5T_VARIABLE);
+        H5Tset_cset(mem.id, H5Tget_cset(type.id));
+        char* data = nullptr;
+        if (H5Aread(attr.id, mem.id, &data) < 0 || data == nullptr) return std::nullopt;
+        std::string s(data);
+        H5free_memory(data);
+        return s;
+    }
+    const std::size_t size = H5Tget_size(type.id);
+    std::string s(size, '\0');
+    if (H5Aread(attr.id, type.id, s.data()) < 0) return std::nullopt;
+    s.resize(std::min(s.find('\0'), s.size()));
+    return s;
+}
+
+std::optional<int64_t> read_int_attribute(hid_t loc, const char* name) {
+    if (H5Aexists(loc, name) <= 0) return std::nullopt;
+    Closer attr{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
+    Closer type{H5Aget_type(attr.id), H5Tclose};
+    if (type.id < 0 || H5Tget_class(type.id) != H5T_INTEGER) return std::nullopt;
+    int64_t v = 0;
+    if (H5Aread(attr.id, H5T_NATIVE_INT64, &v) < 0) return std::nullopt;
+    return v;
+}
+
+/// Length of the first dimension of dataset `name`, or nothing if it is missing.
+std::optional<uint64_t> dataset_rows(hid_t file, const char* name) {
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return std::nullopt;
+    Closer ds{H5Dopen2(file, name, H5P_DEFAULT), H5Dclose};
+    if (ds.id < 0) return std::nullopt;
+    Closer space{H5Dget_space(ds.id), H5Sclose};
+    hsize_t dims[2] = {0, 0};
+    if (H5Sget_simple_extent_ndims(space.id) < 1 || H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0)
+        return std::nullopt;
+    return dims[0];
+}
+
+/// The first `rows` values of a 1-D dataset, converted to `T` (HDF5 converts on read).
+template <class T>
+std::vector<T> read_column(hid_t file, const char* name, hid_t mem_type, uint64_t rows,
+                           const std::filesystem::path& path) {
+    std::vector<T> out(rows);
+    if (rows == 0) return out;
+    Closer ds{H5Dopen2(file, name, H5P_DEFAULT), H5Dclose};
+    Closer file_space{H5Dget_space(ds.id), H5Sclose};
+    const hsize_t start = 0, count = rows;
+    Closer mem_space{H5Screate_simple(1, &count, nullptr), H5Sclose};
+    if (ds.id < 0 || file_space.id < 0 ||
+        H5Sselect_hyperslab(file_space.id, H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+        H5Dread(ds.id, mem_type, mem_space.id, file_space.id, H5P_DEFAULT, out.data()) < 0) {
+        throw IoError(fmt::format("trajectory '{}': cannot read {}", path.string(), name));
+    }
+    return out;
+}
+
+/// Shortest of several optional lengths; nothing if any is missing.
+std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> names) {
+    uint64_t n = std::numeric_limits<uint64_t>::max();
+    for (const char* name : names) {
+        const auto rows = dataset_rows(file, name);
+        if (!rows) return std::nullopt;
+        n = std::min(n, *rows);
+    }
+    return n;
+}
+
+}  // namespace
+
+std::string describe_trajectory(const std::filesystem::path& path) {
+    QuietHdf5 quiet;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        throw IoError(fmt::format("cannot open trajectory '{}': no such file", path.string()));
+    }
+    // A plain open succeeds only on a file closed cleanly; a file still being written, or
+    // left by a killed run, needs the SWMR read flag.
+    bool closed_cleanly = true;
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        closed_cleanly = false;
+        f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    }
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        throw IoError(fmt::format("cannot open trajectory '{}': not an HDF5 file, or unreadable",
+                                  path.string()));
+    }
+    Closer file{f, H5Fclose};
+
+    const auto format = read_string_attribute(f, "format");
+    if (!format || *format != "talus-trajectory") {
+        throw IoError(fmt::format(
+            "'{}' is not a Talus trajectory (its root attribute format is not \"talus-trajectory\")",
+            path.string()));
+    }
+    const int64_t version = read_int_attribute(f, "format_version").value_or(-1);
+    const std::string talus_version = read_string_attribute(f, "talus_version").value_or("?");
+    const std::string scene_path = read_string_attribute(f, "scene_path").value_or("");
+
+    const auto index_rows =
+        min_rows(f, {"/frames/time", "/frames/step", "/frames/first_row", "/frames/row_count"});
+    const auto body_rows = min_rows(f, {"/bodies/id", "/bodies/position", "/bodies/orientation",
+                                        "/bodies/velocity", "/bodies/angular_velocity",
+                                        "/bodies/radius", "/bodies/material"});
+    if (!index_rows || !body_rows) {
+        throw IoError(fmt::format("'{}' is not a complete Talus trajectory (missing /frames or /bodies)",
+                                  path.string()));
+    }
+
+    // Complete frames: leading index entries that are written and whose rows exist.
+    const auto row_count = read_column<uint64_t>(f, "/frames/row_count", H5T_NATIVE_UINT64, *index_rows, path);
+    const auto first_row = read_column<uint64_t>(f, "/frames/first_row", H5T_NATIVE_UINT64, *index_rows, path);
+    uint64_t frames = 0;
+    while (frames < *index_rows && row_count[frames] != kUnwritten &&
+           first_row[frames] + row_count[frames] <= *body_rows)
+        ++frames;
+    const auto time = read_column<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, frames, path);
+    const auto step = read_column<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, frames, path);
+
+    std::string out = fmt::format("Talus trajectory {}\n", path.string());
+    auto line = [&out](const char* key, const std::string& value) {
+        out += fmt::format("  {:<12}{}\n", key, value);
+    };
+    line("format:", fmt::format("{}, version {}", *format, version));
+    line("written by:", fmt::format("talus {}", talus_version));
+    if (!scene_path.empty()) line("scene:", scene_path);
+    line("state:", closed_cleanly ? std::string("closed")
+                                  : fmt::format("open for writing, or the run was killed (for ParaView, "
+                                                "first run: h5clear -s {})",
+                                                path.string()));
+    line("frames:", fmt::format("{}", frames));
+    if (frames > 0) {
+        line("time:", fmt::format("{} s to {} s (steps {} to {})", time.front(), time.back(),
+                                  step.front(), step.back()));
+        line("bodies:", fmt::format("{} in the last frame", row_count[frames - 1]));
+    }
+
+    const auto diag_rows = min_rows(
+        f, {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
+            "/diagnostics/residual", "/diagnostics/kinetic_energy", "/diagnostics/potential_energy",
+            "/diagnostics/solver_wall_time", "/diagnostics/envelope", "/diagnostics/converged"});
+    uint64_t steps = 0;
+    if (diag_rows) {
+        const auto dstep = read_column<uint64_t>(f, "/diagnostics/step", H5T_NATIVE_UINT64, *diag_rows, path);
+        while (steps < *diag_rows && dstep[steps] != kUnwritten) ++steps;
+        line("steps:", fmt::format("{} in the diagnostics", steps));
+        if (steps > 0) {
+            const auto residual = read_column<double>(f, "/diagnostics/residual", H5T_NATIVE_DOUBLE, steps, path);
+            const auto iterations =
+                read_column<uint32_t>(f, "/diagnostics/iterations", H5T_NATIVE_UINT32, steps, path);
+            const auto converged =
+                read_column<uint8_t>(f, "/diagnostics/converged", H5T_NATIVE_UINT8, steps, path);
+            line("last step:", fmt::format("{}: residual {:.6g} m/s after {} iterations ({})",
+                                           dstep[steps - 1], residual.back(), iterations.back(),
+                                           converged.back() != 0 ? "converged" : "not converged"));
+        }
+    } else {
+        line("steps:", "no diagnostics");
+    }
+    return out;
+}
+
+}  // namespace talus

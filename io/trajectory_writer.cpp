@@ -1,0 +1,525 @@
+// TrajectoryWriter: one HDF5 file per run, appended frame after frame (DESIGN §9).
+//
+// Why this shape:
+// - Rows, not frames, are the unit of storage: every /bodies dataset holds one row per body
+//   per frame, and the /frames index says which rows belong to which frame. A population
+//   that changes (inflow, outflow) then needs nothing special, and a reader selects a frame
+//   with one contiguous slice.
+// - Every dataset is created in the constructor, chunked with an unlimited first dimension,
+//   and the file is then switched to SWMR (single-writer/multiple-reader) mode. In that
+//   mode HDF5 orders its metadata writes so the file on disk is always a consistent file:
+//   a reader may open it during the run, and a run killed at any instant leaves a file
+//   readable up to its last complete frame. SWMR forbids creating objects or attributes
+//   afterwards, hence "create everything first; only extend".
+// - Writes are ordered so that a reader never sees an index entry whose data is missing:
+//   data datasets are written and flushed first, and the one dataset that marks an entry
+//   complete (/frames/row_count, /diagnostics/step) is written and flushed last. Extending
+//   a dataset and writing into it are two steps, so the marking datasets have an
+//   "unwritten" fill value (2^64 - 1): readers count an entry only once its marker is set.
+// - Diagnostics are buffered in memory and appended at each frame and at close, so the step
+//   loop never calls HDF5.
+// - The XDMF sidecar is rewritten whole (atomically) after each frame. Its size grows with the
+//   frame count, so past kSidecarAlwaysFrames frames a rewrite is skipped while sidecar writing
+//   has used more than kSidecarTimeShare of the wall time since the file was created; close()
+//   always brings it up to date. A run with thousands of small frames then does not spend its
+//   time rewriting XML, and the HDF5 file stays the authority on what was written.
+// The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
+// naming the file and HDF5's innermost error description.
+#include "io/trajectory_writer.hpp"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <system_error>
+#include <utility>
+
+#include "engine/core/body_store.hpp"
+#include "engine/core/materials.hpp"
+#include "engine/world/world.hpp"
+#include "io/xdmf.hpp"
+
+namespace talus {
+
+namespace {
+
+static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 rows are written straight from memory");
+
+/// Fill value of the datasets that mark an index entry complete: "not written yet".
+constexpr uint64_t kUnwritten = std::numeric_limits<uint64_t>::max();
+
+constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200 kB for N×3 f64)
+constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
+constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
+constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
+
+/// Owns an HDF5 identifier and closes it with the matching H5xclose.
+class Hid {
+public:
+    using Closer = herr_t (*)(hid_t);
+    Hid() = default;
+    Hid(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+    Hid(Hid&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
+    Hid& operator=(Hid&& o) noexcept {
+        if (this != &o) {
+            reset();
+            id_ = std::exchange(o.id_, H5I_INVALID_HID);
+            closer_ = o.closer_;
+        }
+        return *this;
+    }
+    Hid(const Hid&) = delete;
+    Hid& operator=(const Hid&) = delete;
+    ~Hid() { reset(); }
+
+    hid_t get() const { return id_; }
+    bool valid() const { return id_ >= 0; }
+    /// Closes now; returns false if HDF5 reported an error.
+    bool reset() {
+        bool ok = true;
+        if (id_ >= 0 && closer_ != nullptr) ok = closer_(id_) >= 0;
+        id_ = H5I_INVALID_HID;
+        return ok;
+    }
+
+private:
+    hid_t id_ = H5I_INVALID_HID;
+    Closer closer_ = nullptr;
+};
+
+/// Silences HDF5's automatic error printing while alive; failures are reported by IoError.
+class QuietHdf5 {
+public:
+    QuietHdf5() {
+        H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    }
+    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+    QuietHdf5(const QuietHdf5&) = delete;
+    QuietHdf5& operator=(const QuietHdf5&) = delete;
+
+private:
+    H5E_auto2_t func_ = nullptr;
+    void* data_ = nullptr;
+};
+
+/// HDF5's innermost (most specific) error description on the current stack, then clears it.
+std::string hdf5_error_text() {
+    std::string text;
+    auto visit = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+        auto* s = static_cast<std::string*>(out);
+        if (n == 0 && e->desc != nullptr) *s = e->desc;
+        return 0;
+    };
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, visit, &text);
+    H5Eclear2(H5E_DEFAULT);
+    return text.empty() ? std::string("unknown HDF5 error") : text;
+}
+
+/// One appendable dataset: its handle, row width and the memory type of what we write.
+struct Column {
+    Hid id;
+    hsize_t width = 1;  ///< 1: shape (rows,); otherwise (rows, width)
+    hid_t mem_type = H5I_INVALID_HID;
+    std::string name;   ///< path in the file, for messages and reopening
+};
+
+}  // namespace
+
+struct TrajectoryWriter::Impl {
+    std::filesystem::path path;
+    Hid file;
+    bool closed = false;
+
+    // /bodies
+    Column id, position, orientation, velocity, angular_velocity, radius, material;
+    // /frames
+    Column frame_time, frame_step, frame_first_row, frame_row_count;
+    // /diagnostics
+    Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
+        d_wall, d_envelope, d_converged;
+
+    uint64_t rows = 0;        ///< rows in /bodies/*
+    uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
+    std::vector<XdmfFrame> frames;
+    std::vector<StepDiagnostics> pending;  ///< diagnostics not yet in the file
+    std::vector<double> scratch;           ///< orientation reordered to w, x, y, z
+
+    std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+    double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
+    std::size_t sidecar_frames = 0;        ///< frames the sidecar on disk describes
+
+    std::array<Column*, 7> body_columns() {
+        return {&id, &position, &orientation, &velocity, &angular_velocity, &radius, &material};
+    }
+    std::array<Column*, 4> frame_columns() {
+        return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
+    }
+    std::array<Column*, 10> diagnostic_columns() {
+        return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
+                &d_potential, &d_wall, &d_envelope, &d_converged};
+    }
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw IoError(fmt::format("trajectory '{}': {}: {}", path.string(), what, hdf5_error_text()));
+    }
+    template <class T>
+    T check(T result, const std::string& what) const {
+        if (result < 0) fail(what);
+        return result;
+    }
+
+    // ---- creation (before SWMR) ---------------------------------------------------------
+
+    void string_attribute(hid_t loc, const char* name, const std::string& value) {
+        Hid type(check(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+        check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+        check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+        Hid space(check(H5Screate(H5S_SCALAR), "dataspace"), H5Sclose);
+        Hid attr(check(H5Acreate2(loc, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                       fmt::format("create attribute '{}'", name)),
+                 H5Aclose);
+        const char* data = value.c_str();
+        check(H5Awrite(attr.get(), type.get(), &data), fmt::format("write attribute '{}'", name));
+    }
+
+    void string_array_attribute(hid_t loc, const char* name, const std::vector<std::string>& values) {
+        Hid type(check(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+        check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+        check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+        const hsize_t n = values.size();
+        Hid space(check(H5Screate_simple(1, &n, nullptr), "dataspace"), H5Sclose);
+        Hid attr(check(H5Acreate2(loc, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                       fmt::format("create attribute '{}'", name)),
+                 H5Aclose);
+        std::vector<const char*> data;
+        for (const std::string& v : values) data.push_back(v.c_str());
+        if (n > 0)
+            check(H5Awrite(attr.get(), type.get(), data.data()), fmt::format("write attribute '{}'", name));
+    }
+
+    void number_attribute(hid_t loc, const char* name, hid_t file_type, hid_t mem_type,
+                          const void* data, hsize_t n, bool scalar) {
+        Hid space(check(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), "dataspace"),
+                  H5Sclose);
+        Hid attr(check(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                       fmt::format("create attribute '{}'", name)),
+                 H5Aclose);
+        if (scalar || n > 0)
+            check(H5Awrite(attr.get(), mem_type, data), fmt::format("write attribute '{}'", name));
+    }
+
+    /// Creates an empty, chunked, unlimited dataset with `unit` and `description` attributes.
+    void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
+                       hsize_t width, hsize_t chunk_rows, const char* unit,
+                       const char* description, const uint64_t* fill = nullptr) {
+        c.name = name;
+        c.width = width;
+        c.mem_type = mem_type;
+        const int rank = width == 1 ? 1 : 2;
+        const hsize_t dims[2] = {0, width};
+        const hsize_t max_dims[2] = {H5S_UNLIMITED, width};
+        const hsize_t chunk[2] = {chunk_rows, width};
+        Hid space(check(H5Screate_simple(rank, dims, max_dims), "dataspace"), H5Sclose);
+        Hid dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "property list"), H5Pclose);
+        check(H5Pset_chunk(dcpl.get(), rank, chunk), "chunking of " + name);
+        if (fill != nullptr) check(H5Pset_fill_value(dcpl.get(), H5T_NATIVE_UINT64, fill), "fill value");
+        Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                dcpl.get(), H5P_DEFAULT),
+                     "create dataset " + name),
+               H5Dclose);
+        string_attribute(ds.get(), "unit", unit);
+        string_attribute(ds.get(), "description", description);
+    }
+
+    void create_layout(const RunMetadata& meta, const MaterialTable& materials) {
+        const hid_t root = file.get();
+        string_attribute(root, "format", "talus-trajectory");
+        const int32_t version = 1;
+        number_attribute(root, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT32, &version, 1, true);
+        string_attribute(root, "talus_version", meta.talus_version);
+        string_attribute(root, "units", "SI");
+        string_attribute(root, "quaternion_convention",
+                         "Hamilton, scalar first (w, x, y, z), body to world");
+        string_attribute(root, "scene", meta.scene_text);
+        string_attribute(root, "scene_path", meta.scene_path);
+        string_array_attribute(root, "overrides", meta.overrides);
+        std::vector<std::string> names;
+        std::vector<double> density, friction;
+        for (const Material& m : materials.materials) {
+            names.push_back(m.name);
+            density.push_back(m.density);
+            friction.push_back(m.friction);
+        }
+        string_array_attribute(root, "material_names", names);
+        number_attribute(root, "material_density", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                         density.data(), density.size(), false);
+        number_attribute(root, "material_friction", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                         friction.data(), friction.size(), false);
+
+        for (const char* g : {"/bodies", "/frames", "/diagnostics"}) {
+            Hid group(check(H5Gcreate2(root, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            fmt::format("create group {}", g)),
+                      H5Gclose);
+        }
+
+        const hid_t f64 = H5T_IEEE_F64LE, u64 = H5T_STD_U64LE, u32 = H5T_STD_U32LE, u8 = H5T_STD_U8LE;
+        const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
+                    nu8 = H5T_NATIVE_UINT8;
+        const hsize_t b = kBodyChunkRows, k = kIndexChunkRows;
+        create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id");
+        create_column(position, "/bodies/position", f64, nf64, 3, b, "m",
+                      "centre of mass, world frame (x, y, z)");
+        create_column(orientation, "/bodies/orientation", f64, nf64, 4, b, "1",
+                      "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)");
+        create_column(velocity, "/bodies/velocity", f64, nf64, 3, b, "m/s",
+                      "linear velocity of the centre of mass, world frame");
+        create_column(angular_velocity, "/bodies/angular_velocity", f64, nf64, 3, b, "rad/s",
+                      "angular velocity in the BODY frame; world frame = R(q) * this");
+        create_column(radius, "/bodies/radius", f64, nf64, 1, b, "m", "sphere radius");
+        create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
+                      "index into the root attribute material_names");
+
+        create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
+        create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
+        create_column(frame_first_row, "/frames/first_row", u64, nu64, 1, k, "1",
+                      "first row of the frame in /bodies/*");
+        create_column(frame_row_count, "/frames/row_count", u64, nu64, 1, k, "1",
+                      "bodies in the frame; 2^64-1 = entry not yet written", &kUnwritten);
+
+        create_column(d_step, "/diagnostics/step", u64, nu64, 1, k, "1",
+                      "step number after the step; 2^64-1 = entry not yet written", &kUnwritten);
+        create_column(d_time, "/diagnostics/time", f64, nf64, 1, k, "s", "simulated time after the step");
+        create_column(d_contacts, "/diagnostics/contacts", u32, nu32, 1, k, "1", "contacts in the solve");
+        create_column(d_iterations, "/diagnostics/iterations", u32, nu32, 1, k, "1", "solver iterations");
+        create_column(d_residual, "/diagnostics/residual", f64, nf64, 1, k, "m/s",
+                      "solver residual at exit (DESIGN section 6)");
+        create_column(d_kinetic, "/diagnostics/kinetic_energy", f64, nf64, 1, k, "J",
+                      "translational plus rotational kinetic energy after the step");
+        create_column(d_potential, "/diagnostics/potential_energy", f64, nf64, 1, k, "J",
+                      "gravitational potential energy -m g.x after the step");
+        create_column(d_wall, "/diagnostics/solver_wall_time", f64, nf64, 1, k, "s",
+                      "wall-clock time spent in the solve stage");
+        create_column(d_envelope, "/diagnostics/envelope", f64, nf64, 1, k, "m",
+                      "collision envelope used this step");
+        create_column(d_converged, "/diagnostics/converged", u8, nu8, 1, k, "1",
+                      "1 if the residual reached the tolerance before the iteration cap");
+    }
+
+    void open_columns() {
+        auto open = [&](Column& c) {
+            c.id = Hid(check(H5Dopen2(file.get(), c.name.c_str(), H5P_DEFAULT), "open " + c.name),
+                       H5Dclose);
+        };
+        for (Column* c : body_columns()) open(*c);
+        for (Column* c : frame_columns()) open(*c);
+        for (Column* c : diagnostic_columns()) open(*c);
+    }
+
+    // ---- appending (SWMR) ---------------------------------------------------------------
+
+    /// Extends `c` from `old_rows` to `old_rows + n` rows and writes `data` into the new rows.
+    void append(Column& c, hsize_t old_rows, hsize_t n, const void* data) {
+        if (n == 0) return;
+        const int rank = c.width == 1 ? 1 : 2;
+        const hsize_t new_dims[2] = {old_rows + n, c.width};
+        const hsize_t start[2] = {old_rows, 0};
+        const hsize_t count[2] = {n, c.width};
+        check(H5Dset_extent(c.id.get(), new_dims), "extend " + c.name);
+        Hid file_space(check(H5Dget_space(c.id.get()), "dataspace of " + c.name), H5Sclose);
+        check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+              "select rows of " + c.name);
+        Hid mem_space(check(H5Screate_simple(rank, count, nullptr), "dataspace"), H5Sclose);
+        check(H5Dwrite(c.id.get(), c.mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data),
+              "write " + c.name);
+    }
+
+    void flush(Column& c) { check(H5Dflush(c.id.get()), "flush " + c.name); }
+
+    /// Rewrites the sidecar if it is behind and (`always` or) within its time budget.
+    void update_sidecar(bool always) {
+        if (sidecar_frames == frames.size()) return;
+        using clock = std::chrono::steady_clock;
+        const auto start = clock::now();
+        const double lifetime = std::chrono::duration<double>(start - created).count();
+        if (!always && frames.size() > kSidecarAlwaysFrames &&
+            sidecar_seconds > kSidecarTimeShare * lifetime)
+            return;
+        write_xdmf_sidecar(path, frames, rows);
+        sidecar_seconds += std::chrono::duration<double>(clock::now() - start).count();
+        sidecar_frames = frames.size();
+    }
+
+    /// Moves the buffered diagnostics into the file; /diagnostics/step goes last.
+    void append_diagnostics() {
+        const hsize_t n = pending.size();
+        if (n == 0) return;
+        std::vector<uint64_t> step(n);
+        std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n);
+        std::vector<uint32_t> contacts(n), iterations(n);
+        std::vector<uint8_t> converged(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const StepDiagnostics& d = pending[i];
+            step[i] = d.step;
+            time[i] = d.time;
+            contacts[i] = d.contacts;
+            iterations[i] = d.iterations;
+            residual[i] = d.residual;
+            kinetic[i] = d.kinetic_energy;
+            potential[i] = d.potential_energy;
+            wall[i] = d.solver_wall_time;
+            envelope[i] = d.envelope;
+            converged[i] = d.converged ? 1 : 0;
+        }
+        const hsize_t r = diag_rows;
+        append(d_time, r, n, time.data());
+        append(d_contacts, r, n, contacts.data());
+        append(d_iterations, r, n, iterations.data());
+        append(d_residual, r, n, residual.data());
+        append(d_kinetic, r, n, kinetic.data());
+        append(d_potential, r, n, potential.data());
+        append(d_wall, r, n, wall.data());
+        append(d_envelope, r, n, envelope.data());
+        append(d_converged, r, n, converged.data());
+        for (Column* c : diagnostic_columns())
+            if (c != &d_step) flush(*c);
+        append(d_step, r, n, step.data());
+        flush(d_step);
+        diag_rows += n;
+        pending.clear();
+    }
+
+    void close_all() {
+        if (closed) return;
+        closed = true;
+        QuietHdf5 quiet;
+        std::string error;
+        try {
+            append_diagnostics();
+            update_sidecar(true);
+        } catch (const IoError& e) {
+            error = e.what();
+        }
+        bool ok = true;
+        for (Column* c : body_columns()) ok = c->id.reset() && ok;
+        for (Column* c : frame_columns()) ok = c->id.reset() && ok;
+        for (Column* c : diagnostic_columns()) ok = c->id.reset() && ok;
+        ok = file.reset() && ok;
+        if (!error.empty()) throw IoError(error);
+        if (!ok) fail("close");
+    }
+};
+
+TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
+                                   const MaterialTable& materials, bool force)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& m = *impl_;
+    m.path = path;
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !force) {
+        throw IoError(fmt::format("trajectory file '{}' already exists; use --force to overwrite it",
+                                  path.string()));
+    }
+    const std::filesystem::path parent = path.parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+        throw IoError(fmt::format("cannot create trajectory file '{}': directory '{}' does not exist",
+                                  path.string(), parent.string()));
+    }
+
+    QuietHdf5 quiet;
+    {
+        // SWMR needs the latest file format (superblock 3, new chunk indexes).
+        Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
+        m.check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+                "library version bounds");
+        const hid_t f = H5Fcreate(path.c_str(), force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+                                  fapl.get());
+        if (f < 0) {
+            throw IoError(fmt::format("cannot create trajectory file '{}': {}", path.string(),
+                                      hdf5_error_text()));
+        }
+        m.file = Hid(f, H5Fclose);
+    }
+    // A sidecar left by an earlier run would describe frames this file does not have.
+    std::filesystem::remove(xdmf_sidecar_path(path), ec);
+
+    m.create_layout(metadata, materials);
+    m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
+    m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
+    m.open_columns();
+}
+
+TrajectoryWriter::~TrajectoryWriter() {
+    try {
+        impl_->close_all();
+    } catch (...) {
+        // A destructor must not throw; close() reports the same failure to callers who ask.
+    }
+}
+
+void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_t step) {
+    Impl& m = *impl_;
+    if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
+    const std::size_t n = bodies.size();
+    if (bodies.position.size() != n || bodies.orientation.size() != n || bodies.velocity.size() != n ||
+        bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n) {
+        throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
+                                  m.path.string()));
+    }
+    QuietHdf5 quiet;
+    m.append_diagnostics();
+
+    const hsize_t r = m.rows;
+    m.scratch.resize(4 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Quat& q = bodies.orientation[i];
+        m.scratch[4 * i + 0] = q.w();
+        m.scratch[4 * i + 1] = q.x();
+        m.scratch[4 * i + 2] = q.y();
+        m.scratch[4 * i + 3] = q.z();
+    }
+    m.append(m.id, r, n, bodies.id.data());
+    m.append(m.position, r, n, bodies.position.data());
+    m.append(m.orientation, r, n, m.scratch.data());
+    m.append(m.velocity, r, n, bodies.velocity.data());
+    m.append(m.angular_velocity, r, n, bodies.angular_velocity.data());
+    m.append(m.radius, r, n, bodies.radius.data());
+    m.append(m.material, r, n, bodies.material.data());
+    for (Column* c : m.body_columns()) m.flush(*c);
+
+    // The index entry, row_count last: once it is set, everything above is on disk.
+    const hsize_t f = m.frames.size();
+    const uint64_t first_row = r, row_count = n;
+    m.append(m.frame_time, f, 1, &time);
+    m.append(m.frame_step, f, 1, &step);
+    m.append(m.frame_first_row, f, 1, &first_row);
+    m.flush(m.frame_time);
+    m.flush(m.frame_step);
+    m.flush(m.frame_first_row);
+    m.append(m.frame_row_count, f, 1, &row_count);
+    m.flush(m.frame_row_count);
+    m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
+
+    m.rows += n;
+    m.frames.push_back(XdmfFrame{time, first_row, row_count});
+    m.update_sidecar(false);
+}
+
+void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
+    if (impl_->closed) {
+        throw IoError(fmt::format("trajectory '{}': write_diagnostics after close",
+                                  impl_->path.string()));
+    }
+    impl_->pending.push_back(diagnostics);
+}
+
+void TrajectoryWriter::close() { impl_->close_all(); }
+
+const std::filesystem::path& TrajectoryWriter::path() const { return impl_->path; }
+std::filesystem::path TrajectoryWriter::sidecar_path() const { return xdmf_sidecar_path(impl_->path); }
+uint64_t TrajectoryWriter::frames_written() const { return impl_->frames.size(); }
+uint64_t TrajectoryWriter::rows_written() const { return impl_->rows; }
+
+}  // namespace talus

@@ -1,0 +1,73 @@
+#pragma once
+/// TrajectoryWriter: the one HDF5 file a run writes (DESIGN §9), plus its XDMF sidecar.
+/// The layout, every dataset's dtype, shape and unit, is in docs/output-format.md.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace talus {
+
+struct BodyStore;
+struct MaterialTable;
+struct StepDiagnostics;
+
+/// A file could not be created, written, opened or understood. The message names the path
+/// and, where there is one, the fix.
+class IoError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// What a trajectory records about how it was made (root attributes).
+struct RunMetadata {
+    std::string scene_text;              ///< the full scene file, verbatim
+    std::string scene_path;              ///< where the scene was read from, as given
+    std::vector<std::string> overrides;  ///< the --set KEY=VALUE strings, in order
+    std::string talus_version;           ///< engine version that wrote the file
+};
+
+/// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
+/// file that only grows. All datasets are created in the constructor and the file is then
+/// switched to single-writer/multiple-reader (SWMR) mode, so a reader may open it while the
+/// run goes on, and a killed run leaves a file readable up to its last complete frame.
+class TrajectoryWriter {
+public:
+    /// Creates `path` (and removes a stale sidecar). Throws IoError if the file exists and
+    /// `force` is false, or if it cannot be created.
+    TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
+                     const MaterialTable& materials, bool force);
+    /// Closes the file; never throws (call close() to see errors).
+    ~TrajectoryWriter();
+
+    TrajectoryWriter(const TrajectoryWriter&) = delete;
+    TrajectoryWriter& operator=(const TrajectoryWriter&) = delete;
+
+    /// Appends the buffered diagnostics, then one row per body, then the frame's index entry
+    /// (last, so a reader never sees a frame whose rows are missing); flushes, and rewrites
+    /// the XDMF sidecar (beyond 200 frames, only while that takes under 2% of the run's wall
+    /// time; close() always does). Throws IoError on an HDF5 failure or inconsistent
+    /// BodyStore arrays.
+    void write_frame(const BodyStore& bodies, double time, uint64_t step);
+
+    /// Buffers one step's record in memory; it reaches the file on the next write_frame or
+    /// on close(), so the step loop makes no HDF5 call. Throws IoError after close().
+    void write_diagnostics(const StepDiagnostics& diagnostics);
+
+    /// Appends what is buffered, brings the sidecar up to date, flushes and closes; after it
+    /// write_frame and write_diagnostics throw. Safe to call twice.
+    void close();
+
+    const std::filesystem::path& path() const;
+    std::filesystem::path sidecar_path() const;  ///< the .xmf beside the .h5
+    uint64_t frames_written() const;
+    uint64_t rows_written() const;               ///< body rows over all frames
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace talus

@@ -1,0 +1,85 @@
+// Assembly of the step's cone complementarity problem (DESIGN §3–§4, §6).
+//
+// For contact i with normal n (A → B), tangents (u, w) from n alone (Duff et al. 2017),
+// and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B) −
+// (v_A + ω_A × r_A)] with A_i = [n u w]. With ω = R ω̄, the angular part of row t is
+// (r × t)·R ω̄ = (Rᵀ(r × t))·ω̄, so each side stores a 3×3 matrix of body-frame rows.
+// W_ii = D_iᵀ M⁻¹ D_i is never formed; only its trace, for η_i = 3 / trace(W_ii).
+// Stabilisation: b = Φ/h for an open gap, max(γ_s Φ/h, −v_rec) for a penetration.
+// Warm start: γ⁰ from the previous step's impulses of the same contact, friction
+// re-projected on the new tangents, scaled by h_new/h_old and projected onto K_i.
+#include "solvers/assemble.hpp"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <algorithm>
+
+#include "solvers/cone_projection.hpp"
+#include "solvers/warm_start.hpp"
+
+namespace talus {
+
+void assemble(const BodyStore& bodies, const ContactList& contacts, const MaterialTable& materials,
+              const SolverSettings& settings, double h, const WarmStartCache& warm,
+              AssembledBatch& out) {
+    const std::size_t n = contacts.size();
+    out.a.resize(n); out.b.resize(n); out.basis.resize(n); out.ang_a.resize(n);
+    out.ang_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
+    out.eta.resize(n); out.gamma.resize(n);
+
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+            const int32_t a = contacts.a[i], b = contacts.b[i];
+            const Vec3& nrm = contacts.normal[i];
+            Vec3 u, w;
+            orthonormal_basis(nrm, u, w);
+            Mat3 basis;
+            basis.col(0) = nrm; basis.col(1) = u; basis.col(2) = w;
+
+            double trace = 0.0;
+            auto side = [&](int32_t body, Mat3& ang) {
+                if (body == kNoBody) { ang.setZero(); return; }
+                const Mat3 rot = bodies.orientation[body].toRotationMatrix();
+                const Vec3 lever = contacts.point[i] - bodies.position[body];
+                for (int k = 0; k < 3; ++k)
+                    ang.row(k) = (rot.transpose() * lever.cross(basis.col(k))).transpose();
+                const Vec3& inv_j = bodies.inv_inertia[body];
+                trace += 3.0 * bodies.inv_mass[body];
+                for (int k = 0; k < 3; ++k)
+                    trace += ang.row(k).cwiseProduct(ang.row(k)).dot(inv_j.transpose());
+            };
+            side(a, out.ang_a[i]);
+            side(b, out.ang_b[i]);
+
+            const double gap = contacts.gap[i];
+            const double stab = gap >= 0.0
+                ? gap / h
+                : std::max(settings.stabilization * gap / h, -settings.recovery_speed);
+            const uint32_t mat_b = bodies.material[b];
+            const double mu = materials.friction(contacts.material_a[i], mat_b);
+
+            out.a[i] = a;
+            out.b[i] = b;
+            out.basis[i] = basis;
+            out.stab[i] = stab;
+            out.rhs[i] = Vec3(stab, 0.0, 0.0) - basis.transpose() * contacts.velocity_a[i];
+            out.mu[i] = mu;
+            out.eta[i] = 3.0 / trace;
+
+            Vec3 g0 = Vec3::Zero();
+            if (settings.warm_start) {
+                if (const auto* e = warm.find(contacts.key_a[i], contacts.key_b[i],
+                                              contacts.feature[i])) {
+                    const double scale = h / e->h;
+                    g0 = project_friction_cone(
+                        scale * Vec3(e->normal, e->friction.dot(u), e->friction.dot(w)), mu);
+                }
+            }
+            out.gamma[i] = g0;
+        }
+    });
+}
+
+}  // namespace talus

@@ -1,0 +1,42 @@
+// Warm-start cache (DESIGN §6): a sorted array of (key_a, key_b, feature) → impulse,
+// rebuilt after every solve and searched by bisection, so lookups run in parallel and
+// the matching does not depend on contact order or thread count. Friction is kept as a
+// world-frame vector so it survives a change of tangent basis between steps.
+#include "solvers/warm_start.hpp"
+
+#include <oneapi/tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "solvers/assemble.hpp"
+
+namespace talus {
+namespace {
+bool key_less(const WarmStartCache::Entry& x, const WarmStartCache::Entry& y) {
+    return std::tie(x.key_a, x.key_b, x.feature) < std::tie(y.key_a, y.key_b, y.feature);
+}
+}  // namespace
+
+void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
+    entries_.clear();
+    entries_.reserve(contacts.size());
+    for (std::size_t i = 0; i < contacts.size(); ++i) {
+        const Vec3& g = batch.gamma[i];
+        if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
+        const Vec3 f = g[1] * batch.basis[i].col(1) + g[2] * batch.basis[i].col(2);
+        entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
+    }
+    tbb::parallel_sort(entries_.begin(), entries_.end(), key_less);
+}
+
+const WarmStartCache::Entry* WarmStartCache::find(uint64_t key_a, uint64_t key_b,
+                                                  uint32_t feature) const {
+    const Entry probe{key_a, key_b, feature, 0.0, Vec3::Zero(), 0.0};
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), probe, key_less);
+    if (it == entries_.end() || it->key_a != key_a || it->key_b != key_b || it->feature != feature)
+        return nullptr;
+    return &*it;
+}
+
+}  // namespace talus

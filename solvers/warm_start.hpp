@@ -1,0 +1,35 @@
+#pragma once
+/// Warm start across steps (DESIGN §6): impulses of persisting contacts, matched by
+/// (stable key of A, stable key of B, feature), friction carried as a world-frame vector.
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/contacts.hpp"
+#include "engine/core/math.hpp"
+
+namespace talus {
+
+struct AssembledBatch;
+
+class WarmStartCache {
+public:
+    struct Entry {
+        uint64_t key_a, key_b;
+        uint32_t feature;
+        double normal;   ///< γ_n [N s]
+        Vec3 friction;   ///< γ_u u + γ_w w, world frame [N s]
+        double h;        ///< step size it was computed with [s]
+    };
+
+    /// Remember the solved impulses of this step's contacts.
+    void store(const ContactList& contacts, const AssembledBatch& batch, double h);
+    /// Entry for a contact, or nullptr.
+    const Entry* find(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
+    void clear() { entries_.clear(); }
+    std::size_t size() const { return entries_.size(); }
+
+private:
+    std::vector<Entry> entries_;  // sorted by (key_a, key_b, feature)
+};
+
+}  // namespace talus

@@ -1,0 +1,35 @@
+# Trajectory output checks that need Python or ParaView (included from tests/CMakeLists.txt).
+# The C++ side (writer -> tools/talus_h5.py readback, --force, killed runs, talus info) is in
+# tests/unit/io/test_trajectory.cpp. Here: one GoogleTest case writes a fixture trajectory
+# (FIXTURES_SETUP); ParaView's pvpython and the Python loader then read it.
+# Interpreters are named by absolute path: another python3 on PATH may lack h5py.
+
+set(TALUS_PYTHON /usr/bin/python3)
+set(TALUS_PVPYTHON /usr/bin/pvpython)  # Debian package python3-paraview (ParaView 5.11)
+set(TALUS_XDMF_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/fixture/xdmf_fixture.h5)
+
+if(NOT EXISTS ${TALUS_PVPYTHON})
+  message(WARNING "${TALUS_PVPYTHON} not found: io.xdmf_paraview will fail. "
+                  "Install the Debian package python3-paraview.")
+endif()
+
+add_test(NAME io.xdmf_fixture
+         COMMAND talus_tests --gtest_filter=TrajectoryXdmf.WritesParaViewFixture)
+set_tests_properties(io.xdmf_fixture PROPERTIES
+    ENVIRONMENT "TALUS_XDMF_FIXTURE=${TALUS_XDMF_FIXTURE}"
+    FIXTURES_SETUP talus_xdmf_fixture)
+
+# ParaView's legacy XDMF Reader opens the sidecar; every frame must match the HDF5 rows.
+# Reading needs no display; --force-offscreen-rendering keeps pvpython off X if one is set.
+add_test(NAME io.xdmf_paraview
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_xdmf_pvpython.py ${TALUS_XDMF_FIXTURE})
+set_tests_properties(io.xdmf_paraview PROPERTIES
+    FIXTURES_REQUIRED talus_xdmf_fixture
+    TIMEOUT 300)
+
+# The Python loader's own behaviour (negative indices, incomplete entries, its command line).
+add_test(NAME io.talus_h5
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_talus_h5.py
+                 ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5)
+set_tests_properties(io.talus_h5 PROPERTIES FIXTURES_REQUIRED talus_xdmf_fixture)

@@ -1,0 +1,17 @@
+# Scene files through the talus command (included from tests/CMakeLists.txt).
+# Each bad scene must make `talus check` exit with code 2 and name its file and line on
+# stderr (tests/data/bad_scenes/run_check.sh reads the expectation from the file's
+# header); each shipped test scene must pass `talus check`.
+file(GLOB TALUS_BAD_SCENES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/data/bad_scenes/*.toml)
+foreach(scene ${TALUS_BAD_SCENES})
+  get_filename_component(name ${scene} NAME_WE)
+  add_test(NAME scene_check_rejects_${name}
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/data/bad_scenes/run_check.sh
+                   $<TARGET_FILE:talus> ${scene})
+endforeach()
+
+file(GLOB TALUS_TEST_SCENES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/scenes/*.toml)
+foreach(scene ${TALUS_TEST_SCENES})
+  get_filename_component(name ${scene} NAME_WE)
+  add_test(NAME scene_check_accepts_${name} COMMAND $<TARGET_FILE:talus> check ${scene})
+endforeach()

@@ -1,0 +1,82 @@
+#pragma once
+// Builds small worlds in code for physics tests, so a test reads as the physical setup.
+#include <cmath>
+
+#include "engine/world/world.hpp"
+
+namespace talus::testing {
+
+inline constexpr double kPi = 3.14159265358979323846;
+
+/// Density giving a sphere of radius r the mass m.
+inline double density_for_mass(double m, double r) { return m / (4.0 / 3.0 * kPi * r * r * r); }
+
+inline World make_world(double dt, const Vec3& gravity, double tolerance = 1e-10,
+                        int max_iterations = 500) {
+    World w;
+    w.simulation.dt = dt;
+    w.simulation.gravity = gravity;
+    w.solver.tolerance = tolerance;
+    w.solver.max_iterations = max_iterations;
+    return w;
+}
+
+inline uint32_t add_material(World& w, double density, double friction) {
+    return w.materials.add(Material{"m" + std::to_string(w.materials.size()), density, friction});
+}
+
+inline void add_plane(World& w, const Vec3& point, const Vec3& normal, uint32_t material,
+                      const Vec3& velocity = Vec3::Zero()) {
+    Wall wall;
+    wall.type = WallType::Plane;
+    wall.point = point;
+    wall.normal = normal.normalized();
+    wall.material = material;
+    wall.velocity = velocity;
+    w.walls.push_back(wall);
+}
+
+inline void add_box(World& w, const Vec3& lo, const Vec3& hi, uint32_t material) {
+    Wall wall;
+    wall.type = WallType::Box;
+    wall.min = lo;
+    wall.max = hi;
+    wall.material = material;
+    w.walls.push_back(wall);
+}
+
+inline std::size_t add_sphere(World& w, const Vec3& x, double r, uint32_t material,
+                              const Vec3& v = Vec3::Zero(), const Vec3& omega = Vec3::Zero()) {
+    return w.bodies.add_sphere(w.bodies.size(), x, r, w.materials.materials[material].density,
+                               material, v, omega);
+}
+
+/// Spheres of radius r on a jittered lattice filling [lo, hi], none overlapping.
+inline void fill_lattice(World& w, const Vec3& lo, const Vec3& hi, double r, uint32_t material,
+                         double jitter_fraction = 0.2) {
+    const double spacing = 2.0 * r * (1.0 + jitter_fraction);
+    uint64_t state = 12345;
+    auto next = [&]() {  // small LCG, deterministic jitter in [−1, 1)
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    };
+    const double amp = 0.45 * (spacing - 2.0 * r);
+    for (double z = lo.z() + r; z <= hi.z() - r; z += spacing)
+        for (double y = lo.y() + r; y <= hi.y() - r; y += spacing)
+            for (double x = lo.x() + r; x <= hi.x() - r; x += spacing) {
+                Vec3 p(x, y, z);
+                p += amp * Vec3(next(), next(), next());
+                p = p.cwiseMax(lo + Vec3::Constant(r)).cwiseMin(hi - Vec3::Constant(r));
+                add_sphere(w, p, r, material);
+            }
+}
+
+/// Runs `steps` steps and fails the test on a failed step.
+inline void run_steps(World& w, int steps) {
+    for (int k = 0; k < steps; ++k) {
+        const StepStatus s = w.step();
+        if (!s.ok) throw std::runtime_error(s.message);
+    }
+}
+
+}  // namespace talus::testing

@@ -1,0 +1,532 @@
+// Scene files: a valid scene gives exactly the settings, materials, walls and bodies it
+// describes; overrides change them; every bad scene in tests/data/bad_scenes/ is refused
+// with a message that names its file and line (or the override).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "io/particle_fill.hpp"
+#include "io/scene.hpp"
+
+namespace talus {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = TALUS_SOURCE_DIR;
+
+/// Materials shared by the inline scenes below.
+const std::string kMaterials = R"(
+[[material]]
+name = "glass"
+density = 2500
+friction = 0.5
+
+[[material]]
+name = "steel"
+density = 7800
+friction = 0.3
+
+[[material]]
+name = "rubber"
+density = 1100
+friction = 0.9
+)";
+
+/// The message of the SceneError that parsing `text` throws ("" if none is thrown).
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+    try {
+        parse_scene(text, "mem/scene.toml", overrides);
+    } catch (const SceneError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+TEST(Scene, ValidSceneGivesEverySetting) {
+    const std::string text = R"(
+[simulation]
+dt = 2e-4
+duration = 3
+gravity = [0, -1, -9.8]
+
+[solver]
+type = "pgs"
+max_iterations = 250
+tolerance = 1e-6
+relaxation = 1.3
+envelope = 0.002
+recovery_speed = 0.05
+stabilization = 0.5
+warm_start = false
+
+[output]
+path = "results/run.h5"
+interval = 0.05
+)" + kMaterials + R"(
+[[friction_pair]]
+materials = ["glass", "steel"]
+friction = 0.2
+
+[[wall]]
+type = "plane"
+material = "steel"
+point = [0, 0, -1]
+normal = [0, 0, 4]
+velocity = [0, 0, 0.1]
+
+[[wall]]
+type = "box"
+material = "rubber"
+min = [-1, -1, -1]
+max = [1, 1, 2]
+
+[[body]]
+shape = "sphere"
+radius = 0.1
+material = "steel"
+position = [0.5, 0.25, 1]
+velocity = [1, 2, 3]
+angular_velocity = [0, 0, 10]
+)";
+    const Scene s = parse_scene(text, "dir/sub/scene.toml", {});
+    const World& w = s.world;
+    EXPECT_EQ(s.file, fs::path("dir/sub/scene.toml"));
+    EXPECT_EQ(s.text, text);
+    EXPECT_DOUBLE_EQ(w.simulation.dt, 2e-4);
+    EXPECT_DOUBLE_EQ(w.simulation.duration, 3.0);
+    EXPECT_EQ(w.simulation.gravity, Vec3(0, -1, -9.8));
+    EXPECT_EQ(w.solver.type, SolverType::PGS);
+    EXPECT_EQ(w.solver.max_iterations, 250);
+    EXPECT_DOUBLE_EQ(w.solver.tolerance, 1e-6);
+    EXPECT_DOUBLE_EQ(w.solver.relaxation, 1.3);
+    EXPECT_DOUBLE_EQ(w.solver.envelope, 0.002);
+    EXPECT_DOUBLE_EQ(w.solver.recovery_speed, 0.05);
+    EXPECT_DOUBLE_EQ(w.solver.stabilization, 0.5);
+    EXPECT_FALSE(w.solver.warm_start);
+    EXPECT_EQ(fs::path(s.output.path), fs::path("dir/sub/results/run.h5"));
+    EXPECT_DOUBLE_EQ(s.output.interval, 0.05);
+
+    ASSERT_EQ(w.materials.size(), 3u);
+    EXPECT_EQ(w.materials.materials[1].name, "steel");
+    EXPECT_DOUBLE_EQ(w.materials.materials[1].density, 7800.0);
+    EXPECT_DOUBLE_EQ(w.materials.materials[2].friction, 0.9);
+
+    ASSERT_EQ(w.walls.size(), 2u);
+    EXPECT_EQ(w.walls[0].type, WallType::Plane);
+    EXPECT_EQ(w.walls[0].material, 1u);
+    EXPECT_EQ(w.walls[0].point, Vec3(0, 0, -1));
+    EXPECT_EQ(w.walls[0].normal, Vec3(0, 0, 1));  // normalised
+    EXPECT_EQ(w.walls[0].velocity, Vec3(0, 0, 0.1));
+    EXPECT_EQ(w.walls[1].type, WallType::Box);
+    EXPECT_EQ(w.walls[1].material, 2u);
+    EXPECT_EQ(w.walls[1].min, Vec3(-1, -1, -1));
+    EXPECT_EQ(w.walls[1].max, Vec3(1, 1, 2));
+    EXPECT_FALSE(w.walls[1].kinematic());
+
+    ASSERT_EQ(w.bodies.size(), 1u);
+    EXPECT_EQ(w.bodies.id[0], 0u);
+    EXPECT_EQ(w.bodies.position[0], Vec3(0.5, 0.25, 1));
+    EXPECT_EQ(w.bodies.velocity[0], Vec3(1, 2, 3));
+    EXPECT_EQ(w.bodies.angular_velocity[0], Vec3(0, 0, 10));
+    EXPECT_DOUBLE_EQ(w.bodies.radius[0], 0.1);
+    EXPECT_EQ(w.bodies.material[0], 1u);
+    EXPECT_NEAR(w.bodies.mass(0), 7800.0 * 4.0 / 3.0 * std::numbers::pi * 1e-3, 1e-12);
+}
+
+TEST(Scene, FrictionOfAPairIsTheTableEntryElseTheSmaller) {
+    const Scene s = parse_scene(kMaterials + R"(
+[[friction_pair]]
+materials = ["glass", "steel"]
+friction = 0.7
+[[friction_pair]]
+materials = ["rubber", "rubber"]
+friction = 1.2
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [0, 0, 0]
+)",
+                                "s.toml");
+    const MaterialTable& m = s.world.materials;
+    EXPECT_DOUBLE_EQ(m.friction(0, 1), 0.7);  // given, larger than both
+    EXPECT_DOUBLE_EQ(m.friction(1, 0), 0.7);
+    EXPECT_DOUBLE_EQ(m.friction(2, 2), 1.2);
+    EXPECT_DOUBLE_EQ(m.friction(0, 2), 0.5);  // not given: min(0.5, 0.9)
+    EXPECT_DOUBLE_EQ(m.friction(1, 2), 0.3);
+    EXPECT_DOUBLE_EQ(m.friction(0, 0), 0.5);
+}
+
+TEST(Scene, OmittedSectionsKeepTheDocumentedDefaults) {
+    const Scene s = parse_scene(R"(
+[[material]]
+name = "plain"
+
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "plain"
+position = [0, 0, 0]
+)",
+                                "s.toml");
+    const Material mat;
+    EXPECT_EQ(s.world.materials.materials[0].density, mat.density);
+    EXPECT_EQ(s.world.materials.materials[0].friction, mat.friction);
+    const SimulationSettings sim;
+    const SolverSettings sol;
+    const OutputSettings out;
+    EXPECT_EQ(s.world.simulation.dt, sim.dt);
+    EXPECT_EQ(s.world.simulation.duration, sim.duration);
+    EXPECT_EQ(s.world.simulation.gravity, sim.gravity);
+    EXPECT_EQ(s.world.solver.max_iterations, sol.max_iterations);
+    EXPECT_EQ(s.world.solver.tolerance, sol.tolerance);
+    EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
+    EXPECT_EQ(s.world.solver.envelope, sol.envelope);
+    EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);
+    EXPECT_EQ(s.world.solver.stabilization, sol.stabilization);
+    EXPECT_EQ(s.world.solver.warm_start, sol.warm_start);
+    EXPECT_EQ(s.output.path, out.path);  // scene in the current directory
+    EXPECT_EQ(s.output.interval, out.interval);
+    EXPECT_EQ(s.world.bodies.velocity[0], Vec3::Zero());
+    EXPECT_EQ(s.world.bodies.angular_velocity[0], Vec3::Zero());
+}
+
+TEST(Scene, LatticeCountAndOrderAreAsComputedByHand) {
+    // x: 0, 0.1, 0.2, 0.3 — 0.1·3 = 0.30000000000000004 > 0.3 is kept by the 1e-9·s slack;
+    // y: 0, 0.25 (0.5 is beyond 0.49); z: one layer. 4 × 2 × 1 = 8.
+    const Scene s = parse_scene(kMaterials + R"(
+[[particles]]
+shape = "sphere"
+radius = 0.05
+material = "rubber"
+velocity = [0, 0, -1]
+lattice = { min = [0, 0, 1], max = [0.3, 0.49, 1], spacing = [0.1, 0.25, 1] }
+)",
+                                "s.toml");
+    const BodyStore& b = s.world.bodies;
+    ASSERT_EQ(b.size(), 8u);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        EXPECT_EQ(b.id[i], i);
+        EXPECT_EQ(b.material[i], 2u);
+        EXPECT_EQ(b.velocity[i], Vec3(0, 0, -1));
+    }
+    EXPECT_EQ(b.position[1], Vec3(0.1, 0, 1));  // x fastest
+    EXPECT_EQ(b.position[4], Vec3(0, 0.25, 1));
+    EXPECT_NEAR(b.position[7].x(), 0.3, 1e-15);
+
+    // The shipped 200-sphere box: 5 × 5 × 8.
+    const Scene box = load_scene(kSource / "tests/scenes/small_box.toml");
+    EXPECT_EQ(box.world.bodies.size(), 200u);
+    const Scene drop = load_scene(kSource / "tests/scenes/drop.toml");
+    EXPECT_EQ(drop.world.bodies.size(), 1u);
+}
+
+TEST(Scene, LatticeExtentHandlesRoundOffAndEmptyAxes) {
+    const auto n = lattice_extent(Vec3(0, 0, 0), Vec3(0.3, 0.7, 0), Vec3(0.1, 0.1, 0.1));
+    EXPECT_EQ(n[0], 4);  // 0, …, 0.3
+    EXPECT_EQ(n[1], 8);  // 0, …, 0.7 (0.1·7 = 0.7000000000000001)
+    EXPECT_EQ(n[2], 1);
+    EXPECT_EQ(lattice_extent(Vec3(0, 0, 0), Vec3(-1, 1, 1), Vec3(1, 1, 1))[0], 0);
+    std::vector<Vec3> pts;
+    lattice_points(Vec3(0, 0, 0), Vec3(0.3, 0.7, 0), Vec3(0.1, 0.1, 0.1), pts);
+    EXPECT_EQ(pts.size(), 32u);
+}
+
+TEST(Scene, BitsToUnitCoversZeroToBelowOne) {
+    EXPECT_EQ(bits_to_unit(0), 0.0);
+    EXPECT_LT(bits_to_unit(~uint64_t(0)), 1.0);
+    EXPECT_EQ(bits_to_unit(uint64_t(1) << 63), 0.5);
+}
+
+const std::string kRandomScene = kMaterials + R"(
+[[wall]]
+type = "box"
+material = "steel"
+min = [0, 0, 0]
+max = [0.1, 0.1, 0.1]
+
+[[body]]
+shape = "sphere"
+radius = 0.02
+material = "steel"
+position = [0.05, 0.05, 0.05]
+
+[[particles]]
+shape = "sphere"
+radius = 0.005
+material = "glass"
+random = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], count = 150, seed = 42 }
+
+[[particles]]
+shape = "sphere"
+radius = 0.003
+material = "rubber"
+random = { min = [0, 0, 0], max = [0.1, 0.1, 0.05], count = 60, seed = 1 }
+)";
+
+TEST(Scene, RandomFillDoesNotOverlapAnythingAndStaysInTheBox) {
+    const Scene s = parse_scene(kRandomScene, "s.toml");
+    const BodyStore& b = s.world.bodies;
+    ASSERT_EQ(b.size(), 1u + 150u + 60u);
+    EXPECT_EQ(b.position[0], Vec3(0.05, 0.05, 0.05));  // the [[body]] comes first in the file
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        EXPECT_TRUE((b.position[i].array() - b.radius[i] >= 0.0).all()) << i;
+        EXPECT_TRUE((b.position[i].array() + b.radius[i] <= 0.1).all()) << i;
+        for (std::size_t j = 0; j < i; ++j)
+            ASSERT_GE((b.position[i] - b.position[j]).norm(), b.radius[i] + b.radius[j])
+                << "bodies " << j << " and " << i;
+    }
+    for (std::size_t i = 151; i < b.size(); ++i) EXPECT_LE(b.position[i].z(), 0.05);
+}
+
+TEST(Scene, RandomFillIsDeterministicForASeed) {
+    const Scene a = parse_scene(kRandomScene, "s.toml");
+    const Scene b = parse_scene(kRandomScene, "s.toml");
+    EXPECT_EQ(a.world.bodies.position, b.world.bodies.position);
+    const Scene c = parse_scene(kRandomScene, "s.toml", {"particles.0.random.seed=43"});
+    ASSERT_EQ(c.world.bodies.size(), a.world.bodies.size());
+    EXPECT_NE(c.world.bodies.position[1], a.world.bodies.position[1]);
+
+    // The first candidate of seed 42 is the first three draws of mt19937_64(42).
+    std::mt19937_64 rng(42);
+    const double fx = bits_to_unit(rng()), fy = bits_to_unit(rng()), fz = bits_to_unit(rng());
+    const Vec3 first(fx, fy, fz);
+    std::vector<Vec3> out;
+    const std::size_t placed =
+        random_fill({Vec3::Zero(), Vec3::Ones(), 0.01, 1, 42}, {}, {}, {}, out);
+    ASSERT_EQ(placed, 1u);
+    EXPECT_EQ(out[0], first);
+}
+
+TEST(Scene, OverlapSearchMatchesBruteForceEvenWhenGridCellsAlias) {
+    // Three clusters; the second sits exactly 2²¹ cells (cell = 2 r_max = 0.03) from the
+    // first, so their cells share hash keys and only the distance test separates them.
+    std::mt19937_64 rng(5);
+    std::vector<Vec3> x;
+    std::vector<double> r;
+    const double offsets[3] = {0.0, 0x1.0p21 * 0.03, -3e5};
+    for (int i = 0; i < 900; ++i) {
+        const double u = bits_to_unit(rng()), v = bits_to_unit(rng()), w = bits_to_unit(rng());
+        x.emplace_back(offsets[i % 3] + 0.2 * u, 0.2 * v, 0.2 * w);
+        r.push_back(i == 0 ? 0.015 : 0.005 + 0.01 * bits_to_unit(rng()));
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> expected;  // (b, a), sorted
+    for (std::size_t b = 0; b < x.size(); ++b)
+        for (std::size_t a = 0; a < b; ++a)
+            if (r[a] + r[b] - (x[a] - x[b]).norm() > 1e-9 * std::max(r[a], r[b]))
+                expected.push_back({b, a});
+    ASSERT_GT(expected.size(), 100u);
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    for (const BodyOverlap& o : find_body_overlaps(x, r, 1e-9)) {
+        EXPECT_LT(o.a, o.b);
+        EXPECT_NEAR(o.depth, r[o.a] + r[o.b] - (x[o.a] - x[o.b]).norm(), 1e-15);
+        got.push_back({o.b, o.a});
+    }
+    EXPECT_EQ(got, expected);
+}
+
+TEST(Scene, IdsFollowFileOrderAcrossParticlesAndBodies) {
+    const Scene s = parse_scene(kMaterials + R"(
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [5, 5, 5]
+
+[[particles]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+lattice = { min = [0, 0, 0], max = [0.02, 0, 0], spacing = 0.02 }
+
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "steel"
+position = [-5, 0, 0]
+)",
+                                "s.toml");
+    const BodyStore& b = s.world.bodies;
+    ASSERT_EQ(b.size(), 4u);
+    EXPECT_EQ(b.position[0], Vec3(5, 5, 5));
+    EXPECT_EQ(b.position[1], Vec3(0, 0, 0));
+    EXPECT_EQ(b.position[2], Vec3(0.02, 0, 0));
+    EXPECT_EQ(b.position[3], Vec3(-5, 0, 0));
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(b.id[i], i);
+}
+
+TEST(Scene, TouchingSpheresAreNotAnOverlap) {
+    // Exactly touching on a lattice, on a plane and inside a box: allowed.
+    EXPECT_EQ(error_of(kMaterials + R"(
+[[wall]]
+type = "plane"
+material = "steel"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+[[wall]]
+type = "box"
+material = "steel"
+min = [-0.1, -0.1, 0]
+max = [0.1, 0.1, 0.1]
+[[particles]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+lattice = { min = [-0.09, -0.09, 0.01], max = [0.09, 0.09, 0.09], spacing = 0.02 }
+)"),
+              "");
+}
+
+TEST(Scene, OverridesChangeValuesBeforeValidation) {
+    const fs::path file = kSource / "tests/scenes/small_box.toml";
+    const std::vector<std::string> ov = {"simulation.dt=1e-5",
+                                         "solver.tolerance = 1e-7",
+                                         "solver.warm_start=false",
+                                         "simulation.gravity=[0,0,-1]",
+                                         "material.1.friction=0.1",
+                                         "output.path=other.h5",
+                                         "particles.0.lattice.spacing=[0.02, 0.02, 0.03]",
+                                         "solver.relaxation=1"};
+    const Scene s = load_scene(file, ov);
+    EXPECT_EQ(s.overrides, ov);
+    EXPECT_DOUBLE_EQ(s.world.simulation.dt, 1e-5);
+    EXPECT_DOUBLE_EQ(s.world.solver.tolerance, 1e-7);
+    EXPECT_FALSE(s.world.solver.warm_start);
+    EXPECT_DOUBLE_EQ(s.world.solver.relaxation, 1.0);  // integer accepted for a float
+    EXPECT_EQ(s.world.simulation.gravity, Vec3(0, 0, -1));
+    EXPECT_DOUBLE_EQ(s.world.materials.materials[1].friction, 0.1);
+    EXPECT_EQ(fs::path(s.output.path), (file.parent_path() / "other.h5").lexically_normal());
+    EXPECT_EQ(s.world.bodies.size(), 5u * 5u * 7u);  // z: 0.01 + 0.03 k ≤ 0.19 → 7 layers
+
+    // An override can add a section the file does not have.
+    const Scene d = load_scene(kSource / "tests/scenes/drop.toml", {"solver.envelope=0.01"});
+    EXPECT_DOUBLE_EQ(d.world.solver.envelope, 0.01);
+}
+
+TEST(Scene, BadOverridesNameTheOverride) {
+    const fs::path file = kSource / "tests/scenes/small_box.toml";
+    const auto message = [&](const std::string& ov) {
+        try {
+            load_scene(file, {ov});
+        } catch (const SceneError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_EQ(
+        message("solver.tolerence=1"),
+        "--set solver.tolerence=1: solver.tolerence: unknown key (did you mean 'tolerance'?)");
+    EXPECT_NE(
+        message("simulation.dt=-1").find("--set simulation.dt=-1: simulation.dt: must be > 0"),
+        std::string::npos);
+    EXPECT_NE(message("material.7.friction=1").find("no such entry"), std::string::npos);
+    EXPECT_NE(message("material.friction=1").find("give an entry index"), std::string::npos);
+    EXPECT_NE(message("simulation.gravity.z=1").find("not a table"), std::string::npos);
+    EXPECT_NE(message("simulation.dt").find("expected key=value"), std::string::npos);
+    EXPECT_NE(message("simulation.dt=fast").find("expected a number, got a string"),
+              std::string::npos);
+}
+
+TEST(Scene, SeveralProblemsAreReportedTogetherInLineOrder) {
+    const std::string msg = error_of(R"([simulation]
+dt = -1
+duraton = 2
+[[material]]
+name = "glass"
+density = 2500
+friction = -0.5
+[[body]]
+shape = "sphere"
+radius = 0
+material = "glass"
+position = [0, 0]
+)");
+    std::istringstream lines(msg);
+    std::vector<std::string> got;
+    for (std::string l; std::getline(lines, l);) got.push_back(l);
+    ASSERT_EQ(got.size(), 5u) << msg;
+    EXPECT_EQ(got[0], "mem/scene.toml:2: simulation.dt: must be > 0 (got -1)");
+    EXPECT_EQ(got[1],
+              "mem/scene.toml:3: simulation.duraton: unknown key (did you mean 'duration'?)");
+    EXPECT_EQ(got[2], "mem/scene.toml:7: material.0.friction: must be ≥ 0 (got -0.5)");
+    EXPECT_EQ(got[3], "mem/scene.toml:10: body.0.radius: must be > 0 (got 0)");
+    EXPECT_EQ(got[4],
+              "mem/scene.toml:12: body.0.position: expected an array of 3 numbers, got 2 elements");
+}
+
+TEST(Scene, UnknownKeysAreFoundAtEveryLevel) {
+    EXPECT_NE(error_of("[simulaton]\ndt = 1\n")
+                  .find("mem/scene.toml:1: simulaton: unknown key (did you mean 'simulation'?)"),
+              std::string::npos);
+    const std::string nested = error_of(kMaterials + R"(
+[[particles]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+lattice = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], spacng = 0.02 }
+)");
+    EXPECT_NE(nested.find("particles.0.lattice.spacng: unknown key (did you mean 'spacing'?)"),
+              std::string::npos)
+        << nested;
+    EXPECT_NE(error_of("colour = 3\n").find("colour: unknown key (valid keys here: simulation,"),
+              std::string::npos);
+}
+
+TEST(Scene, MissingFileIsASceneError) {
+    EXPECT_THROW(load_scene(kSource / "tests/data/no_such_scene.toml"), SceneError);
+}
+
+/// The "# key: value" header lines of a bad scene.
+std::string header(const fs::path& file, const std::string& key) {
+    std::ifstream in(file);
+    const std::string prefix = "# " + key + ":";
+    for (std::string line; std::getline(in, line) && line.rfind("#", 0) == 0;)
+        if (line.rfind(prefix, 0) == 0) {
+            const auto b = line.find_first_not_of(' ', prefix.size());
+            return b == std::string::npos ? std::string() : line.substr(b);
+        }
+    return {};
+}
+
+TEST(Scene, EveryBadSceneIsRefusedWithItsFileAndLine) {
+    std::set<std::string> seen;
+    for (const auto& entry : fs::directory_iterator(kSource / "tests/data/bad_scenes")) {
+        const fs::path file = entry.path();
+        if (file.extension() != ".toml") continue;
+        seen.insert(file.stem().string());
+        SCOPED_TRACE(file.string());
+        const std::string line = header(file, "expect-line");
+        const std::string text = header(file, "expect-text");
+        const std::string set = header(file, "set");
+        ASSERT_FALSE(line.empty() && text.empty()) << "no # expect-line: or # expect-text: header";
+        std::vector<std::string> overrides;
+        if (!set.empty()) overrides.push_back(set);
+        try {
+            load_scene(file, overrides);
+            ADD_FAILURE() << "accepted";
+        } catch (const SceneError& e) {
+            const std::string msg = e.what();
+            if (!line.empty()) {
+                EXPECT_NE(msg.find(file.string() + ":" + line + ":"), std::string::npos) << msg;
+            }
+            if (!text.empty()) {
+                EXPECT_NE(msg.find(text), std::string::npos) << msg;
+            }
+        }
+    }
+    for (const char* kind : {"syntax_error", "unknown_key", "wrong_type", "negative_radius",
+                             "dt_zero", "negative_friction", "zero_density", "unknown_material",
+                             "overlapping_bodies", "body_outside_box", "body_overlaps_plane",
+                             "random_count_impossible", "bad_override", "missing_key", "no_bodies"})
+        EXPECT_TRUE(seen.count(kind)) << "missing bad scene " << kind;
+}
+
+}  // namespace
+}  // namespace talus

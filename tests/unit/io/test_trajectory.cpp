@@ -1,0 +1,381 @@
+// Trajectory output: what the writer puts in the file is what a reader gets back, bit for
+// bit; the file refuses to be overwritten by accident; a killed run leaves a readable file;
+// `talus info` counts what is there. The readback is done by tools/talus_h5.py (the loader
+// the measurement scripts use), driven through tests/python/check_readback.py, so the
+// C++ writer and the Python reader are tested against each other.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include "engine/core/body_store.hpp"
+#include "engine/core/materials.hpp"
+#include "engine/world/world.hpp"
+#include "io/trajectory_info.hpp"
+#include "io/trajectory_writer.hpp"
+#include "io/xdmf.hpp"
+
+namespace talus {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh, empty directory for one test under the build tree.
+fs::path test_dir(const std::string& name) {
+    const fs::path dir = fs::path(TALUS_BINARY_DIR) / "test-output" / "io" / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string read_text(const fs::path& p) {
+    std::ifstream is(p, std::ios::binary);
+    std::stringstream ss;
+    ss << is.rdbuf();
+    return ss.str();
+}
+
+std::string hex(const std::string& s) {
+    std::string out = "x";
+    char buf[3];
+    for (unsigned char c : s) {
+        std::snprintf(buf, sizeof buf, "%02x", c);
+        out += buf;
+    }
+    return out;
+}
+
+MaterialTable test_materials() {
+    MaterialTable m;
+    m.add(Material{"glass", 2500.0, 0.3});
+    m.add(Material{"steel", 7850.0, 0.45});
+    return m;
+}
+
+RunMetadata test_metadata() {
+    RunMetadata meta;
+    meta.scene_text = "# Fließtest \"hopper\" <&>\n[simulation]\ndt = 1e-3\n\n[output]\npath = \"out.h5\"\n";
+    meta.scene_path = "scenes/hopper.toml";
+    meta.overrides = {"solver.max_iterations=50", "simulation.dt=5e-4"};
+    meta.talus_version = "0.1.0-test";
+    return meta;
+}
+
+/// Frame k's bodies: deterministic pseudo-random state, `n` bodies, with a few awkward
+/// doubles (negative zero, a subnormal, a huge value) in frame 0 and an id above 2^63.
+BodyStore make_bodies(int k, std::size_t n) {
+    std::mt19937_64 rng(1234u + static_cast<unsigned>(k));
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    BodyStore b;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 x(10.0 * u(rng), 10.0 * u(rng), 10.0 * u(rng));
+        const Vec3 v(u(rng), u(rng), u(rng));
+        const Vec3 w(50.0 * u(rng), 50.0 * u(rng), 50.0 * u(rng));
+        const Quat q = Quat(u(rng), u(rng), u(rng), u(rng)).normalized();
+        const double r = 0.001 + 0.01 * (0.5 + 0.5 * u(rng));
+        const uint64_t id = (i == 1) ? (uint64_t{1} << 63) + 12345u : 1000u * (k + 1) + i;
+        b.add_sphere(id, x, r, 2500.0, static_cast<uint32_t>(rng() % 2), v, w, q);
+    }
+    if (k == 0 && n > 0) b.position[0] = Vec3(-0.0, 5e-324, 1e300);
+    return b;
+}
+
+StepDiagnostics make_diagnostics(uint64_t step) {
+    std::mt19937_64 rng(99u + step);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    StepDiagnostics d;
+    d.step = step;
+    d.time = 1e-3 * static_cast<double>(step);
+    d.contacts = static_cast<uint32_t>(rng() % 1000);
+    d.iterations = static_cast<uint32_t>(1 + rng() % 100);
+    d.residual = 1e-4 * u(rng);
+    d.kinetic_energy = u(rng);
+    d.potential_energy = -u(rng);
+    d.solver_wall_time = 1e-3 * u(rng);
+    d.envelope = 1e-3 * (1.0 + u(rng));
+    d.converged = (step % 2) == 0;
+    return d;
+}
+
+/// What the files should hold, in the line format check_readback.py reads.
+class Expected {
+public:
+    explicit Expected(const RunMetadata& meta, const MaterialTable& mats) {
+        out_ << "attr talus_version " << hex(meta.talus_version) << "\n";
+        out_ << "attr scene " << hex(meta.scene_text) << "\n";
+        out_ << "attr scene_path " << hex(meta.scene_path) << "\n";
+        for (const std::string& o : meta.overrides) out_ << "override " << hex(o) << "\n";
+        for (const Material& m : mats.materials)
+            out_ << "material " << hex(m.name) << " " << g(m.density) << " " << g(m.friction) << "\n";
+    }
+    void frame(const BodyStore& b, double time, uint64_t step) {
+        out_ << "frame " << g(time) << " " << step << " " << b.size() << "\n";
+        for (std::size_t i = 0; i < b.size(); ++i) {
+            const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
+            const Quat& q = b.orientation[i];
+            out_ << "body " << b.id[i];
+            for (double c : {x.x(), x.y(), x.z(), q.w(), q.x(), q.y(), q.z(), v.x(), v.y(), v.z(),
+                             w.x(), w.y(), w.z(), b.radius[i]})
+                out_ << " " << g(c);
+            out_ << " " << b.material[i] << "\n";
+        }
+    }
+    void diagnostics(const StepDiagnostics& d) {
+        out_ << "diag " << d.step << " " << g(d.time) << " " << d.contacts << " " << d.iterations;
+        for (double c : {d.residual, d.kinetic_energy, d.potential_energy, d.solver_wall_time, d.envelope})
+            out_ << " " << g(c);
+        out_ << " " << (d.converged ? 1 : 0) << "\n";
+    }
+    void save(const fs::path& p) const { std::ofstream(p) << out_.str(); }
+
+private:
+    static std::string g(double x) {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", x);
+        return buf;
+    }
+    std::ostringstream out_;
+};
+
+/// Runs tests/python/check_readback.py on (h5, expected); returns its exit status.
+int python_readback(const fs::path& h5, const fs::path& expected) {
+    const std::string cmd = std::string("/usr/bin/python3 '") + TALUS_SOURCE_DIR +
+                            "/tests/python/check_readback.py' '" + h5.string() + "' '" +
+                            expected.string() + "'";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/// The value after "key:" on its line of a describe_trajectory() summary.
+std::string summary_value(const std::string& summary, const std::string& key) {
+    std::istringstream is(summary);
+    std::string line;
+    while (std::getline(is, line)) {
+        const auto at = line.find(key + ":");
+        if (at == std::string::npos) continue;
+        std::string v = line.substr(at + key.size() + 1);
+        v.erase(0, v.find_first_not_of(' '));
+        return v;
+    }
+    return "<no " + key + " line>";
+}
+
+/// The standard three-frame run: body counts 5, 9, 3; diagnostics for steps 1..7, of which
+/// step 7 comes after the last frame and reaches the file only through close().
+void write_standard_run(const fs::path& h5, Expected* expected) {
+    const RunMetadata meta = test_metadata();
+    const MaterialTable mats = test_materials();
+    TrajectoryWriter w(h5, meta, mats, false);
+    const std::size_t counts[] = {5, 9, 3};
+    const uint64_t frame_steps[] = {2, 5, 6};
+    uint64_t step = 1;
+    for (int k = 0; k < 3; ++k) {
+        for (; step <= frame_steps[k]; ++step) {
+            w.write_diagnostics(make_diagnostics(step));
+            if (expected) expected->diagnostics(make_diagnostics(step));
+        }
+        const BodyStore b = make_bodies(k, counts[k]);
+        const double t = 1e-3 * static_cast<double>(frame_steps[k]);
+        w.write_frame(b, t, frame_steps[k]);
+        if (expected) expected->frame(b, t, frame_steps[k]);
+    }
+    w.write_diagnostics(make_diagnostics(7));
+    if (expected) expected->diagnostics(make_diagnostics(7));
+    EXPECT_EQ(w.frames_written(), 3u);
+    EXPECT_EQ(w.rows_written(), 17u);
+    w.close();
+}
+
+TEST(TrajectoryWriter, ReadbackThroughPythonIsBitwiseExact) {
+    const fs::path dir = test_dir("readback");
+    const fs::path h5 = dir / "run.h5";
+    Expected expected(test_metadata(), test_materials());
+    write_standard_run(h5, &expected);
+    expected.save(dir / "expected.txt");
+    EXPECT_EQ(python_readback(h5, dir / "expected.txt"), 0)
+        << "tests/python/check_readback.py found a difference (its output is above)";
+}
+
+TEST(TrajectoryWriter, SidecarSelectsEachFramesRows) {
+    const fs::path dir = test_dir("sidecar");
+    const fs::path h5 = dir / "run.h5";
+    write_standard_run(h5, nullptr);
+    const std::string xmf = read_text(dir / "run.xmf");
+    EXPECT_FALSE(fs::exists(dir / "run.xmf.tmp"));
+    std::size_t grids = 0;
+    for (std::size_t at = xmf.find("<Time Value="); at != std::string::npos;
+         at = xmf.find("<Time Value=", at + 1))
+        ++grids;
+    EXPECT_EQ(grids, 3u);
+    // Frame 1 holds rows [5, 14) of 17; positions are N×3, radii 1-D.
+    EXPECT_NE(xmf.find("<Time Value=\"0.005\"/>"), std::string::npos);
+    EXPECT_NE(xmf.find("NumberOfElements=\"9\""), std::string::npos);
+    EXPECT_NE(xmf.find(">5 0 1 1 9 3</DataItem>"), std::string::npos);
+    EXPECT_NE(xmf.find(">5 1 9</DataItem>"), std::string::npos);
+    EXPECT_NE(xmf.find("Dimensions=\"17 3\""), std::string::npos);
+    EXPECT_NE(xmf.find(">run.h5:/bodies/position</DataItem>"), std::string::npos);
+    EXPECT_EQ(xmf.find(dir.string()), std::string::npos) << "the sidecar must name the .h5 relatively";
+}
+
+TEST(Xdmf, DocumentEscapesTheFileNameAndPrintsTimesExactly) {
+    const std::string doc = xdmf_document("a&b.h5", {{0.1 + 0.2, 0, 2}}, 2);
+    EXPECT_NE(doc.find(">a&amp;b.h5:/bodies/radius<"), std::string::npos);
+    EXPECT_NE(doc.find("<Time Value=\"0.30000000000000004\"/>"), std::string::npos);
+    EXPECT_EQ(xdmf_sidecar_path("dir/run.h5"), fs::path("dir/run.xmf"));
+}
+
+TEST(TrajectoryWriter, RefusesToOverwriteWithoutForce) {
+    const fs::path dir = test_dir("no_force");
+    const fs::path h5 = dir / "run.h5";
+    std::ofstream(h5) << "precious results";
+    try {
+        TrajectoryWriter w(h5, test_metadata(), test_materials(), false);
+        FAIL() << "expected IoError";
+    } catch (const IoError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(h5.string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find("--force"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(read_text(h5), "precious results");
+
+    // With force the old file is replaced by an (empty) trajectory.
+    {
+        TrajectoryWriter w(h5, test_metadata(), test_materials(), true);
+    }
+    EXPECT_EQ(summary_value(describe_trajectory(h5), "frames"), "0");
+}
+
+TEST(TrajectoryWriter, UncreatableFileNamesThePath) {
+    for (const fs::path& p : {fs::path("/nonexistent-talus-dir/sub/run.h5"), fs::path("/proc/talus-run.h5")}) {
+        try {
+            TrajectoryWriter w(p, test_metadata(), test_materials(), false);
+            FAIL() << "expected IoError for " << p;
+        } catch (const IoError& e) {
+            EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(TrajectoryInfo, CountsFramesBodiesAndSteps) {
+    const fs::path dir = test_dir("info");
+    const fs::path h5 = dir / "run.h5";
+    write_standard_run(h5, nullptr);
+    const std::string s = describe_trajectory(h5);
+    EXPECT_EQ(summary_value(s, "format"), "talus-trajectory, version 1") << s;
+    EXPECT_EQ(summary_value(s, "written by"), "talus 0.1.0-test") << s;
+    EXPECT_EQ(summary_value(s, "state"), "closed") << s;
+    EXPECT_EQ(summary_value(s, "frames"), "3") << s;
+    EXPECT_EQ(summary_value(s, "time"), "0.002 s to 0.006 s (steps 2 to 6)") << s;
+    EXPECT_EQ(summary_value(s, "bodies"), "3 in the last frame") << s;
+    EXPECT_EQ(summary_value(s, "steps"), "7 in the diagnostics") << s;
+    const StepDiagnostics last = make_diagnostics(7);
+    EXPECT_NE(summary_value(s, "last step").find(std::to_string(last.iterations) + " iterations"),
+              std::string::npos)
+        << s;
+}
+
+TEST(TrajectoryInfo, RejectsFilesThatAreNotTrajectories) {
+    const fs::path dir = test_dir("info_reject");
+    EXPECT_THROW(describe_trajectory(dir / "missing.h5"), IoError);
+    std::ofstream(dir / "text.h5") << "not hdf5";
+    EXPECT_THROW(describe_trajectory(dir / "text.h5"), IoError);
+    const hid_t f = H5Fcreate((dir / "other.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    H5Fclose(f);
+    try {
+        describe_trajectory(dir / "other.h5");
+        FAIL() << "expected IoError";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a Talus trajectory"), std::string::npos) << e.what();
+    }
+}
+
+// A run killed by SIGKILL (no destructor, no close) must leave a file that readers open, up
+// to its last complete frame, with the diagnostics appended by that frame.
+TEST(TrajectoryWriter, KilledRunLeavesReadableFile) {
+    const fs::path dir = test_dir("killed");
+    const fs::path h5 = dir / "run.h5";
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        try {
+            TrajectoryWriter w(h5, test_metadata(), test_materials(), false);
+            for (uint64_t s = 1; s <= 3; ++s) w.write_diagnostics(make_diagnostics(s));
+            w.write_frame(make_bodies(0, 6), 0.003, 3);
+            w.write_diagnostics(make_diagnostics(4));
+            w.write_frame(make_bodies(1, 4), 0.004, 4);
+            w.write_diagnostics(make_diagnostics(5));  // buffered only: lost with the process
+            std::raise(SIGKILL);
+        } catch (...) {
+        }
+        std::_Exit(3);  // reached only if writing failed: the parent reports the status
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+
+    const std::string s = describe_trajectory(h5);
+    EXPECT_EQ(summary_value(s, "frames"), "2") << s;
+    EXPECT_EQ(summary_value(s, "steps"), "4 in the diagnostics") << s;
+    EXPECT_NE(summary_value(s, "state").find("h5clear -s"), std::string::npos) << s;
+
+    Expected expected(test_metadata(), test_materials());
+    for (uint64_t st = 1; st <= 3; ++st) expected.diagnostics(make_diagnostics(st));
+    expected.frame(make_bodies(0, 6), 0.003, 3);
+    expected.diagnostics(make_diagnostics(4));
+    expected.frame(make_bodies(1, 4), 0.004, 4);
+    expected.save(dir / "expected.txt");
+    EXPECT_EQ(python_readback(h5, dir / "expected.txt"), 0);
+}
+
+// While the run goes on, another process reads every frame written so far (SWMR read).
+TEST(TrajectoryWriter, ReadableWhileBeingWritten) {
+    const fs::path dir = test_dir("live");
+    const fs::path h5 = dir / "run.h5";
+    TrajectoryWriter w(h5, test_metadata(), test_materials(), false);
+    Expected expected(test_metadata(), test_materials());
+    for (int k = 0; k < 2; ++k) {
+        const uint64_t step = 10 * (k + 1);
+        w.write_diagnostics(make_diagnostics(step));
+        expected.diagnostics(make_diagnostics(step));
+        const BodyStore b = make_bodies(k + 20, 3 + 4 * k);
+        w.write_frame(b, 1e-3 * static_cast<double>(step), step);
+        expected.frame(b, 1e-3 * static_cast<double>(step), step);
+    }
+    expected.save(dir / "expected.txt");
+    EXPECT_EQ(python_readback(h5, dir / "expected.txt"), 0);
+    w.write_diagnostics(make_diagnostics(21));
+    w.close();
+    EXPECT_THROW(w.write_frame(make_bodies(0, 1), 1.0, 30), IoError);
+    EXPECT_THROW(w.write_diagnostics(make_diagnostics(22)), IoError);
+}
+
+// The file the ParaView test (tests/io.cmake: io.xdmf_paraview) opens. Body counts 4, 7, 0, 5:
+// the population grows, vanishes and comes back. ctest runs this with TALUS_XDMF_FIXTURE set;
+// run alone it writes into its own directory, so parallel runs never share the file.
+TEST(TrajectoryXdmf, WritesParaViewFixture) {
+    const char* fixed = std::getenv("TALUS_XDMF_FIXTURE");
+    const fs::path h5 = fixed != nullptr ? fs::path(fixed) : test_dir("xdmf_fixture") / "xdmf_fixture.h5";
+    fs::create_directories(h5.parent_path());
+    TrajectoryWriter w(h5, test_metadata(), test_materials(), true);
+    const std::size_t counts[] = {4, 7, 0, 5};
+    for (int k = 0; k < 4; ++k) {
+        w.write_diagnostics(make_diagnostics(k + 1));
+        w.write_frame(make_bodies(k + 10, counts[k]), 0.25 * k, k + 1);
+    }
+    w.close();
+    EXPECT_EQ(summary_value(describe_trajectory(h5), "frames"), "4");
+    EXPECT_TRUE(fs::exists(xdmf_sidecar_path(h5)));
+}
+
+}  // namespace
+}  // namespace talus

@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Read a Talus trajectory (HDF5, docs/output-format.md) into numpy arrays.
+
+    import talus_h5
+    run = talus_h5.load("out.h5")
+    len(run)                   # complete frames
+    run.attrs["scene"]         # root attributes, strings decoded
+    run.frames.time            # per-frame index arrays: time, step, first_row, row_count
+    run.diagnostics["residual"]
+    last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
+                               # angular_velocity (body frame), radius, material, time, step
+
+As a command: python3 tools/talus_h5.py OUT.h5 prints a summary.
+
+The file is opened read-only in SWMR read mode where possible, so a run still being written,
+or one that was killed, can be read up to its last complete frame. An index entry is complete
+once its marker (/frames/row_count, /diagnostics/step) differs from the fill value 2**64-1.
+"""
+import sys
+from dataclasses import dataclass
+
+import h5py
+import numpy as np
+
+FORMAT = "talus-trajectory"
+UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet written"
+BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
+DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
+                     "potential_energy", "solver_wall_time", "envelope", "converged")
+
+
+class NotATrajectory(ValueError):
+    """The file is HDF5 but not a Talus trajectory."""
+
+
+@dataclass
+class Frames:
+    """The frame index: row i of /bodies/* belongs to frame k if first_row[k] <= i < first_row[k] + row_count[k]."""
+    time: np.ndarray       # [s], float64
+    step: np.ndarray       # uint64
+    first_row: np.ndarray  # uint64
+    row_count: np.ndarray  # uint64
+
+    def __len__(self):
+        return len(self.time)
+
+
+def _decode(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OSU":
+        return [_decode(v) for v in value.tolist()]
+    if isinstance(value, h5py.Empty):
+        return []
+    return value
+
+
+def _open(path):
+    try:
+        return h5py.File(path, "r", swmr=True)
+    except OSError:
+        # An HDF5 file written without the latest format cannot be opened in SWMR mode.
+        return h5py.File(path, "r")
+
+
+def _leading_written(marker):
+    """Number of leading entries whose marker is set."""
+    unwritten = np.flatnonzero(marker == UNWRITTEN)
+    return int(unwritten[0]) if len(unwritten) else len(marker)
+
+
+class Trajectory:
+    """An open trajectory. Body rows are read lazily, one frame at a time."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self._file = _open(self.path)
+        self.attrs = {k: _decode(v) for k, v in self._file.attrs.items()}
+        if self.attrs.get("format") != FORMAT:
+            self._file.close()
+            raise NotATrajectory(f"{self.path}: not a Talus trajectory (root attribute format is "
+                                 f"{self.attrs.get('format')!r}, expected {FORMAT!r})")
+        self._read_index()
+
+    def _read_index(self):
+        f = self._file
+        bodies = f["bodies"]
+        body_rows = min(bodies[name].shape[0] for name in BODY_FIELDS)
+        n = min(f["frames"][name].shape[0] for name in ("time", "step", "first_row", "row_count"))
+        row_count = f["frames/row_count"][:n]
+        first_row = f["frames/first_row"][:n]
+        complete = _leading_written(row_count)
+        # A frame whose rows are not all present is not complete either.
+        ends = first_row[:complete] + row_count[:complete]
+        missing = np.flatnonzero(ends > body_rows)
+        if len(missing):
+            complete = int(missing[0])
+        self.frames = Frames(time=f["frames/time"][:complete], step=f["frames/step"][:complete],
+                             first_row=first_row[:complete], row_count=row_count[:complete])
+        d = f["diagnostics"]
+        m = min(d[name].shape[0] for name in DIAGNOSTIC_FIELDS)
+        steps = _leading_written(d["step"][:m])
+        self.diagnostics = {name: d[name][:steps] for name in DIAGNOSTIC_FIELDS}
+
+    def refresh(self):
+        """Re-read the index of a file that is still being written."""
+        for name in ("frames/time", "frames/step", "frames/first_row", "frames/row_count"):
+            self._file[name].refresh()
+        for name in BODY_FIELDS:
+            self._file["bodies/" + name].refresh()
+        for name in DIAGNOSTIC_FIELDS:
+            self._file["diagnostics/" + name].refresh()
+        self._read_index()
+
+    def __len__(self):
+        return len(self.frames)
+
+    def frame(self, i):
+        """Frame i (negative counts from the end) as a dict of numpy arrays, plus its time and step."""
+        n = len(self)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError(f"frame {i} out of range ({n} frames)")
+        a = int(self.frames.first_row[k])
+        b = a + int(self.frames.row_count[k])
+        out = {name: self._file["bodies/" + name][a:b] for name in BODY_FIELDS}
+        out["time"] = self.frames.time[k]
+        out["step"] = self.frames.step[k]
+        return out
+
+    def close(self):
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def load(path):
+    """Open a Talus trajectory; raises NotATrajectory for another HDF5 file, OSError if unreadable."""
+    return Trajectory(path)
+
+
+def summary(run):
+    lines = [f"Talus trajectory {run.path}",
+             f"  format:     {run.attrs['format']}, version {run.attrs.get('format_version')}",
+             f"  written by: talus {run.attrs.get('talus_version', '?')}"]
+    if run.attrs.get("scene_path"):
+        lines.append(f"  scene:      {run.attrs['scene_path']}")
+    lines.append(f"  frames:     {len(run)}")
+    if len(run):
+        lines.append(f"  time:       {run.frames.time[0]!r} s to {run.frames.time[-1]!r} s")
+        lines.append(f"  bodies:     {int(run.frames.row_count[-1])} in the last frame")
+    steps = len(run.diagnostics["step"])
+    lines.append(f"  steps:      {steps} in the diagnostics")
+    if steps:
+        d = run.diagnostics
+        lines.append(f"  last step:  {int(d['step'][-1])}: residual {d['residual'][-1]:.6g} m/s after "
+                     f"{int(d['iterations'][-1])} iterations")
+    return "\n".join(lines)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: talus_h5.py OUT.h5", file=sys.stderr)
+        return 2
+    try:
+        with load(argv[1]) as run:
+            print(summary(run))
+    except (OSError, NotATrajectory) as e:
+        print(f"talus_h5: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,192 @@
+// The talus command: run a scene, validate a scene, describe a trajectory.
+// Exit codes: 0 success, 1 usage error, 2 invalid input (scene or option), 3 simulation
+// failed (non-finite state, offending bodies named), 4 I/O error.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/scene.hpp"
+#include "io/trajectory_info.hpp"
+#include "io/trajectory_writer.hpp"
+
+namespace {
+
+constexpr int kExitInvalid = 2;
+constexpr int kExitSimulation = 3;
+constexpr int kExitIo = 4;
+
+using Clock = std::chrono::steady_clock;
+
+std::string format_duration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) return "--:--";
+    const long s = std::lround(seconds);
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+/// One updating stderr line on a terminal; a line every few seconds otherwise.
+class Progress {
+public:
+    explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
+
+    void update(const talus::World& w, double duration, uint64_t total_steps, bool final) {
+        if (quiet_) return;
+        const auto now = Clock::now();
+        const double since = std::chrono::duration<double>(now - last_).count();
+        if (!final && since < (tty_ ? 0.25 : 5.0)) return;
+        const double elapsed = std::chrono::duration<double>(now - start_).count();
+        const double rate = elapsed > 0 ? double(w.step_count) / elapsed : 0.0;
+        const double eta = rate > 0 ? double(total_steps - w.step_count) / rate : NAN;
+        const auto& d = w.diagnostics();
+        const std::string line = fmt::format(
+            "t {:.4g}/{:.4g} s | {:.0f} steps/s | ETA {} | {} bodies | {} contacts | it {} | r {:.2e} m/s",
+            w.time, duration, rate, format_duration(eta), w.bodies.size(), d.contacts,
+            d.iterations, d.residual);
+        if (tty_) std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
+        else std::fprintf(stderr, "%s\n", line.c_str());
+        last_ = now;
+    }
+
+private:
+    bool quiet_, tty_;
+    Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
+};
+
+int cmd_run(const std::string& scene_path, const std::string& out_opt, int threads,
+            const std::vector<std::string>& sets, bool quiet, bool force) {
+    talus::Scene scene;
+    try {
+        scene = talus::load_scene(scene_path, sets);
+    } catch (const talus::SceneError& e) {
+        std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
+        return kExitInvalid;
+    }
+    const std::filesystem::path out = out_opt.empty() ? scene.output.path : out_opt;
+    std::unique_ptr<tbb::global_control> limit;
+    if (threads > 0)
+        limit = std::make_unique<tbb::global_control>(
+            tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+
+    talus::World& world = scene.world;
+    const double dt = world.simulation.dt;
+    const uint64_t total_steps = uint64_t(std::llround(world.simulation.duration / dt));
+    const uint64_t frame_every =
+        std::max<uint64_t>(1, uint64_t(std::llround(scene.output.interval / dt)));
+
+    std::unique_ptr<talus::TrajectoryWriter> writer;
+    try {
+        talus::RunMetadata meta;
+        meta.scene_text = scene.text;
+        meta.scene_path = scene.file.string();
+        meta.overrides = scene.overrides;
+        meta.talus_version = TALUS_VERSION;
+        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force);
+        writer->write_frame(world.bodies, world.time, world.step_count);
+    } catch (const talus::IoError& e) {
+        std::fprintf(stderr, "talus: %s\n", e.what());
+        return kExitIo;
+    }
+    if (!quiet)
+        std::fprintf(stderr, "talus: %zu bodies, %llu steps of %g s, %d thread(s) -> %s\n",
+                     world.bodies.size(), (unsigned long long)total_steps, dt,
+                     threads > 0 ? threads : tbb::info::default_concurrency(), out.c_str());
+
+    Progress progress(quiet);
+    try {
+        while (world.step_count < total_steps) {
+            const talus::StepStatus status = world.step();
+            if (!status.ok) {
+                writer->close();
+                std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
+                             "the trajectory holds every frame up to t = %g s: %s\n",
+                             status.message.c_str(), world.time, out.c_str());
+                return kExitSimulation;
+            }
+            writer->write_diagnostics(world.diagnostics());
+            if (world.step_count % frame_every == 0 || world.step_count == total_steps)
+                writer->write_frame(world.bodies, world.time, world.step_count);
+            progress.update(world, world.simulation.duration, total_steps, false);
+        }
+        writer->close();
+    } catch (const talus::IoError& e) {
+        std::fprintf(stderr, "\ntalus: %s\n", e.what());
+        return kExitIo;
+    }
+    progress.update(world, world.simulation.duration, total_steps, true);
+    return 0;
+}
+
+int cmd_check(const std::string& scene_path, const std::vector<std::string>& sets) {
+    try {
+        const talus::Scene scene = talus::load_scene(scene_path, sets);
+        const auto& w = scene.world;
+        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %llu steps of %g s, "
+                    "output %s every %g s\n",
+                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(),
+                    (unsigned long long)std::llround(w.simulation.duration / w.simulation.dt),
+                    w.simulation.dt, scene.output.path.c_str(), scene.output.interval);
+        return 0;
+    } catch (const talus::SceneError& e) {
+        std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
+        return kExitInvalid;
+    }
+}
+
+int cmd_info(const std::string& path) {
+    try {
+        std::printf("%s", talus::describe_trajectory(path).c_str());
+        return 0;
+    } catch (const talus::IoError& e) {
+        std::fprintf(stderr, "talus: %s\n", e.what());
+        return kExitIo;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Talus " TALUS_VERSION ": hard-contact granular dynamics"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string(TALUS_VERSION));
+
+    std::string scene, out, h5;
+    int threads = 0;
+    bool quiet = false, force = false;
+    std::vector<std::string> sets;
+
+    auto* run = app.add_subcommand("run", "Run a scene and write its trajectory (HDF5 + XDMF)");
+    run->add_option("scene", scene, "Scene file (TOML)")->required();
+    run->add_option("-o,--output", out, "Trajectory file (default: [output] path of the scene)");
+    run->add_option("--threads", threads, "Worker threads (default: all cores)")
+        ->check(CLI::PositiveNumber);
+    run->add_option("--set", sets, "Override a scene value, e.g. --set solver.tolerance=1e-5");
+    run->add_flag("--quiet", quiet, "No progress line");
+    run->add_flag("--force", force, "Overwrite an existing trajectory file");
+
+    auto* check = app.add_subcommand("check", "Validate a scene file without running it");
+    check->add_option("scene", scene, "Scene file (TOML)")->required();
+    check->add_option("--set", sets, "Override a scene value, as for run");
+
+    auto* info = app.add_subcommand("info", "Summarise a trajectory file");
+    info->add_option("file", h5, "Trajectory (.h5)")->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : kExitInvalid;  // a bad option is invalid input (exit 2)
+    }
+    if (*run) return cmd_run(scene, out, threads, sets, quiet, force);
+    if (*check) return cmd_check(scene, sets);
+    return cmd_info(h5);
+}
