@@ -19,83 +19,61 @@
 #include <optional>
 #include <vector>
 
+#include "io/hdf5_handles.hpp"
 #include "io/trajectory_writer.hpp"
 
 namespace talus {
 
 namespace {
 
-constexpr uint64_t kUnwritten = std::numeric_limits<uint64_t>::max();
-
-/// Closes an HDF5 identifier on scope exit.
-struct Closer {
-    hid_t id;
-    herr_t (*close)(hid_t);
-    ~Closer() {
-        if (id >= 0) close(id);
-    }
-};
-
-/// Silences HDF5's automatic error printing while alive.
-class QuietHdf5 {
-public:
-    QuietHdf5() {
-        H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    }
-    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-    QuietHdf5(const QuietHdf5&) = delete;
-    QuietHdf5& operator=(const QuietHdf5&) = delete;
-
-private:
-    H5E_auto2_t func_ = nullptr;
-    void* data_ = nullptr;
-};
+using hdf5::Hid;
+using hdf5::kUnwritten;
+using hdf5::QuietHdf5;
 
 /// A string attribute of `loc` (variable or fixed length), or nothing.
 std::optional<std::string> read_string_attribute(hid_t loc, const char* name) {
     if (H5Aexists(loc, name) <= 0) return std::nullopt;
-    Closer attr{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
-    if (attr.id < 0) return std::nullopt;
-    Closer type{H5Aget_type(attr.id), H5Tclose};
-    if (type.id < 0 || H5Tget_class(type.id) != H5T_STRING) return std::nullopt;
-    Closer space{H5Aget_space(attr.id), H5Sclose};
-    if (H5Sget_simple_extent_npoints(space.id) != 1) return std::nullopt;
-    if (H5Tis_variable_str(type.id) > 0) {
-        Closer mem{H5Tcopy(H5T_C_S1), H5Tclose};
-        H5Tset_size(mem.id, H5T_VARIABLE);
-        H5Tset_cset(mem.id, H5Tget_cset(type.id));
+    Hid attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    if (attr.get() < 0) return std::nullopt;
+    Hid type(H5Aget_type(attr.get()), H5Tclose);
+    if (type.get() < 0 || H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
+    Hid space(H5Aget_space(attr.get()), H5Sclose);
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
+    if (H5Tis_variable_str(type.get()) > 0) {
+        Hid mem(H5Tcopy(H5T_C_S1), H5Tclose);
+        H5Tset_size(mem.get(), H5T_VARIABLE);
+        H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
         char* data = nullptr;
-        if (H5Aread(attr.id, mem.id, &data) < 0 || data == nullptr) return std::nullopt;
+        if (H5Aread(attr.get(), mem.get(), &data) < 0 || data == nullptr) return std::nullopt;
         std::string s(data);
         H5free_memory(data);
         return s;
     }
-    const std::size_t size = H5Tget_size(type.id);
+    const std::size_t size = H5Tget_size(type.get());
     std::string s(size, '\0');
-    if (H5Aread(attr.id, type.id, s.data()) < 0) return std::nullopt;
+    if (H5Aread(attr.get(), type.get(), s.data()) < 0) return std::nullopt;
     s.resize(std::min(s.find('\0'), s.size()));
     return s;
 }
 
 std::optional<int64_t> read_int_attribute(hid_t loc, const char* name) {
     if (H5Aexists(loc, name) <= 0) return std::nullopt;
-    Closer attr{H5Aopen(loc, name, H5P_DEFAULT), H5Aclose};
-    Closer type{H5Aget_type(attr.id), H5Tclose};
-    if (type.id < 0 || H5Tget_class(type.id) != H5T_INTEGER) return std::nullopt;
+    Hid attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    Hid type(H5Aget_type(attr.get()), H5Tclose);
+    if (type.get() < 0 || H5Tget_class(type.get()) != H5T_INTEGER) return std::nullopt;
     int64_t v = 0;
-    if (H5Aread(attr.id, H5T_NATIVE_INT64, &v) < 0) return std::nullopt;
+    if (H5Aread(attr.get(), H5T_NATIVE_INT64, &v) < 0) return std::nullopt;
     return v;
 }
 
 /// Length of the first dimension of dataset `name`, or nothing if it is missing.
 std::optional<uint64_t> dataset_rows(hid_t file, const char* name) {
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return std::nullopt;
-    Closer ds{H5Dopen2(file, name, H5P_DEFAULT), H5Dclose};
-    if (ds.id < 0) return std::nullopt;
-    Closer space{H5Dget_space(ds.id), H5Sclose};
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    if (ds.get() < 0) return std::nullopt;
+    Hid space(H5Dget_space(ds.get()), H5Sclose);
     hsize_t dims[2] = {0, 0};
-    if (H5Sget_simple_extent_ndims(space.id) < 1 || H5Sget_simple_extent_dims(space.id, dims, nullptr) < 0)
+    if (H5Sget_simple_extent_ndims(space.get()) < 1 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
         return std::nullopt;
     return dims[0];
 }
@@ -106,13 +84,13 @@ std::vector<T> read_column(hid_t file, const char* name, hid_t mem_type, uint64_
                            const std::filesystem::path& path) {
     std::vector<T> out(rows);
     if (rows == 0) return out;
-    Closer ds{H5Dopen2(file, name, H5P_DEFAULT), H5Dclose};
-    Closer file_space{H5Dget_space(ds.id), H5Sclose};
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    Hid file_space(H5Dget_space(ds.get()), H5Sclose);
     const hsize_t start = 0, count = rows;
-    Closer mem_space{H5Screate_simple(1, &count, nullptr), H5Sclose};
-    if (ds.id < 0 || file_space.id < 0 ||
-        H5Sselect_hyperslab(file_space.id, H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
-        H5Dread(ds.id, mem_type, mem_space.id, file_space.id, H5P_DEFAULT, out.data()) < 0) {
+    Hid mem_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+    if (ds.get() < 0 || file_space.get() < 0 ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr) < 0 ||
+        H5Dread(ds.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0) {
         throw IoError(fmt::format("trajectory '{}': cannot read {}", path.string(), name));
     }
     return out;
@@ -150,7 +128,7 @@ std::string describe_trajectory(const std::filesystem::path& path) {
         throw IoError(fmt::format("cannot open trajectory '{}': not an HDF5 file, or unreadable",
                                   path.string()));
     }
-    Closer file{f, H5Fclose};
+    Hid file(f, H5Fclose);
 
     const auto format = read_string_attribute(f, "format");
     if (!format || *format != "talus-trajectory") {

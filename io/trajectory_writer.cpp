@@ -39,6 +39,7 @@
 #include "engine/core/body_store.hpp"
 #include "engine/core/materials.hpp"
 #include "engine/world/world.hpp"
+#include "io/hdf5_handles.hpp"
 #include "io/xdmf.hpp"
 
 namespace talus {
@@ -47,63 +48,14 @@ namespace {
 
 static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 rows are written straight from memory");
 
-/// Fill value of the datasets that mark an index entry complete: "not written yet".
-constexpr uint64_t kUnwritten = std::numeric_limits<uint64_t>::max();
+using hdf5::Hid;
+using hdf5::kUnwritten;
+using hdf5::QuietHdf5;
 
 constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200 kB for N×3 f64)
 constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
 constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
 constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
-
-/// Owns an HDF5 identifier and closes it with the matching H5xclose.
-class Hid {
-public:
-    using Closer = herr_t (*)(hid_t);
-    Hid() = default;
-    Hid(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-    Hid(Hid&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), closer_(o.closer_) {}
-    Hid& operator=(Hid&& o) noexcept {
-        if (this != &o) {
-            reset();
-            id_ = std::exchange(o.id_, H5I_INVALID_HID);
-            closer_ = o.closer_;
-        }
-        return *this;
-    }
-    Hid(const Hid&) = delete;
-    Hid& operator=(const Hid&) = delete;
-    ~Hid() { reset(); }
-
-    hid_t get() const { return id_; }
-    bool valid() const { return id_ >= 0; }
-    /// Closes now; returns false if HDF5 reported an error.
-    bool reset() {
-        bool ok = true;
-        if (id_ >= 0 && closer_ != nullptr) ok = closer_(id_) >= 0;
-        id_ = H5I_INVALID_HID;
-        return ok;
-    }
-
-private:
-    hid_t id_ = H5I_INVALID_HID;
-    Closer closer_ = nullptr;
-};
-
-/// Silences HDF5's automatic error printing while alive; failures are reported by IoError.
-class QuietHdf5 {
-public:
-    QuietHdf5() {
-        H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    }
-    ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-    QuietHdf5(const QuietHdf5&) = delete;
-    QuietHdf5& operator=(const QuietHdf5&) = delete;
-
-private:
-    H5E_auto2_t func_ = nullptr;
-    void* data_ = nullptr;
-};
 
 /// HDF5's innermost (most specific) error description on the current stack, then clears it.
 std::string hdf5_error_text() {
