@@ -90,7 +90,7 @@ def main():
         t = talus_h5.load(out)
         d = t.diagnostics
         steps = len(d["step"])
-        bodies = int(t.frames["row_count"][-1])
+        bodies = int(t.frames.row_count[-1])
         solver_time = float(d["solver_wall_time"].sum())
         contact_its = float((d["contacts"].astype(float) * d["iterations"]).sum())
     row = {
