@@ -7,7 +7,7 @@
 
 #include "collision/broad_phase.hpp"
 #include "engine/world/world.hpp"
-#include "solvers/pgs.hpp"
+#include "solvers/solver.hpp"
 
 namespace {
 

@@ -47,7 +47,7 @@ struct Field {
 };
 using Fields = std::vector<Field>;
 
-const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}};
+const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
@@ -494,6 +494,7 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     const auto positive = [](double v) { return v > 0.0; };
     if (auto v = r.number(*c, "dt", Need::Optional, positive, "> 0")) s.dt = *v;
     if (auto v = r.number(*c, "duration", Need::Optional, positive, "> 0")) s.duration = *v;
+    if (auto v = r.number(*c, "max_speed", Need::Optional, positive, "> 0")) s.max_speed = *v;
     if (auto v = r.vec3(*c, "gravity", Need::Optional)) s.gravity = *v;
     return s;
 }
@@ -505,10 +506,14 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     if (auto t = r.string(*c, "type", Need::Optional)) {
         if (*t == "pgs")
             s.type = SolverType::PGS;
+        else if (*t == "pj")
+            s.type = SolverType::PJ;
+        else if (*t == "apgd")
+            s.type = SolverType::APGD;
         else
-            r.problem_at(
-                *c, "type",
-                fmt::format("unknown solver type '{}'{}", *t, suggest(*t, {"pgs"}, "known")));
+            r.problem_at(*c, "type",
+                         fmt::format("unknown solver type '{}'{}", *t,
+                                     suggest(*t, {"pgs", "pj", "apgd"}, "known")));
     }
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);

@@ -27,6 +27,10 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     out.a.resize(n); out.b.resize(n); out.basis.resize(n); out.ang_a.resize(n);
     out.ang_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
     out.eta.resize(n); out.gamma.resize(n);
+    out.colour_start = contacts.colour_start;
+    out.overflow_colour = contacts.overflow_colour;
+    if (out.colour_start.empty()) out.colour_start = {0, uint32_t(n)};  // uncoloured: one serial range
+    if (contacts.colour_start.empty()) out.overflow_colour = true;
 
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024),
                       [&](const tbb::blocked_range<std::size_t>& r) {

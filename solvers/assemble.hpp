@@ -27,6 +27,8 @@ struct AssembledBatch {
     std::vector<double> mu;     ///< friction coefficient [-]
     std::vector<double> eta;    ///< η_i = 3 / trace(W_ii)
     std::vector<Vec3> gamma;    ///< impulses (n, u, w) [N s]: warm start in, solution out
+    std::vector<uint32_t> colour_start;  ///< colour ranges, as in ContactList
+    bool overflow_colour = false;        ///< last colour must be swept serially
 
     std::size_t size() const { return a.size(); }
 };

@@ -1,6 +1,8 @@
 #pragma once
 /// The two matrix-free products every solver is built from (DESIGN §3, §6):
 /// d_i = D_iᵀ ν + rhs_i (contact velocity) and ν += M⁻¹ D_i Δγ_i (apply an impulse).
+#include <vector>
+
 #include "engine/core/body_store.hpp"
 #include "solvers/assemble.hpp"
 
@@ -8,27 +10,33 @@ namespace talus {
 
 #define TALUS_HOT inline __attribute__((always_inline))
 
-/// d_i from the bodies' current velocities [m/s].
-TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const BodyStore& bodies, std::size_t i) {
+/// D_iᵀ ν for body velocities (v, ω̄) given as arrays [m/s].
+TALUS_HOT Vec3 jacobian_velocity(const AssembledBatch& c, const std::vector<Vec3>& v,
+                                 const std::vector<Vec3>& w, std::size_t i) {
     const int32_t a = c.a[i], b = c.b[i];
     const Mat3& basis = c.basis[i];
     Vec3 dv = Vec3::Zero();
-    Vec3 d = c.rhs[i];
+    Vec3 d = Vec3::Zero();
     if (b != kNoBody) {
-        dv = bodies.velocity[b];
+        dv = v[b];
         const Mat3& J = c.ang_b[i];
-        const Vec3& w = bodies.angular_velocity[b];
-        for (int k = 0; k < 3; ++k) d[k] += J(k, 0) * w[0] + J(k, 1) * w[1] + J(k, 2) * w[2];
+        const Vec3& wb = w[b];
+        for (int k = 0; k < 3; ++k) d[k] += J(k, 0) * wb[0] + J(k, 1) * wb[1] + J(k, 2) * wb[2];
     }
     if (a != kNoBody) {
-        dv -= bodies.velocity[a];
+        dv -= v[a];
         const Mat3& J = c.ang_a[i];
-        const Vec3& w = bodies.angular_velocity[a];
-        for (int k = 0; k < 3; ++k) d[k] -= J(k, 0) * w[0] + J(k, 1) * w[1] + J(k, 2) * w[2];
+        const Vec3& wa = w[a];
+        for (int k = 0; k < 3; ++k) d[k] -= J(k, 0) * wa[0] + J(k, 1) * wa[1] + J(k, 2) * wa[2];
     }
     for (int k = 0; k < 3; ++k)
         d[k] += basis(0, k) * dv[0] + basis(1, k) * dv[1] + basis(2, k) * dv[2];
     return d;
+}
+
+/// d_i = D_iᵀ ν + rhs_i from the bodies' current velocities [m/s].
+TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const BodyStore& bodies, std::size_t i) {
+    return c.rhs[i] + jacobian_velocity(c, bodies.velocity, bodies.angular_velocity, i);
 }
 
 /// ν ← ν + M⁻¹ D_i Δγ: +A_i Δγ on B, −A_i Δγ on A.

@@ -1,17 +1,17 @@
-// Projected Gauss–Seidel on the cone complementarity problem (DESIGN §4–§6; seed 001).
+// Projected Gauss–Seidel on the cone complementarity problem (DESIGN §4–§6; seed 001),
+// parallel by contact colouring.
 //
-// Matrix-free block sweep: for each contact in order, d_i from the current velocities,
+// Matrix-free block sweep: for each contact, d_i from the current velocities,
 // γ_i ← Π_K(γ_i − ω η_i d_i), and the change applied at once to both bodies, so later
-// contacts of the sweep see it. With η_i = 3/trace(W_ii) the block step decreases the QP
-// objective while ω η_i λ_max(W_ii) < 2 (ω ≤ 1.5 for spheres). Each sweep also records
-// each contact's residual term at the moment it is visited (no extra memory traffic); once
-// that drops below the tolerance, the residual of DESIGN §6 (every contact at the same ν)
-// is measured and decides. The solver stops at r ≤ tolerance or at the iteration cap.
-// At exit ν⁺ is rebuilt from ν* and γ in contact order (no accumulated drift), and the
-// residual reported is the one at the rebuilt velocities. The sweep is serial here; the
-// coloured parallel sweep is a separate issue.
-#include "solvers/pgs.hpp"
-
+// contacts see it. With η_i = 3/trace(W_ii) the block step decreases the QP objective
+// while ω η_i λ_max(W_ii) < 2 (ω ≤ 1.5 for spheres). Contacts come grouped by colour
+// (solvers/colouring.cpp): within a colour no two share a dynamic body, so a colour is a
+// parallel loop without races, and since each update reads and writes only its own two
+// bodies, the result is the same for any number of threads. Colours run in a fixed order;
+// an overflow colour, whose contacts may share bodies, runs serially.
+// Each sweep also records each contact's residual term at the moment it is visited (free:
+// no extra memory traffic); once that drops below the tolerance, the residual of DESIGN §6
+// (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_reduce.h>
 
@@ -20,30 +20,51 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
+#include "solvers/solver.hpp"
 
 namespace talus {
-
-double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
-    return tbb::parallel_reduce(
-        tbb::blocked_range<std::size_t>(0, c.size(), 1024), 0.0,
-        [&](const tbb::blocked_range<std::size_t>& r, double m) {
-            for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                const Vec3 d = contact_velocity(c, bodies, i);
-                const Vec3 g = c.gamma[i];
-                const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
-                m = std::max(m, diff.norm() / c.eta[i]);
-            }
-            return m;
-        },
-        [](double x, double y) { return std::max(x, y); });
-}
-
 namespace {
 
-void rebuild_velocities(const AssembledBatch& c, BodyStore& bodies, const SolverWorkspace& work) {
-    std::copy(work.v_free.begin(), work.v_free.end(), bodies.velocity.begin());
-    std::copy(work.w_free.begin(), work.w_free.end(), bodies.angular_velocity.begin());
-    for (std::size_t i = 0; i < c.size(); ++i) apply_impulse(c, bodies, i, c.gamma[i]);
+constexpr std::size_t kGrain = 256;  // contacts per task within a colour (fixed: determinism)
+
+/// One block update; returns the squared residual term (‖γ − Π(γ − η d)‖/η)² before it.
+TALUS_HOT double pgs_update(AssembledBatch& batch, BodyStore& bodies, std::size_t i,
+                            double omega) {
+    const Vec3 d = contact_velocity(batch, bodies, i);
+    const Vec3 g0 = batch.gamma[i];
+    const double eta = batch.eta[i];
+    const Vec3 g = project_friction_cone(g0 - omega * eta * d, batch.mu[i]);
+    const Vec3 full = omega == 1.0 ? g : project_friction_cone(g0 - eta * d, batch.mu[i]);
+    batch.gamma[i] = g;
+    apply_impulse(batch, bodies, i, g - g0);
+    return (g0 - full).squaredNorm() / (eta * eta);
+}
+
+double sweep_range(AssembledBatch& batch, BodyStore& bodies, std::size_t lo, std::size_t hi,
+                   double omega) {
+    double r2 = 0.0;
+    for (std::size_t i = lo; i < hi; ++i) r2 = std::max(r2, pgs_update(batch, bodies, i, omega));
+    return r2;
+}
+
+double sweep(AssembledBatch& batch, BodyStore& bodies, double omega) {
+    double r2 = 0.0;
+    const std::size_t colours = batch.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k) {
+        const std::size_t lo = batch.colour_start[k], hi = batch.colour_start[k + 1];
+        const bool serial = (batch.overflow_colour && k + 1 == colours) || hi - lo <= kGrain;
+        if (serial) {
+            r2 = std::max(r2, sweep_range(batch, bodies, lo, hi, omega));
+            continue;
+        }
+        r2 = std::max(r2, tbb::parallel_reduce(
+            tbb::blocked_range<std::size_t>(lo, hi, kGrain), 0.0,
+            [&](const tbb::blocked_range<std::size_t>& r, double m) {
+                return std::max(m, sweep_range(batch, bodies, r.begin(), r.end(), omega));
+            },
+            [](double x, double y) { return std::max(x, y); }));
+    }
+    return r2;
 }
 
 }  // namespace
@@ -51,42 +72,38 @@ void rebuild_velocities(const AssembledBatch& c, BodyStore& bodies, const Solver
 SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
     const auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     SolverResult result;
-    work.v_free.assign(bodies.velocity.begin(), bodies.velocity.end());
-    work.w_free.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
-
+    detail::begin_solve(batch, bodies, work);
     const std::size_t n = batch.size();
-    if (n > 0) {
-        for (std::size_t i = 0; i < n; ++i) apply_impulse(batch, bodies, i, batch.gamma[i]);
-        const double omega = settings.relaxation;
-        for (int it = 0; it < settings.max_iterations; ++it) {
-            // r_sweep: the residual term of each contact at the moment it is visited. Free to
-            // compute, and zero exactly at a solution; when it drops below the tolerance,
-            // the true residual (all contacts at the same ν) decides whether to stop.
-            double r2_sweep = 0.0;  // max of (‖γ_i − Π(γ_i − η_i d_i)‖ / η_i)², no sqrt inside
-            for (std::size_t i = 0; i < n; ++i) {
-                const Vec3 d = contact_velocity(batch, bodies, i);
-                const Vec3 g0 = batch.gamma[i];
-                const double eta = batch.eta[i];
-                const Vec3 g = project_friction_cone(g0 - omega * eta * d, batch.mu[i]);
-                const Vec3 full = omega == 1.0 ? g : project_friction_cone(g0 - eta * d, batch.mu[i]);
-                r2_sweep = std::max(r2_sweep, (g0 - full).squaredNorm() / (eta * eta));
-                batch.gamma[i] = g;
-                apply_impulse(batch, bodies, i, g - g0);
-            }
-            result.iterations = it + 1;
-            const double tol = settings.tolerance;
-            if (r2_sweep <= tol * tol && ccp_residual(batch, bodies) <= tol)
-                break;
-        }
-        rebuild_velocities(batch, bodies, work);
-        result.residual = ccp_residual(batch, bodies);
-        result.converged = result.residual <= settings.tolerance;
-    } else {
+    if (n == 0) {
         result.converged = true;
+        result.wall_time = seconds();
+        return result;
     }
-    result.wall_time =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // ν = ν* + M⁻¹ D γ⁰ (warm start)
+    gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free, &work.w_free,
+                      bodies.velocity, bodies.angular_velocity);
+    const double omega = settings.effective_relaxation();
+    const double tol = settings.tolerance;
+    bool stopped_early = false;
+    for (int it = 1; it <= settings.max_iterations; ++it) {
+        const double r2 = sweep(batch, bodies, omega);
+        result.iterations = it;
+        detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
+        if (settings.record_history)
+            result.history.push_back({it, seconds(), ccp_residual(batch, bodies)});
+        if (r2 <= tol * tol && ccp_residual(batch, bodies) <= tol) {
+            stopped_early = true;
+            break;
+        }
+    }
+    result.residual = detail::finish_solve(batch, bodies, work);
+    result.converged = result.residual <= tol;
+    if (!stopped_early) result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
+    result.wall_time = seconds();
     return result;
 }
 

@@ -1,14 +1,26 @@
 #pragma once
 /// What every solver reports (DESIGN §6).
 #include <cstdint>
+#include <vector>
 
 namespace talus {
 
+/// One point of a convergence history (benchmarks; SolverSettings::record_history).
+struct IterationRecord {
+    int iteration;
+    double seconds;   ///< since the solve started [s]
+    double residual;  ///< DESIGN §6 residual after this iteration [m/s]
+};
+
 struct SolverResult {
-    int iterations = 0;         ///< sweeps performed
+    int iterations = 0;         ///< iterations performed
     double residual = 0.0;      ///< DESIGN §6 natural-map residual at exit [m/s]
     bool converged = false;     ///< residual ≤ tolerance before the iteration cap
     double wall_time = 0.0;     ///< seconds in the solver [s]
+    /// Contacts whose impulse grew without bound while the residual stalled (DESIGN §4):
+    /// the signature of an over-constrained problem. Empty when the solve is sound.
+    std::vector<uint32_t> unbounded_contacts;
+    std::vector<IterationRecord> history;  ///< filled only when asked for
 };
 
 }  // namespace talus

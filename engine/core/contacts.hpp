@@ -32,11 +32,17 @@ struct ContactList {
     std::vector<double> gap;          ///< signed gap Φ [m], negative = penetration
     std::vector<Vec3> velocity_a;     ///< velocity of a non-dynamic A [m/s]
     std::vector<uint32_t> material_a; ///< material of A (wall or body)
+    /// Contacts are grouped by colour (solvers/colouring.hpp): colour k is the range
+    /// [colour_start[k], colour_start[k+1]); no two contacts of a colour share a dynamic
+    /// body. Empty until the contacts are coloured.
+    std::vector<uint32_t> colour_start;
+    bool overflow_colour = false;  ///< the last colour may share bodies: sweep it serially
 
     std::size_t size() const { return a.size(); }
     void clear() {
         a.clear(); b.clear(); key_a.clear(); key_b.clear(); feature.clear(); point.clear();
-        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear();
+        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear(); colour_start.clear();
+        overflow_colour = false;
     }
 };
 

@@ -11,19 +11,42 @@ struct SimulationSettings {
     double dt = 1e-3;                         ///< time step h [s]
     double duration = 1.0;                    ///< simulated time [s]
     Vec3 gravity = Vec3(0.0, 0.0, -9.81);     ///< [m/s²]
+    double max_speed = 1000.0;                ///< a body faster than this fails the run [m/s]
 };
 
-enum class SolverType : uint8_t { PGS };
+/// The CCP solvers (DESIGN §6). Scene names: "pgs", "pj", "apgd".
+enum class SolverType : uint8_t { PGS, PJ, APGD };
+
+inline const char* solver_name(SolverType t) {
+    switch (t) {
+        case SolverType::PGS: return "pgs";
+        case SolverType::PJ: return "pj";
+        case SolverType::APGD: return "apgd";
+    }
+    return "?";
+}
 
 struct SolverSettings {
     SolverType type = SolverType::PGS;
     int max_iterations = 100;       ///< iteration cap per step [-]
     double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (DESIGN §6)
-    double relaxation = 1.0;        ///< ω of the projected Gauss–Seidel step [-]
+    double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]
     double stabilization = 0.2;     ///< γ_s ∈ (0, 1], share of a penetration corrected per step [-]
     bool warm_start = true;         ///< start from the last step's impulses
+    bool record_history = false;    ///< record (iteration, time, residual) per iteration (benchmarks; costs a pass)
+
+    /// ω actually used by the solver `type`.
+    double effective_relaxation() const {
+        if (relaxation > 0.0) return relaxation;
+        switch (type) {
+            case SolverType::PGS: return 1.0;
+            case SolverType::PJ: return 0.5;
+            case SolverType::APGD: return 1.0;
+        }
+        return 1.0;
+    }
 };
 
 struct OutputSettings {

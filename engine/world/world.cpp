@@ -38,10 +38,12 @@ StepStatus World::step() {
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
     narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
                  narrow_scratch_);                                       // 3.
+    const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
-    result_ = solve_pgs(batch_, bodies, solver, solver_work_);           // 5.
+    result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
 
     StepStatus status = check_finite();
+    if (status.ok) status = check_bounded();
     if (!status.ok) {  // leave the state as it was before the step
         std::copy(saved_v_.begin(), saved_v_.end(), bodies.velocity.begin());
         std::copy(saved_w_.begin(), saved_w_.end(), bodies.angular_velocity.begin());
@@ -56,6 +58,7 @@ StepStatus World::step() {
     diag_.time = time;
     diag_.contacts = uint32_t(contacts_.size());
     diag_.iterations = uint32_t(result_.iterations);
+    diag_.colours = uint32_t(colours);
     diag_.residual = result_.residual;
     diag_.converged = result_.converged;
     diag_.solver_wall_time = result_.wall_time;
@@ -115,22 +118,60 @@ void World::integrate_positions(double h) {
 }
 
 StepStatus World::check_finite() const {
+    // NaN, Inf, or a speed beyond simulation.max_speed after the solve: the run has blown
+    // up (or is about to: the envelope would swallow the whole domain next step).
     StepStatus s;
+    const double vmax = simulation.max_speed;
+    bool too_fast = false;
     for (std::size_t i = 0; i < bodies.size(); ++i) {
-        if (!bodies.velocity[i].allFinite() || !bodies.angular_velocity[i].allFinite() ||
-            !bodies.position[i].allFinite()) {
+        const bool finite = bodies.velocity[i].allFinite() &&
+                            bodies.angular_velocity[i].allFinite() && bodies.position[i].allFinite();
+        const bool fast = finite && bodies.velocity[i].norm() > vmax;
+        if (!finite || fast) {
             s.ok = false;
+            too_fast = too_fast || fast;
             if (s.bad_bodies.size() < 20) s.bad_bodies.push_back(bodies.id[i]);
         }
     }
     if (!s.ok) {
         std::ostringstream m;
-        m << "non-finite velocity after the solve at t = " << time << " s (step "
-          << step_count + 1 << "), bodies with id";
+        m << (too_fast ? "velocity beyond max_speed = " + std::to_string(vmax) + " m/s or non-finite"
+                       : std::string("non-finite velocity"))
+          << " after the solve at t = " << time << " s (step " << step_count + 1
+          << "), bodies with id";
         for (uint64_t id : s.bad_bodies) m << ' ' << id;
         if (!result_.converged) m << "; the solver did not converge (residual " << result_.residual << " m/s)";
         s.message = m.str();
     }
+    return s;
+}
+
+StepStatus World::check_bounded() const {
+    // The solver found impulses growing without bound (DESIGN §4): the contact problem has
+    // no solution. Name the bodies and walls involved instead of letting them blow up.
+    StepStatus s;
+    if (result_.unbounded_contacts.empty()) return s;
+    s.ok = false;
+    std::ostringstream m;
+    m << "over-constrained contacts at t = " << time << " s (step " << step_count + 1
+      << "): impulses grow without bound while the residual stalls at " << result_.residual
+      << " m/s, so no contact impulses can keep these bodies apart:";
+    std::size_t shown = 0;
+    for (uint32_t i : result_.unbounded_contacts) {
+        const uint64_t ka = contacts_.key_a[i], kb = contacts_.key_b[i];
+        if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), kb) == s.bad_bodies.end())
+            s.bad_bodies.push_back(kb);
+        if (++shown > 20) continue;
+        m << "\n  body " << kb << " against ";
+        if (ka & kWallKeyBit)
+            m << "wall " << (ka & ~kWallKeyBit) << " (face " << contacts_.feature[i] << ")";
+        else
+            m << "body " << ka;
+        m << ", normal impulse " << batch_.gamma[i][0] << " N s, gap " << contacts_.gap[i] << " m";
+    }
+    if (shown > 20) m << "\n  and " << shown - 20 << " more contacts";
+    m << "\n(a grain jammed between opposing walls, or squeezed by a moving wall)";
+    s.message = m.str();
     return s;
 }
 

@@ -13,7 +13,8 @@
 #include "engine/core/settings.hpp"
 #include "engine/core/walls.hpp"
 #include "solvers/assemble.hpp"
-#include "solvers/pgs.hpp"
+#include "solvers/colouring.hpp"
+#include "solvers/solver.hpp"
 #include "solvers/solver_result.hpp"
 #include "solvers/warm_start.hpp"
 
@@ -25,6 +26,7 @@ struct StepDiagnostics {
     double time = 0.0;              ///< simulated time after the step [s]
     uint32_t contacts = 0;          ///< contacts in the solve
     uint32_t iterations = 0;        ///< solver iterations
+    uint32_t colours = 0;           ///< colours of the contact graph (parallel PGS)
     double residual = 0.0;          ///< DESIGN §6 residual at exit [m/s]
     double kinetic_energy = 0.0;    ///< Σ ½ m v² + ½ ω̄ᵀ J̄ ω̄ after the step [J]
     double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
@@ -69,11 +71,13 @@ private:
     void apply_forces(double h);
     void integrate_positions(double h);
     StepStatus check_finite() const;
+    StepStatus check_bounded() const;
 
     StepDiagnostics diag_;
     PairList pairs_;
     BroadPhaseScratch broad_scratch_;
     NarrowPhaseScratch narrow_scratch_;
+    ColouringScratch colouring_;
     ContactList contacts_;
     AssembledBatch batch_;
     SolverResult result_;

@@ -1,0 +1,74 @@
+// Projected Jacobi on the cone complementarity problem (DESIGN §6).
+//
+// Every contact computes d_i from the same velocities ν, all impulses are updated at once,
+// γ_i ← Π_K(γ_i − ω s_i η_i d_i), and ν = ν* + M⁻¹ D γ is rebuilt body by body. Trivially
+// parallel and deterministic (per-contact updates are independent; the rebuild sums each
+// body's contacts in a fixed order). All contacts of a body push it at once, so the step
+// must shrink with the number of contacts: s_i = 1 / max(k_A, k_B), k the contact count
+// of a dynamic body. This bounds the Gershgorin row sums of the scaled Delassus operator
+// by about 2 × 21/16 for spheres, so ω < 0.75 converges; the default is ω = 0.5. (A fixed
+// ω = 0.3 without s_i, as DESIGN suggests, diverged on a settling bed where a grain had
+// 10+ contacts.) Since all d_i come from one ν, the residual terms computed during the
+// update are exactly the DESIGN §6 residual of the current iterate, at no extra cost.
+#include <algorithm>
+#include <chrono>
+
+#include "solvers/cone_projection.hpp"
+#include "solvers/contact_ops.hpp"
+#include "solvers/parallel_sum.hpp"
+#include "solvers/solver.hpp"
+
+namespace talus {
+
+SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                      SolverWorkspace& work) {
+    const auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    SolverResult result;
+    detail::begin_solve(batch, bodies, work);
+    const std::size_t n = batch.size();
+    const double omega = settings.effective_relaxation();
+    const double tol = settings.tolerance;
+    std::vector<Vec3>& next = work.c0;
+    next.resize(n);
+    std::vector<double>& step = work.s0;  // ω s_i η_i
+    step.resize(n);
+    const BodyContacts& bc = work.body_contacts;
+    auto count = [&](int32_t body) {
+        return body == kNoBody ? 1u : bc.start[body + 1] - bc.start[body];
+    };
+    parallel_each(n, [&](std::size_t i) {
+        step[i] = omega * batch.eta[i] / double(std::max(count(batch.a[i]), count(batch.b[i])));
+    });
+    bool stopped_early = n == 0;
+    gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free, &work.w_free,
+                      bodies.velocity, bodies.angular_velocity);
+    for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
+        const double r = parallel_max(n, [&](std::size_t i) {
+            const Vec3 d = contact_velocity(batch, bodies, i);
+            const Vec3& g = batch.gamma[i];
+            const double eta = batch.eta[i];
+            next[i] = project_friction_cone(g - step[i] * d, batch.mu[i]);
+            return (g - project_friction_cone(g - eta * d, batch.mu[i])).norm() / eta;
+        });
+        if (settings.record_history) result.history.push_back({it - 1, seconds(), r});
+        if (r <= tol) {  // the current iterate already solves the problem
+            stopped_early = true;
+            break;
+        }
+        batch.gamma.swap(next);
+        gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free,
+                          &work.w_free, bodies.velocity, bodies.angular_velocity);
+        result.iterations = it;
+        detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
+    }
+    result.residual = detail::finish_solve(batch, bodies, work);
+    result.converged = result.residual <= tol;
+    if (!stopped_early) result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
+    result.wall_time = seconds();
+    return result;
+}
+
+}  // namespace talus

@@ -1,0 +1,166 @@
+// The solver interface (DESIGN §6) and what every solver shares: the residual, the rebuild
+// of ν⁺ from scratch, and the over-constrained check (DESIGN §4).
+//
+// Over-constrained problems: when a grain is jammed between opposing walls or squeezed by
+// a kinematic body, the QP is unbounded below along a ray of impulses that cancel on the
+// bodies (N r = 0, pᵀr < 0), so the impulses grow without limit while the residual stalls.
+// After a solve that hits its iteration cap we look for that ray:
+//  1. candidate contacts: the normal impulse still grows at least linearly, i.e. the growth
+//     over the last half of the iterations is ≥ 1.6 × the growth over the quarter before
+//     (a linear ramp gives 2; a converging sequence much less), and that growth is not
+//     negligible (more than the tolerance's worth of impulse on the contact's bodies);
+//  2. candidates sharing a dynamic body form clusters (union–find); with δ the growth over
+//     the last half, a cluster is a ray of N only if δ moves none of its bodies: on each,
+//     ‖Σ ±A_k δ_k‖ ≤ 0.05 Σ ‖δ_k‖ over its contacts in the cluster. A chain of impacts
+//     that is still decelerating grains (a column landing on a resting one) fails this at
+//     its end, where the growth meets a grain it moves; a grain squeezed between two walls
+//     passes it.
+//  3. the growth must push against approach velocities that persist: δᵀd < −tol Σ‖δ‖ over
+//     the cluster (d at the final velocities). Drift along a redundant direction (N r = 0
+//     with pᵀr = 0) leaves d ≈ 0 and is harmless.
+//  4. and the impulses have become absurd: the cluster's largest normal impulse exceeds
+//     min(1000 P_cluster, 50 P_all), with P = Σ m (‖v*‖ + max ‖rhs‖) over the cluster's or
+//     all bodies: no bounded problem needs one contact to stop fifty times all the
+//     momentum there is (a pile's deepest contact carries its column's weight, n m g h, and
+//     a slowly converging solve only approaches that). A jam passes it within a few steps.
+// Contacts of the clusters that pass are reported; the run then stops and names them.
+#include "solvers/solver.hpp"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_reduce.h>
+
+#include <algorithm>
+
+#include "solvers/cone_projection.hpp"
+#include "solvers/contact_ops.hpp"
+
+namespace talus {
+
+SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                       SolverWorkspace& work) {
+    switch (settings.type) {
+        case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);
+        case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
+        case SolverType::APGD: return solve_apgd(batch, bodies, settings, work);
+    }
+    return {};
+}
+
+double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
+    return tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(0, c.size(), 1024), 0.0,
+        [&](const tbb::blocked_range<std::size_t>& r, double m) {
+            for (std::size_t i = r.begin(); i != r.end(); ++i) {
+                const Vec3 d = contact_velocity(c, bodies, i);
+                const Vec3 g = c.gamma[i];
+                const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
+                m = std::max(m, diff.norm() / c.eta[i]);
+            }
+            return m;
+        },
+        [](double x, double y) { return std::max(x, y); });
+}
+
+namespace detail {
+
+void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work) {
+    work.v_free.assign(bodies.velocity.begin(), bodies.velocity.end());
+    work.w_free.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
+    work.body_contacts.build(batch, bodies.size());
+    work.gn_quarter.assign(batch.size(), 0.0);
+    work.gamma_half.assign(batch.size(), Vec3::Zero());
+}
+
+void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work) {
+    if (k == std::max(1, cap / 4))
+        for (std::size_t i = 0; i < gamma.size(); ++i) work.gn_quarter[i] = gamma[i][0];
+    if (k == std::max(1, cap / 2)) std::copy(gamma.begin(), gamma.end(), work.gamma_half.begin());
+}
+
+double finish_solve(const AssembledBatch& batch, BodyStore& bodies, SolverWorkspace& work) {
+    gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free, &work.w_free,
+                      bodies.velocity, bodies.angular_velocity);
+    return ccp_residual(batch, bodies);
+}
+
+std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& bodies,
+                                     const SolverWorkspace& work, double tolerance) {
+    // Runs only after a solve that failed to converge; serial and plain on purpose.
+    const std::size_t n = c.size();
+    std::vector<uint32_t> candidates;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double g1 = work.gamma_half[i][0] - work.gn_quarter[i];
+        const double g2 = c.gamma[i][0] - work.gamma_half[i][0];
+        double mass = 0.0;
+        for (int32_t body : {c.a[i], c.b[i]})
+            if (body != kNoBody) mass += bodies.mass(body);
+        if (g1 > 0.0 && g2 >= 1.6 * g1 && g2 > mass * tolerance) candidates.push_back(uint32_t(i));
+    }
+    if (candidates.empty()) return {};
+
+    // Clusters of candidates joined by shared dynamic bodies.
+    std::vector<int32_t> parent(bodies.size(), -1);  // union–find over bodies; -1 = not in any
+    auto find = [&](int32_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (uint32_t i : candidates)
+        for (int32_t body : {c.a[i], c.b[i]})
+            if (body != kNoBody && parent[body] < 0) parent[body] = body;
+    for (uint32_t i : candidates)
+        if (c.a[i] != kNoBody && c.b[i] != kNoBody) {
+            const int32_t ra = find(c.a[i]), rb = find(c.b[i]);
+            if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+        }
+
+    // A cluster fails as soon as one of its bodies is moved by the growth δ of the
+    // cluster's contacts (growth elsewhere that balances it does not belong to a ray).
+    std::vector<char> is_candidate(n, 0);
+    for (uint32_t i : candidates) is_candidate[i] = 1;
+    std::vector<char> moved(bodies.size(), 0);
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+        if (parent[b] < 0) continue;
+        Vec3 net = Vec3::Zero();
+        double total = 0.0;
+        for (uint32_t k = work.body_contacts.start[b]; k < work.body_contacts.start[b + 1]; ++k) {
+            const uint32_t e = work.body_contacts.entry[k];
+            const std::size_t i = e >> 1;
+            if (!is_candidate[i]) continue;
+            const Vec3 delta = c.basis[i] * (c.gamma[i] - work.gamma_half[i]);
+            net += (e & 1) ? delta : Vec3(-delta);
+            total += delta.norm();
+        }
+        if (net.norm() > 0.05 * total) moved[find(int32_t(b))] = 1;
+    }
+    // ...and only a ray the objective keeps falling along: the growth pushes against an
+    // approach velocity that persists (δᵀd < 0 beyond the tolerance). Drifting along a
+    // redundant direction (N r = 0 but pᵀr = 0, e.g. a grain in a corner) leaves d ≈ 0.
+    std::vector<double> along(bodies.size(), 0.0), size(bodies.size(), 0.0);
+    std::vector<double> momentum(bodies.size(), 0.0), largest(bodies.size(), 0.0);
+    double rhs_max = 0.0;
+    for (uint32_t i : candidates) rhs_max = std::max(rhs_max, c.rhs[i].norm());
+    for (uint32_t i : candidates) {
+        const int32_t root = find(c.b[i] != kNoBody ? c.b[i] : c.a[i]);
+        const Vec3 delta = c.gamma[i] - work.gamma_half[i];
+        along[root] += delta.dot(contact_velocity(c, bodies, i));
+        size[root] += delta.norm();
+        largest[root] = std::max(largest[root], c.gamma[i][0]);
+    }
+    double total_momentum = 0.0;
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+        const double p = bodies.mass(b) * (work.v_free[b].norm() + rhs_max);
+        total_momentum += p;
+        if (parent[b] >= 0) momentum[find(int32_t(b))] += p;
+    }
+    std::vector<uint32_t> out;
+    for (uint32_t i : candidates) {
+        const int32_t root = find(c.b[i] != kNoBody ? c.b[i] : c.a[i]);
+        const bool absurd =
+            largest[root] > std::min(1000.0 * momentum[root], 50.0 * total_momentum);
+        if (!moved[root] && along[root] < -tolerance * size[root] && absurd) out.push_back(i);
+    }
+    return out;
+}
+
+}  // namespace detail
+}  // namespace talus

@@ -1,0 +1,51 @@
+#pragma once
+/// One interface for every CCP solver (DESIGN §6): the same assembled batch in, impulses
+/// and new velocities out, the same residual reported.
+#include <vector>
+
+#include "engine/core/body_store.hpp"
+#include "engine/core/settings.hpp"
+#include "solvers/assemble.hpp"
+#include "solvers/body_contacts.hpp"
+#include "solvers/solver_result.hpp"
+
+namespace talus {
+
+/// Buffers kept between steps so the iterations allocate nothing once warmed up.
+struct SolverWorkspace {
+    std::vector<Vec3> v_free, w_free;     ///< ν* (velocities before contact impulses)
+    BodyContacts body_contacts;           ///< body-major view of the batch
+    std::vector<Vec3> tmp_v, tmp_w;       ///< per-body scratch
+    std::vector<Vec3> c0, c1, c2, c3, c4, c5, c6;  ///< per-contact scratch (PJ, APGD)
+    std::vector<double> s0;               ///< per-contact scratch (PJ step sizes)
+    std::vector<double> gn_quarter;       ///< γ_n at ¼ of the cap (growth test)
+    std::vector<Vec3> gamma_half;         ///< γ at ½ of the cap (growth test)
+};
+
+/// Solve the batch with settings.type: on entry bodies hold ν* and batch.gamma the warm
+/// start γ⁰; on exit batch.gamma holds γ and bodies hold ν⁺ = ν* + M⁻¹ D γ.
+SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                       SolverWorkspace& work);
+
+// The solvers themselves (solvers/pgs.cpp, pj.cpp, apgd.cpp), same contract.
+SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                       SolverWorkspace& work);
+SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                      SolverWorkspace& work);
+SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                        SolverWorkspace& work);
+
+namespace detail {
+/// Shared by the solvers: the ν* copy, the growth snapshots and the final rebuild.
+void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work);
+/// Call after each iteration k (1-based) with the cap; snapshots γ_n at ¼ and ½ of it.
+void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
+/// ν ← ν* + M⁻¹ D γ from scratch; returns the DESIGN §6 residual there.
+double finish_solve(const AssembledBatch& batch, BodyStore& bodies, SolverWorkspace& work);
+/// Contacts with unbounded-growth signature after a solve that hit the cap (DESIGN §4);
+/// the bodies must hold the velocities of the batch's current γ.
+std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStore& bodies,
+                                     const SolverWorkspace& work, double tolerance);
+}  // namespace detail
+
+}  // namespace talus
