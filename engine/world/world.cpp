@@ -10,6 +10,7 @@
 #include <oneapi/tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -26,6 +27,21 @@ void for_bodies(std::size_t n, F&& f) {
                       });
 }
 
+/// Wall-clock seconds between successive laps, for the per-stage breakdown.
+class StageClock {
+public:
+    void restart() { t0_ = Clock::now(); }
+    void lap(double& into) {
+        const auto t1 = Clock::now();
+        into = std::chrono::duration<double>(t1 - t0_).count();
+        t0_ = t1;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point t0_ = Clock::now();
+};
+
 }  // namespace
 
 StepStatus World::step() {
@@ -33,14 +49,11 @@ StepStatus World::step() {
     saved_v_.assign(bodies.velocity.begin(), bodies.velocity.end());
     saved_w_.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
 
-    apply_forces(h);                                                     // 1. ν*
-    const double envelope = choose_margins();
-    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
-    narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
-                 narrow_scratch_);                                       // 3.
-    const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
-    assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
+    StageClock clock;
+    const auto [envelope, colours] = prepare_solve(h);                   // 1.–4.
+    clock.restart();
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
+    clock.lap(diag_.solver_wall_time);
 
     StepStatus status = check_finite();
     if (status.ok) status = check_bounded();
@@ -51,6 +64,7 @@ StepStatus World::step() {
     }
     warm_.store(contacts_, batch_, h);
     integrate_positions(h);                                              // 6.
+    clock.lap(diag_.time_integrate);
     time = double(step_count + 1) * h;  // t = k h, not a running sum: no drift
     ++step_count;
 
@@ -61,11 +75,32 @@ StepStatus World::step() {
     diag_.colours = uint32_t(colours);
     diag_.residual = result_.residual;
     diag_.converged = result_.converged;
-    diag_.solver_wall_time = result_.wall_time;
     diag_.envelope = envelope;
     diag_.kinetic_energy = kinetic_energy();
     diag_.potential_energy = potential_energy();
     return status;
+}
+
+std::pair<double, std::size_t> World::prepare_solve(double h) {
+    StageClock clock;
+    apply_forces(h);                                                     // 1. ν*
+    const double envelope = choose_margins();
+    clock.lap(diag_.time_forces);
+    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
+    clock.lap(diag_.time_broad);
+    narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
+                 narrow_scratch_);                                       // 3.
+    clock.lap(diag_.time_narrow);
+    const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
+    assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
+    clock.lap(diag_.time_assemble);
+    return {envelope, colours};
+}
+
+World::Problem World::next_problem() const {
+    World w = *this;
+    w.prepare_solve(w.simulation.dt);
+    return {std::move(w.bodies), std::move(w.batch_)};
 }
 
 void World::apply_forces(double h) {

@@ -32,6 +32,9 @@ struct StepDiagnostics {
     double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
     double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
+    /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
+    double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
+           time_integrate = 0.0;
     bool converged = false;         ///< residual ≤ tolerance before the cap
 };
 
@@ -57,6 +60,15 @@ public:
     /// state as it was before the step) if a body's state became NaN/Inf.
     StepStatus step();
 
+    /// The problem the next step would solve, without advancing: bodies at ν* (velocities
+    /// after forces) and the assembled, coloured batch with its warm start. Benchmarks run
+    /// every solver on it; the state of this World is unchanged.
+    struct Problem {
+        BodyStore bodies;
+        AssembledBatch batch;
+    };
+    Problem next_problem() const;
+
     const StepDiagnostics& diagnostics() const { return diag_; }
     /// The last step's geometric contacts and assembled, solved batch (tests, output).
     const ContactList& contacts() const { return contacts_; }
@@ -68,6 +80,8 @@ public:
 
 private:
     double choose_margins();
+    /// Stages 1–4 of a step (forces … assembly); returns the envelope and colour count.
+    std::pair<double, std::size_t> prepare_solve(double h);
     void apply_forces(double h);
     void integrate_positions(double h);
     StepStatus check_finite() const;
