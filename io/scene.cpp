@@ -47,7 +47,8 @@ struct Field {
 };
 using Fields = std::vector<Field>;
 
-const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"}};
+const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
+                             {"renumber_interval"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
@@ -495,6 +496,8 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     if (auto v = r.number(*c, "dt", Need::Optional, positive, "> 0")) s.dt = *v;
     if (auto v = r.number(*c, "duration", Need::Optional, positive, "> 0")) s.duration = *v;
     if (auto v = r.number(*c, "max_speed", Need::Optional, positive, "> 0")) s.max_speed = *v;
+    if (auto v = r.integer(*c, "renumber_interval", Need::Optional, 0, INT_MAX))
+        s.renumber_interval = int(*v);
     if (auto v = r.vec3(*c, "gravity", Need::Optional)) s.gravity = *v;
     return s;
 }

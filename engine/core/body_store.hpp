@@ -45,6 +45,22 @@ struct BodyStore {
     }
 
     double mass(std::size_t i) const { return 1.0 / inv_mass[i]; }
+
+    /// Renumber: the body at new index k is the one at old index order[k]. `order` must be
+    /// a permutation of 0 … size−1. Stable ids travel with their bodies.
+    void permute(const std::vector<uint32_t>& order) {
+        apply(order, id); apply(order, position); apply(order, orientation); apply(order, velocity);
+        apply(order, angular_velocity); apply(order, radius); apply(order, inv_mass);
+        apply(order, inv_inertia); apply(order, material); apply(order, shape);
+    }
+
+private:
+    template <class T>
+    static void apply(const std::vector<uint32_t>& order, std::vector<T>& v) {
+        std::vector<T> out(v.size());
+        for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
+        v.swap(out);
+    }
 };
 
 }  // namespace talus

@@ -12,6 +12,8 @@ struct SimulationSettings {
     double duration = 1.0;                    ///< simulated time [s]
     Vec3 gravity = Vec3(0.0, 0.0, -9.81);     ///< [m/s²]
     double max_speed = 1000.0;                ///< a body faster than this fails the run [m/s]
+    int renumber_interval = 50;               ///< steps between renumbering bodies in spatial
+                                              ///< (Morton cell) order for locality; 0 = never
 };
 
 /// The CCP solvers (DESIGN §6). Scene names: "pgs", "pj", "apgd".

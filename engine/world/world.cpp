@@ -87,6 +87,8 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     const double envelope = choose_margins();
     clock.lap(diag_.time_forces);
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
+    if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
+        renumber();
     clock.lap(diag_.time_broad);
     narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
                  narrow_scratch_);                                       // 3.
@@ -95,6 +97,36 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
     clock.lap(diag_.time_assemble);
     return {envelope, colours};
+}
+
+void World::renumber() {
+    // Bodies take the broad phase's order (sorted by Morton cell key), so neighbours sit
+    // near each other in memory; the candidate pairs are mapped to the new indices (their
+    // order is kept, so it stays deterministic). Stable ids, and hence warm start and
+    // output, are unaffected.
+    const std::vector<uint32_t>& order = broad_scratch_.order;
+    if (order.size() != bodies.size()) return;
+    bodies.permute(order);
+    std::vector<double> reach(reach_.size());
+    renumbered_.resize(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        renumbered_[order[k]] = uint32_t(k);
+        reach[k] = reach_[order[k]];
+    }
+    reach_.swap(reach);
+    for (std::size_t p = 0; p < pairs_.size(); ++p) {
+        const int32_t a = int32_t(renumbered_[pairs_.a[p]]), b = int32_t(renumbered_[pairs_.b[p]]);
+        pairs_.a[p] = std::min(a, b);
+        pairs_.b[p] = std::max(a, b);
+    }
+    // keep the restore copies (velocities at step start) in step with the new numbering
+    std::vector<Vec3> v(saved_v_.size()), w(saved_w_.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        v[k] = saved_v_[order[k]];
+        w[k] = saved_w_[order[k]];
+    }
+    saved_v_.swap(v);
+    saved_w_.swap(w);
 }
 
 World::Problem World::next_problem() const {

@@ -86,6 +86,7 @@ private:
     void integrate_positions(double h);
     StepStatus check_finite() const;
     StepStatus check_bounded() const;
+    void renumber();
 
     StepDiagnostics diag_;
     PairList pairs_;
@@ -98,7 +99,8 @@ private:
     WarmStartCache warm_;
     SolverWorkspace solver_work_;
     double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
-    std::vector<double> reach_;  // per body: radius + its share of the envelope [m]
+    std::vector<double> reach_;
+    std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering  // per body: radius + its share of the envelope [m]
     std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure
 };
 
