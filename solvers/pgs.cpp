@@ -27,9 +27,10 @@ namespace {
 
 constexpr std::size_t kGrain = 256;  // contacts per task within a colour (fixed: determinism)
 
-/// One block update; returns the squared residual term (‖γ − Π(γ − η d)‖/η)² before it.
+/// One block update; returns how far the contact's residual term before it exceeds the
+/// tolerance, ‖γ − Π(γ − η d)‖² − tol² η² (≤ 0: within tolerance; no division needed).
 TALUS_HOT double pgs_update(AssembledBatch& batch, BodyStore& bodies, std::size_t i,
-                            double omega) {
+                            double omega, double tol2) {
     const Vec3 d = contact_velocity(batch, bodies, i);
     const Vec3 g0 = batch.gamma[i];
     const double eta = batch.eta[i];
@@ -37,34 +38,37 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, BodyStore& bodies, std::size_
     const Vec3 full = omega == 1.0 ? g : project_friction_cone(g0 - eta * d, batch.mu[i]);
     batch.gamma[i] = g;
     apply_impulse(batch, bodies, i, g - g0);
-    return (g0 - full).squaredNorm() / (eta * eta);
+    return (g0 - full).squaredNorm() - tol2 * eta * eta;
 }
 
 double sweep_range(AssembledBatch& batch, BodyStore& bodies, std::size_t lo, std::size_t hi,
-                   double omega) {
-    double r2 = 0.0;
-    for (std::size_t i = lo; i < hi; ++i) r2 = std::max(r2, pgs_update(batch, bodies, i, omega));
-    return r2;
+                   double omega, double tol2) {
+    double excess = -1.0;
+    for (std::size_t i = lo; i < hi; ++i)
+        excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
+    return excess;
 }
 
-double sweep(AssembledBatch& batch, BodyStore& bodies, double omega) {
-    double r2 = 0.0;
+/// One sweep over all colours; returns the largest excess of pgs_update (≤ 0: every
+/// contact was within tolerance when visited).
+double sweep(AssembledBatch& batch, BodyStore& bodies, double omega, double tol2) {
+    double excess = -1.0;
     const std::size_t colours = batch.colour_start.size() - 1;
     for (std::size_t k = 0; k < colours; ++k) {
         const std::size_t lo = batch.colour_start[k], hi = batch.colour_start[k + 1];
         const bool serial = (batch.overflow_colour && k + 1 == colours) || hi - lo <= kGrain;
         if (serial) {
-            r2 = std::max(r2, sweep_range(batch, bodies, lo, hi, omega));
+            excess = std::max(excess, sweep_range(batch, bodies, lo, hi, omega, tol2));
             continue;
         }
-        r2 = std::max(r2, tbb::parallel_reduce(
-            tbb::blocked_range<std::size_t>(lo, hi, kGrain), 0.0,
+        excess = std::max(excess, tbb::parallel_reduce(
+            tbb::blocked_range<std::size_t>(lo, hi, kGrain), -1.0,
             [&](const tbb::blocked_range<std::size_t>& r, double m) {
-                return std::max(m, sweep_range(batch, bodies, r.begin(), r.end(), omega));
+                return std::max(m, sweep_range(batch, bodies, r.begin(), r.end(), omega, tol2));
             },
             [](double x, double y) { return std::max(x, y); }));
     }
-    return r2;
+    return excess;
 }
 
 }  // namespace
@@ -91,7 +95,7 @@ SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSet
     bool stopped_early = false;
     double history_cost = 0.0;
     for (int it = 1; it <= settings.max_iterations; ++it) {
-        const double r2 = sweep(batch, bodies, omega);
+        const double excess = sweep(batch, bodies, omega, tol * tol);
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
         if (settings.record_history) {  // the extra residual pass is not the solver's time
@@ -99,7 +103,7 @@ SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSet
             result.history.push_back({it, t - history_cost, ccp_residual(batch, bodies)});
             history_cost += seconds() - t;
         }
-        if (r2 <= tol * tol && ccp_residual(batch, bodies) <= tol) {
+        if (excess <= 0.0 && ccp_residual(batch, bodies) <= tol) {
             stopped_early = true;
             break;
         }
