@@ -15,7 +15,6 @@
 //  - the DESIGN §6 residual of every iterate comes from N x + p (no extra pass), and the
 //    iterate with the lowest residual is returned, not the last.
 // Every sum is a fixed-order reduction, so the result does not depend on the thread count.
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -41,12 +40,8 @@ void apply_n(const AssembledBatch& c, const BodyStore& bodies, SolverWorkspace& 
 
 SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                         SolverWorkspace& work) {
-    const auto start = std::chrono::steady_clock::now();
-    auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
+    const detail::SolveScope scope(batch, bodies, work);
     SolverResult result;
-    detail::begin_solve(batch, bodies, work);
     const std::size_t n = batch.size();
     const double tol = settings.tolerance;
     std::vector<double> partial;
@@ -113,7 +108,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
 
             const double r = residual_of(xn, nxn);
             result.iterations = it;
-            if (settings.record_history) result.history.push_back({it, seconds(), r});
+            if (settings.record_history) result.history.push_back({it, scope.seconds(), r});
             if (r < r_best) {
                 r_best = r;
                 best = xn;
@@ -145,9 +140,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         }
         x = best;
     }
-    result.residual = detail::finish_solve(batch, bodies, work);
-    result.converged = result.residual <= tol;
-    result.wall_time = seconds();
+    scope.finish(batch, bodies, tol, false, result);
     return result;
 }
 

@@ -16,7 +16,6 @@
 #include <oneapi/tbb/parallel_reduce.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
@@ -75,16 +74,10 @@ double sweep(AssembledBatch& batch, BodyStore& bodies, double omega, double tol2
 
 SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
-    const auto start = std::chrono::steady_clock::now();
-    auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
+    const detail::SolveScope scope(batch, bodies, work);
     SolverResult result;
-    detail::begin_solve(batch, bodies, work);
-    const std::size_t n = batch.size();
-    if (n == 0) {
-        result.converged = true;
-        result.wall_time = seconds();
+    if (batch.size() == 0) {
+        scope.finish(batch, bodies, settings.tolerance, false, result);
         return result;
     }
     // ν = ν* + M⁻¹ D γ⁰ (warm start)
@@ -99,19 +92,16 @@ SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSet
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
         if (settings.record_history) {  // the extra residual pass is not the solver's time
-            const double t = seconds();
+            const double t = scope.seconds();
             result.history.push_back({it, t - history_cost, ccp_residual(batch, bodies)});
-            history_cost += seconds() - t;
+            history_cost += scope.seconds() - t;
         }
         if (excess <= 0.0 && ccp_residual(batch, bodies) <= tol) {
             stopped_early = true;
             break;
         }
     }
-    result.residual = detail::finish_solve(batch, bodies, work);
-    result.converged = result.residual <= tol;
-    if (!stopped_early) result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
-    result.wall_time = seconds();
+    scope.finish(batch, bodies, tol, !stopped_early, result);
     return result;
 }
 

@@ -11,7 +11,6 @@
 // 10+ contacts.) Since all d_i come from one ν, the residual terms computed during the
 // update are exactly the DESIGN §6 residual of the current iterate, at no extra cost.
 #include <algorithm>
-#include <chrono>
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
@@ -22,12 +21,8 @@ namespace talus {
 
 SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                       SolverWorkspace& work) {
-    const auto start = std::chrono::steady_clock::now();
-    auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
+    const detail::SolveScope scope(batch, bodies, work);
     SolverResult result;
-    detail::begin_solve(batch, bodies, work);
     const std::size_t n = batch.size();
     const double omega = settings.effective_relaxation();
     const double tol = settings.tolerance;
@@ -53,7 +48,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
             next[i] = project_friction_cone(g - step[i] * d, batch.mu[i]);
             return (g - project_friction_cone(g - eta * d, batch.mu[i])).norm() / eta;
         });
-        if (settings.record_history) result.history.push_back({it - 1, seconds(), r});
+        if (settings.record_history) result.history.push_back({it - 1, scope.seconds(), r});
         if (r <= tol) {  // the current iterate already solves the problem
             stopped_early = true;
             break;
@@ -64,10 +59,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
     }
-    result.residual = detail::finish_solve(batch, bodies, work);
-    result.converged = result.residual <= tol;
-    if (!stopped_early) result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
-    result.wall_time = seconds();
+    scope.finish(batch, bodies, tol, !stopped_early, result);
     return result;
 }
 

@@ -63,6 +63,23 @@ double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
 
 namespace detail {
 
+SolveScope::SolveScope(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work)
+    : start_(std::chrono::steady_clock::now()), work_(work) {
+    begin_solve(batch, bodies, work);
+}
+
+double SolveScope::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void SolveScope::finish(const AssembledBatch& batch, BodyStore& bodies, double tolerance,
+                        bool check_unbounded, SolverResult& result) const {
+    result.residual = finish_solve(batch, bodies, work_);
+    if (check_unbounded) result.unbounded_contacts = find_unbounded(batch, bodies, work_, tolerance);
+    result.converged = result.residual <= tolerance;
+    result.wall_time = seconds();
+}
+
 void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work) {
     work.v_free.assign(bodies.velocity.begin(), bodies.velocity.end());
     work.w_free.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());

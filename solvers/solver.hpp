@@ -1,6 +1,7 @@
 #pragma once
 /// One interface for every CCP solver (DESIGN §6): the same assembled batch in, impulses
 /// and new velocities out, the same residual reported.
+#include <chrono>
 #include <vector>
 
 #include "engine/core/body_store.hpp"
@@ -36,7 +37,23 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                         SolverWorkspace& work);
 
 namespace detail {
-/// Shared by the solvers: the ν* copy, the growth snapshots and the final rebuild.
+/// What every solver does around its iterations: on construction, start the clock, keep
+/// ν*, build the body-major view and reset the growth snapshots; finish() rebuilds ν⁺ and
+/// fills the result's residual, convergence, over-constrained contacts and wall time.
+class SolveScope {
+public:
+    SolveScope(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work);
+    /// Seconds since the solve started.
+    double seconds() const;
+    /// With `check_unbounded` (the solve hit its cap), first look for an unbounded ray at
+    /// the batch's current γ.
+    void finish(const AssembledBatch& batch, BodyStore& bodies, double tolerance,
+                bool check_unbounded, SolverResult& result) const;
+
+private:
+    std::chrono::steady_clock::time_point start_;
+    SolverWorkspace& work_;
+};
 void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work);
 /// Call after each iteration k (1-based) with the cap; snapshots γ_n at ¼ and ½ of it.
 void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
