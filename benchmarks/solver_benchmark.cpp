@@ -1,0 +1,863 @@
+// talus_solver_benchmark: the solver suite measured on one large, realistic contact problem.
+//
+// Why a cached state: the solvers must be compared on exactly the same problem, and a
+// settled pile of 100,000 grains takes minutes to make. `generate` runs
+// scenes/pile100k.toml to its end and stores the bodies' state in
+// benchmarks/data/pile100k_state.h5 (plain HDF5, checked to read back bit for bit). Every
+// other mode loads the scene, puts the stored state in place of its bodies (matched by
+// stable id, so a renumbered store reloads too) and asks World::next_problem() for the
+// problem the next step would solve. The state holds no warm-start impulses, so those
+// modes first advance the pile a few steps with the scene's own settings ("priming"); the
+// next step's problem then comes warm (γ⁰ from the previous step, as in a running
+// simulation) or cold (solver.warm_start = false: γ⁰ = 0), with the same contacts.
+//
+// Modes (CSV into benchmarks/results/, each naming the machine):
+//   generate     settle the pile; save the state; verify the reload
+//   convergence  residual (DESIGN §6) per iteration and second for PGS, PJ and APGD, cold
+//                and warm, to 1e-6 m/s or a wall-time budget; the table of when each
+//                solver reaches 1e-3, 1e-4, 1e-5 m/s
+//   throughput   one PGS sweep, one PJ iteration (and one APGD iteration) in
+//                contact-iterations/s on 1 and 2 threads; the bytes they move per contact
+//                (from the sizes of the arrays they read and write) against a measured
+//                copy bandwidth
+//   breakdown    mean seconds per stage of a whole step, and of one trajectory frame write
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fmt/core.h>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/world/world.hpp"
+#include "io/hdf5_handles.hpp"
+#include "io/scene.hpp"
+#include "io/trajectory_writer.hpp"
+#include "solvers/solver.hpp"
+
+namespace fs = std::filesystem;
+using namespace talus;
+
+namespace {
+
+// Exit codes: 0 success, 1 failure, 2 bad command line, 3 state file missing or stale
+// (the driver then runs `generate`).
+constexpr int kExitFailure = 1;
+constexpr int kExitStale = 3;
+
+struct StaleState : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ---------------------------------------------------------------------------------------
+// The machine, named in every CSV
+
+std::string machine_name() {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
+    std::string cpu = "unknown CPU";
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) break;
+        cpu = line.substr(colon + 1);
+        cpu.erase(0, cpu.find_first_not_of(" \t"));
+        break;
+    }
+    return fmt::format("{} ({}, {} cores)", host, cpu, std::thread::hardware_concurrency());
+}
+
+/// A CSV field, quoted when it holds a comma or a quote.
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+std::ofstream open_csv(const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error("cannot write " + path.string());
+    return f;
+}
+
+// ---------------------------------------------------------------------------------------
+// The cached state: one HDF5 file, datasets in native layout, so it reloads bit for bit
+
+constexpr const char* kStateFormat = "talus-solver-benchmark-state 1";
+
+struct SavedState {
+    std::vector<uint64_t> id;
+    std::vector<Vec3> position, velocity, angular_velocity;
+    std::vector<Quat> orientation;
+    std::vector<double> radius;
+    std::vector<uint32_t> material;
+    double time = 0.0;
+    uint64_t step = 0;
+    std::string scene_text;  ///< the scene file it was generated from, verbatim
+};
+
+static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 arrays are stored as N x 3 doubles");
+
+std::vector<double> quats_wxyz(const std::vector<Quat>& q) {
+    std::vector<double> out(4 * q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        out[4 * i] = q[i].w();
+        out[4 * i + 1] = q[i].x();
+        out[4 * i + 2] = q[i].y();
+        out[4 * i + 3] = q[i].z();
+    }
+    return out;
+}
+
+void save_state(const fs::path& path, const World& w, const std::string& scene_text) {
+    using hdf5::Hid;
+    fs::create_directories(path.parent_path());
+    const fs::path partial = path.string() + ".partial";
+    auto fail = [&](const std::string& what) {
+        throw std::runtime_error("cannot write " + partial.string() + ": " + what);
+    };
+    {
+        Hid file(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+        if (!file.valid()) fail("H5Fcreate failed");
+        const hsize_t n = w.bodies.size();
+        auto dataset = [&](const char* name, hid_t type, const void* data, hsize_t cols) {
+            const hsize_t dims[2] = {n, cols};
+            Hid space(H5Screate_simple(cols == 1 ? 1 : 2, dims, nullptr), H5Sclose);
+            Hid set(H5Dcreate2(file.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                               H5P_DEFAULT), H5Dclose);
+            if (!set.valid() || H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+                fail(std::string("dataset ") + name);
+        };
+        const BodyStore& b = w.bodies;
+        const std::vector<double> q = quats_wxyz(b.orientation);
+        dataset("id", H5T_NATIVE_UINT64, b.id.data(), 1);
+        dataset("position", H5T_NATIVE_DOUBLE, b.position.data(), 3);
+        dataset("orientation", H5T_NATIVE_DOUBLE, q.data(), 4);
+        dataset("velocity", H5T_NATIVE_DOUBLE, b.velocity.data(), 3);
+        dataset("angular_velocity", H5T_NATIVE_DOUBLE, b.angular_velocity.data(), 3);
+        dataset("radius", H5T_NATIVE_DOUBLE, b.radius.data(), 1);
+        dataset("material", H5T_NATIVE_UINT32, b.material.data(), 1);
+
+        auto attribute = [&](const char* name, hid_t type, const void* data) {
+            Hid space(H5Screate(H5S_SCALAR), H5Sclose);
+            Hid attr(H5Acreate2(file.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                     H5Aclose);
+            if (!attr.valid() || H5Awrite(attr.get(), type, data) < 0)
+                fail(std::string("attribute ") + name);
+        };
+        auto text_attribute = [&](const char* name, const std::string& text) {
+            Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
+            H5Tset_size(type.get(), std::max<std::size_t>(1, text.size()));
+            std::string padded = text.empty() ? std::string(1, '\0') : text;
+            attribute(name, type.get(), padded.data());
+        };
+        attribute("time", H5T_NATIVE_DOUBLE, &w.time);
+        attribute("step", H5T_NATIVE_UINT64, &w.step_count);
+        text_attribute("format", kStateFormat);
+        text_attribute("scene_text", scene_text);
+        text_attribute("orientation_convention", "Hamilton, body to world, scalar first (w, x, y, z)");
+        if (!file.reset()) fail("H5Fclose failed");
+    }
+    fs::rename(partial, path);  // a killed generate never leaves a half-written cache
+}
+
+SavedState read_state(const fs::path& path) {
+    using hdf5::Hid;
+    if (!fs::exists(path))
+        throw StaleState(path.string() + " does not exist: run `talus_solver_benchmark generate`");
+    hdf5::QuietHdf5 quiet;
+    auto fail = [&](const std::string& what) {
+        throw StaleState("cannot read " + path.string() + " (" + what +
+                         "): run `talus_solver_benchmark generate` again");
+    };
+    Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!file.valid()) fail("not an HDF5 file");
+    auto text_attribute = [&](const char* name) {
+        Hid attr(H5Aopen(file.get(), name, H5P_DEFAULT), H5Aclose);
+        if (!attr.valid()) fail(std::string("no attribute ") + name);
+        Hid type(H5Aget_type(attr.get()), H5Tclose);
+        std::string s(H5Tget_size(type.get()), '\0');
+        if (H5Aread(attr.get(), type.get(), s.data()) < 0) fail(name);
+        if (!s.empty() && s.back() == '\0') s.resize(std::strlen(s.c_str()));
+        return s;
+    };
+    auto attribute = [&](const char* name, hid_t type, void* data) {
+        Hid attr(H5Aopen(file.get(), name, H5P_DEFAULT), H5Aclose);
+        if (!attr.valid() || H5Aread(attr.get(), type, data) < 0) fail(name);
+    };
+    SavedState s;
+    if (text_attribute("format") != kStateFormat) fail("unknown format");
+    s.scene_text = text_attribute("scene_text");
+    attribute("time", H5T_NATIVE_DOUBLE, &s.time);
+    attribute("step", H5T_NATIVE_UINT64, &s.step);
+
+    hsize_t n = 0;
+    auto dataset = [&](const char* name, hid_t type, void* data, hsize_t cols) {
+        Hid set(H5Dopen2(file.get(), name, H5P_DEFAULT), H5Dclose);
+        if (!set.valid()) fail(std::string("no dataset ") + name);
+        Hid space(H5Dget_space(set.get()), H5Sclose);
+        if (hsize_t(H5Sget_simple_extent_npoints(space.get())) != n * cols)
+            fail(std::string("wrong size of ") + name);
+        if (n > 0 && H5Dread(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) fail(name);
+    };
+    {
+        Hid set(H5Dopen2(file.get(), "id", H5P_DEFAULT), H5Dclose);
+        if (!set.valid()) fail("no dataset id");
+        Hid space(H5Dget_space(set.get()), H5Sclose);
+        n = hsize_t(H5Sget_simple_extent_npoints(space.get()));
+    }
+    s.id.resize(n);
+    s.position.resize(n);
+    s.velocity.resize(n);
+    s.angular_velocity.resize(n);
+    s.radius.resize(n);
+    s.material.resize(n);
+    std::vector<double> q(4 * n);
+    dataset("id", H5T_NATIVE_UINT64, s.id.data(), 1);
+    dataset("position", H5T_NATIVE_DOUBLE, s.position.data(), 3);
+    dataset("orientation", H5T_NATIVE_DOUBLE, q.data(), 4);
+    dataset("velocity", H5T_NATIVE_DOUBLE, s.velocity.data(), 3);
+    dataset("angular_velocity", H5T_NATIVE_DOUBLE, s.angular_velocity.data(), 3);
+    dataset("radius", H5T_NATIVE_DOUBLE, s.radius.data(), 1);
+    dataset("material", H5T_NATIVE_UINT32, s.material.data(), 1);
+    s.orientation.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+        s.orientation[i] = Quat(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]);
+    return s;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() &&
+           (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+/// Put a saved state in place of the scene's bodies. Rows are matched by stable id; the
+/// mass properties come from the scene, the radius and material must agree with it.
+void install_state(World& w, const SavedState& s) {
+    const BodyStore& scene = w.bodies;
+    if (s.id.size() != scene.size())
+        throw StaleState(fmt::format("the state holds {} bodies, the scene {}: run generate again",
+                                     s.id.size(), scene.size()));
+    std::vector<int64_t> index(scene.size(), -1);  // scene ids are 0 … N−1 after loading
+    for (std::size_t i = 0; i < scene.size(); ++i) {
+        if (scene.id[i] >= scene.size()) throw std::runtime_error("unexpected body id in the scene");
+        index[scene.id[i]] = int64_t(i);
+    }
+    BodyStore out;
+    for (std::size_t k = 0; k < s.id.size(); ++k) {
+        const int64_t j = s.id[k] < index.size() ? index[s.id[k]] : -1;
+        if (j < 0 || scene.radius[j] != s.radius[k] || scene.material[j] != s.material[k])
+            throw StaleState(fmt::format("body id {} of the state does not match the scene: "
+                                         "run generate again", s.id[k]));
+        out.id.push_back(s.id[k]);
+        out.position.push_back(s.position[k]);
+        out.orientation.push_back(s.orientation[k]);
+        out.velocity.push_back(s.velocity[k]);
+        out.angular_velocity.push_back(s.angular_velocity[k]);
+        out.radius.push_back(scene.radius[j]);
+        out.inv_mass.push_back(scene.inv_mass[j]);
+        out.inv_inertia.push_back(scene.inv_inertia[j]);
+        out.material.push_back(scene.material[j]);
+        out.shape.push_back(scene.shape[j]);
+    }
+    w.bodies = std::move(out);
+    w.time = s.time;
+    w.step_count = s.step;
+}
+
+// ---------------------------------------------------------------------------------------
+// Options and the reference problem
+
+struct Options {
+    fs::path scene = fs::path(TALUS_SOURCE_DIR) / "scenes" / "pile100k.toml";
+    fs::path state = fs::path(TALUS_SOURCE_DIR) / "benchmarks" / "data" / "pile100k_state.h5";
+    fs::path results = fs::path(TALUS_SOURCE_DIR) / "benchmarks" / "results";
+    int prime_steps = 10;         ///< steps with the scene's settings before taking the problem
+    double budget = 60.0;         ///< wall-time budget per convergence solve [s]
+    double tolerance = 1e-6;      ///< convergence runs stop here [m/s]
+    int sweeps = 50;              ///< iterations per throughput solve
+    int repeats = 5;              ///< throughput and bandwidth repeats (median, best)
+    int steps = 20;               ///< measured steps of the breakdown
+    int warmup_steps = 5;         ///< unmeasured steps before them
+    int frames = 5;               ///< measured trajectory frames (after one unmeasured)
+    int threads = 0;              ///< generate / convergence / breakdown threads; 0 = all
+};
+
+void step_or_throw(World& w) {
+    const StepStatus st = w.step();
+    if (!st.ok) throw std::runtime_error("the simulation failed: " + st.message);
+}
+
+/// The scene with the saved state in place, advanced by `prime` steps.
+Scene load_reference(const Options& o, int prime) {
+    Scene scene = load_scene(o.scene);
+    const SavedState s = read_state(o.state);
+    if (s.scene_text != scene.text)
+        throw StaleState(o.state.string() + " was generated from another version of " +
+                         o.scene.string() + ": run generate again");
+    install_state(scene.world, s);
+    for (int k = 0; k < prime; ++k) step_or_throw(scene.world);
+    return scene;
+}
+
+struct Problems {
+    World::Problem cold, warm;
+};
+
+Problems reference_problems(World& w) {
+    const bool warm_start = w.solver.warm_start;
+    Problems p;
+    w.solver.warm_start = false;
+    p.cold = w.next_problem();
+    w.solver.warm_start = true;
+    p.warm = w.next_problem();
+    w.solver.warm_start = warm_start;
+    return p;
+}
+
+std::string describe(const World::Problem& p) {
+    const AssembledBatch& c = p.batch;
+    std::size_t wall = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) wall += c.a[i] == kNoBody || c.b[i] == kNoBody;
+    const std::size_t colours = c.colour_start.empty() ? 0 : c.colour_start.size() - 1;
+    std::string s = fmt::format("{} bodies, {} contacts ({} with a wall), {} colours", p.bodies.size(),
+                                c.size(), wall, colours);
+    if (c.overflow_colour && colours > 0)
+        s += fmt::format(" (overflow colour: {} contacts, swept serially)",
+                         c.colour_start[colours] - c.colour_start[colours - 1]);
+    return s;
+}
+
+SolverResult solve_copy(const World::Problem& p, const SolverSettings& s) {
+    AssembledBatch batch = p.batch;
+    BodyStore bodies = p.bodies;
+    SolverWorkspace work;
+    return solve_ccp(batch, bodies, s, work);
+}
+
+std::unique_ptr<tbb::global_control> limit_threads(int threads) {
+    if (threads <= 0) return nullptr;
+    return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                 std::size_t(threads));
+}
+
+int active_threads() {
+    return int(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+}
+
+// ---------------------------------------------------------------------------------------
+// generate
+
+int cmd_generate(const Options& o) {
+    const auto limit = limit_threads(o.threads);
+    Scene scene = load_scene(o.scene);
+    World& w = scene.world;
+    const uint64_t steps = uint64_t(std::llround(w.simulation.duration / w.simulation.dt));
+    fmt::print("generate: {} bodies, {} steps of {} s with {} ({} iterations, tolerance {} m/s), "
+               "{} thread(s)\n", w.bodies.size(), steps, w.simulation.dt, solver_name(w.solver.type),
+               w.solver.max_iterations, w.solver.tolerance, active_threads());
+    const fs::path log_path = o.results / "pile100k_settle.csv";
+    std::ofstream log = open_csv(log_path);
+    log << "# machine: " << machine_name() << "\n# scene: " << o.scene.filename().string()
+        << ", " << w.bodies.size() << " bodies; one row per step\n"
+        << "step,time,kinetic_energy,contacts,iterations,residual,step_seconds\n";
+    const auto t0 = Clock::now();
+    double e_max = 0.0;
+    while (w.step_count < steps) {
+        const auto ts = Clock::now();
+        step_or_throw(w);
+        const double dt = seconds_since(ts);
+        const StepDiagnostics& d = w.diagnostics();
+        e_max = std::max(e_max, d.kinetic_energy);
+        log << fmt::format("{},{:.6g},{:.6e},{},{},{:.6e},{:.4f}\n", d.step, d.time,
+                           d.kinetic_energy, d.contacts, d.iterations, d.residual, dt);
+        if (d.step % 25 == 0 || d.step == steps)
+            fmt::print("  t = {:.3f} s  KE = {:.4e} J  contacts {:7d}  iterations {:3d}  "
+                       "residual {:.2e} m/s  ({:.0f} s)\n", d.time, d.kinetic_energy, d.contacts,
+                       d.iterations, d.residual, seconds_since(t0));
+        std::fflush(stdout);
+    }
+    const double ke = w.kinetic_energy();
+    fmt::print("settled: KE = {:.4e} J = {:.2e} of the peak {:.4e} J; {:.0f} s of wall time\n", ke,
+               ke / e_max, e_max, seconds_since(t0));
+
+    save_state(o.state, w, scene.text);
+    const SavedState back = read_state(o.state);
+    const BodyStore& b = w.bodies;
+    const bool exact = same_bits(back.id, b.id) && same_bits(back.position, b.position) &&
+                       same_bits(back.velocity, b.velocity) &&
+                       same_bits(back.angular_velocity, b.angular_velocity) &&
+                       same_bits(back.radius, b.radius) && same_bits(back.material, b.material) &&
+                       same_bits(quats_wxyz(back.orientation), quats_wxyz(b.orientation)) &&
+                       std::memcmp(&back.time, &w.time, sizeof(double)) == 0 &&
+                       back.step == w.step_count && back.scene_text == scene.text;
+    fmt::print("saved {} (t = {} s, step {}); reload bit-exact: {}\n", o.state.string(), w.time,
+               w.step_count, exact ? "yes" : "NO");
+    fmt::print("wrote {}\n", log_path.string());
+    return exact ? 0 : kExitFailure;
+}
+
+// ---------------------------------------------------------------------------------------
+// convergence
+
+struct Threshold {
+    double value;
+    std::optional<IterationRecord> reached;
+};
+
+int cmd_convergence(const Options& o) {
+    const auto limit = limit_threads(o.threads);
+    const std::string machine = machine_name();
+    Scene scene = load_reference(o, o.prime_steps);
+    const Problems problems = reference_problems(scene.world);
+    fmt::print("convergence: {}; {} thread(s), tolerance {} m/s, budget {} s per solve\n",
+               describe(problems.warm), active_threads(), o.tolerance, o.budget);
+
+    struct Row {
+        std::string start, solver;
+        int cap, iterations;
+        double residual, wall;
+        bool converged;
+        std::size_t unbounded;
+        std::vector<Threshold> thresholds;
+    };
+    std::vector<Row> rows;
+    for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
+        SolverSettings s = scene.world.solver;
+        s.type = type;
+        s.relaxation = 0.0;  // each solver's default ω
+        s.tolerance = o.tolerance;
+        s.record_history = true;
+        const fs::path path = o.results / fmt::format("convergence_{}.csv", solver_name(type));
+        std::ofstream csv = open_csv(path);
+        csv << "# machine: " << machine << "\n# problem: " << o.scene.filename().string()
+            << ", saved state + " << o.prime_steps << " steps; " << describe(problems.warm)
+            << "\n# solver: " << solver_name(type) << ", relaxation " << s.effective_relaxation()
+            << ", tolerance " << o.tolerance << " m/s, " << active_threads()
+            << " thread(s); seconds exclude the residual passes that only the history needs\n"
+            << "start,iteration,seconds,residual\n";
+        for (const char* start : {"cold", "warm"}) {
+            const World::Problem& p = std::string(start) == "cold" ? problems.cold : problems.warm;
+            // The cap: what fits the budget at the cost of the first iterations.
+            s.max_iterations = 10;
+            const SolverResult probe = solve_copy(p, s);
+            const double per_iteration = probe.wall_time / std::max(1, probe.iterations);
+            s.max_iterations = int(std::clamp(o.budget / per_iteration, 20.0, 1e6));
+            const SolverResult r = solve_copy(p, s);
+            for (const IterationRecord& h : r.history)
+                csv << fmt::format("{},{},{:.6f},{:.6e}\n", start, h.iteration, h.seconds, h.residual);
+            Row row{start, solver_name(type), s.max_iterations, r.iterations, r.residual,
+                    r.wall_time, r.converged, r.unbounded_contacts.size(), {}};
+            for (double t : {1e-3, 1e-4, 1e-5}) {
+                Threshold th{t, std::nullopt};
+                for (const IterationRecord& h : r.history)
+                    if (h.residual <= t) {
+                        th.reached = h;
+                        break;
+                    }
+                row.thresholds.push_back(th);
+            }
+            fmt::print("  {:4s} {:4s}: {:6d} iterations (cap {}), residual {:.3e} m/s{}, {:.1f} s{}\n",
+                       solver_name(type), start, r.iterations, s.max_iterations, r.residual,
+                       r.converged ? " (converged)" : "", r.wall_time,
+                       r.unbounded_contacts.empty()
+                           ? ""
+                           : fmt::format(", {} contacts flagged unbounded", r.unbounded_contacts.size()));
+            std::fflush(stdout);
+            rows.push_back(std::move(row));
+        }
+        fmt::print("  wrote {}\n", path.string());
+    }
+
+    const fs::path table_path = o.results / "convergence_table.csv";
+    std::ofstream table = open_csv(table_path);
+    table << "machine,contacts,start,solver,threshold_m_s,iterations,seconds,result\n";
+    fmt::print("\niterations / seconds to reach the residual (m/s), {} contacts:\n",
+               problems.warm.batch.size());
+    fmt::print("  {:6s} {:5s} {:>24s} {:>24s} {:>24s}\n", "solver", "start", "1e-3", "1e-4", "1e-5");
+    for (const Row& row : rows) {
+        std::string line = fmt::format("  {:6s} {:5s}", row.solver, row.start);
+        for (const Threshold& th : row.thresholds) {
+            std::string result, cell;
+            if (th.reached) {
+                result = "reached";
+                cell = fmt::format("{} it / {:.2f} s", th.reached->iteration, th.reached->seconds);
+                table << fmt::format("{},{},{},{},{:g},{},{:.4f},{}\n", csv_field(machine),
+                                     problems.warm.batch.size(), row.start, row.solver, th.value,
+                                     th.reached->iteration, th.reached->seconds, result);
+            } else {
+                result = fmt::format("not reached in {} iterations", row.iterations);
+                cell = fmt::format("not in {} it", row.iterations);
+                table << fmt::format("{},{},{},{},{:g},,,{}\n", csv_field(machine),
+                                     problems.warm.batch.size(), row.start, row.solver, th.value,
+                                     result);
+            }
+            line += fmt::format(" {:>24s}", cell);
+        }
+        fmt::print("{}\n", line);
+    }
+    fmt::print("wrote {}\n", table_path.string());
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// throughput and bandwidth
+
+/// STREAM-style copy b[i] = a[i] over arrays far larger than the caches; bytes counted as
+/// STREAM does (8 read + 8 written per element; the write-allocate read is not counted).
+double copy_bandwidth(int threads, int repeats, std::size_t elements) {
+    const auto limit = limit_threads(threads);
+    std::unique_ptr<double[]> a(new double[elements]), b(new double[elements]);
+    const tbb::blocked_range<std::size_t> all(0, elements, 1 << 16);
+    tbb::static_partitioner part;
+    tbb::parallel_for(all, [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+            a[i] = double(i);
+            b[i] = 0.0;
+        }
+    }, part);
+    double best = 1e30;
+    for (int k = 0; k < repeats; ++k) {
+        const auto t0 = Clock::now();
+        tbb::parallel_for(all, [&](const tbb::blocked_range<std::size_t>& r) {
+            for (std::size_t i = r.begin(); i != r.end(); ++i) b[i] = a[i];
+        }, part);
+        best = std::min(best, seconds_since(t0));
+    }
+    volatile double sink = b[elements / 2];
+    (void)sink;
+    return 2.0 * sizeof(double) * double(elements) / best;
+}
+
+template <class V>
+constexpr double elem(const V&) {
+    return double(sizeof(typename V::value_type));
+}
+
+/// Bytes a solver iteration reads or writes per contact, from the sizes of the arrays it
+/// touches (solvers/pgs.cpp, pj.cpp, contact_ops.hpp, body_contacts.cpp). `streamed`: the
+/// per-contact arrays, read in order (the part that must come from memory: they are far
+/// larger than the caches). `bodies`: the body arrays, at random, which the 32 MB L3 can
+/// hold for 100k bodies. Written data are counted once.
+struct Traffic {
+    double streamed = 0.0, bodies = 0.0;
+};
+
+Traffic pgs_traffic(const World::Problem& p) {
+    const AssembledBatch& c = p.batch;
+    const BodyStore& b = p.bodies;
+    std::size_t ends = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) ends += (c.a[i] != kNoBody) + (c.b[i] != kNoBody);
+    const double n = double(std::max<std::size_t>(1, c.size()));
+    Traffic t;
+    // d_i: a, b, basis, ang_a, ang_b, rhs; the step: eta, mu; γ read and written.
+    t.streamed = elem(c.a) + elem(c.b) + elem(c.basis) + elem(c.ang_a) + elem(c.ang_b) +
+                 elem(c.rhs) + elem(c.eta) + elem(c.mu) + 2.0 * elem(c.gamma);
+    // per body end: v and ω̄ read and written, 1/m and J̄⁻¹ read.
+    t.bodies = double(ends) / n *
+               (2.0 * elem(b.velocity) + 2.0 * elem(b.angular_velocity) + elem(b.inv_mass) +
+                elem(b.inv_inertia));
+    return t;
+}
+
+Traffic pj_traffic(const World::Problem& p) {
+    const AssembledBatch& c = p.batch;
+    const BodyStore& b = p.bodies;
+    SolverWorkspace w;
+    std::size_t ends = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) ends += (c.a[i] != kNoBody) + (c.b[i] != kNoBody);
+    const double n = double(std::max<std::size_t>(1, c.size()));
+    const double per_end = double(ends) / n, per_body = double(b.size()) / n;
+    Traffic t;
+    // contact pass: d_i as in PGS, eta, mu, the step s_i, γ read, the new γ written;
+    // the gather, per contact end: entry, γ, basis, one angular block (contacts in body
+    // order: scattered, but every byte of them is used once per end).
+    t.streamed = elem(c.a) + elem(c.b) + elem(c.basis) + elem(c.ang_a) + elem(c.ang_b) +
+                 elem(c.rhs) + elem(c.eta) + elem(c.mu) + elem(w.s0) + elem(c.gamma) +
+                 elem(w.c0) +
+                 per_end * (elem(w.body_contacts.entry) + elem(c.gamma) + elem(c.basis) +
+                            elem(c.ang_a));
+    // contact pass reads v, ω̄ per end; the gather per body reads start, ν*, 1/m, J̄⁻¹ and
+    // writes ν.
+    t.bodies = per_end * (elem(b.velocity) + elem(b.angular_velocity)) +
+               per_body * (elem(w.body_contacts.start) + elem(w.v_free) + elem(w.w_free) +
+                           elem(b.inv_mass) + elem(b.inv_inertia) + elem(b.velocity) +
+                           elem(b.angular_velocity));
+    return t;
+}
+
+int cmd_throughput(const Options& o) {
+    const std::string machine = machine_name();
+    Scene scene = load_reference(o, o.prime_steps);
+    const Problems problems = reference_problems(scene.world);
+    const World::Problem& p = problems.warm;
+    const double n = double(p.batch.size());
+    fmt::print("throughput: {}; {} iterations per solve, median of {}\n", describe(p), o.sweeps,
+               o.repeats);
+
+    const std::size_t elements = std::size_t(1) << 25;  // 2 × 256 MB, 16× the L3
+    const int hw = int(std::max(2u, std::thread::hardware_concurrency()));
+    std::vector<int> thread_counts{1, 2};
+    if (hw > 2) thread_counts.push_back(hw);
+    std::vector<double> bandwidth;
+    for (int t : thread_counts) {
+        bandwidth.push_back(copy_bandwidth(t, o.repeats, elements));
+        fmt::print("  copy bandwidth, {} thread(s): {:.1f} GB/s\n", t, bandwidth.back() / 1e9);
+    }
+
+    const fs::path path = o.results / "throughput.csv";
+    std::ofstream csv = open_csv(path);
+    csv << "machine,solver,threads,contacts,iterations_per_solve,repeats,seconds_per_iteration,"
+           "contact_iterations_per_s,speedup_vs_1_thread,bytes_streamed_per_contact,"
+           "bytes_bodies_per_contact,streamed_GB_s,all_GB_s,copy_bandwidth_GB_s\n";
+    struct Kind {
+        SolverType type;
+        std::optional<Traffic> traffic;
+    };
+    const std::vector<Kind> kinds{{SolverType::PGS, pgs_traffic(p)},
+                                  {SolverType::PJ, pj_traffic(p)},
+                                  {SolverType::APGD, std::nullopt}};
+    for (const Kind& kind : kinds) {
+        double one_thread = 0.0;
+        for (std::size_t k = 0; k < thread_counts.size(); ++k) {
+            const int threads = thread_counts[k];
+            const auto limit = limit_threads(threads);
+            SolverSettings s = scene.world.solver;
+            s.type = kind.type;
+            s.relaxation = 0.0;
+            s.tolerance = 1e-30;  // never reached: every solve runs all its iterations
+            s.max_iterations = o.sweeps;
+            s.record_history = true;
+            std::vector<double> per_iteration;
+            for (int rep = 0; rep < o.repeats; ++rep) {
+                const SolverResult r = solve_copy(p, s);
+                // time between the first and last history entries: whole iterations only,
+                // without the solve's set-up and final rebuild (and for PGS without the
+                // residual passes of the history)
+                const IterationRecord& a = r.history.front();
+                const IterationRecord& b = r.history.back();
+                per_iteration.push_back((b.seconds - a.seconds) / double(b.iteration - a.iteration));
+            }
+            {
+                SolverSettings s2 = s; s2.record_history = false;
+                for (int rep = 0; rep < 3; ++rep) {
+                    const SolverResult r = solve_copy(p, s2);
+                    fmt::print("DBG no-history wall {:.3f} s / {} it = {:.2f} ms\n", r.wall_time, r.iterations, 1e3 * r.wall_time / r.iterations);
+                }
+                for (int rep = 0; rep < 3; ++rep) {
+                    const SolverResult r = solve_copy(p, s);
+                    fmt::print("DBG history wall {:.3f} s / {} it; h0 {:.4f} hN {:.4f}\n", r.wall_time, r.iterations, r.history.front().seconds, r.history.back().seconds);
+                }
+            }
+            const double t = median(per_iteration);
+            if (k == 0) one_thread = t;
+            const double rate = n / t;
+            std::string traffic_cols = ",,,";
+            std::string note;
+            if (kind.traffic) {
+                const Traffic& tr = *kind.traffic;
+                traffic_cols = fmt::format("{:.0f},{:.0f},{:.2f},{:.2f}", tr.streamed, tr.bodies,
+                                           rate * tr.streamed / 1e9,
+                                           rate * (tr.streamed + tr.bodies) / 1e9);
+                note = fmt::format(" | {:.0f} B streamed + {:.0f} B bodies per contact -> "
+                                   "{:.1f} (streamed) to {:.1f} GB/s (all) of {:.1f} copy",
+                                   tr.streamed, tr.bodies, rate * tr.streamed / 1e9,
+                                   rate * (tr.streamed + tr.bodies) / 1e9, bandwidth[k] / 1e9);
+            } else {
+                traffic_cols = ",,,";
+            }
+            csv << fmt::format("{},{},{},{},{},{},{:.6e},{:.4e},{:.3f},{},{:.2f}\n",
+                               csv_field(machine), solver_name(kind.type), threads,
+                               p.batch.size(), o.sweeps, o.repeats, t, rate, one_thread / t,
+                               traffic_cols, bandwidth[k] / 1e9);
+            fmt::print("  {:4s} {} thread(s): {:.2f} ms per iteration, {:.3e} contact-it/s, "
+                       "speedup {:.2f}{}\n", solver_name(kind.type), threads, 1e3 * t, rate,
+                       one_thread / t, note);
+            std::fflush(stdout);
+        }
+    }
+    fmt::print("wrote {}\n", path.string());
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// breakdown
+
+int cmd_debug(const Options& o) {
+    Scene scene = load_reference(o, o.prime_steps);
+    World& w = scene.world;
+    SolverSettings s = w.solver;
+    World::Problem p = w.next_problem();
+    for (double tol : {1e-3, 1e-30})
+      for (bool hist : {false, true})
+        for (int cap : {40, 50}) {
+            SolverSettings t = s; t.tolerance = tol; t.record_history = hist; t.max_iterations = cap;
+            SolverResult r = solve_copy(p, t);
+            fmt::print("tol {:g} hist {} cap {}: wall {:.3f} s its {} unbounded {} {}\n", tol, hist, cap, r.wall_time, r.iterations, r.unbounded_contacts.size(),
+                hist ? fmt::format("sweeps {:.2f} ms", 1e3*(r.history.back().seconds - r.history.front().seconds)/(cap-1)) : "");
+        }
+    return 0;
+}
+
+int cmd_breakdown(const Options& o) {
+    const auto limit = limit_threads(o.threads);
+    const std::string machine = machine_name();
+    Scene scene = load_reference(o, o.warmup_steps);
+    World& w = scene.world;
+    fmt::print("breakdown: {} bodies, {} measured steps after {} warm-up steps, {} ({} "
+               "iterations, tolerance {} m/s), {} thread(s)\n", w.bodies.size(), o.steps,
+               o.warmup_steps, solver_name(w.solver.type), w.solver.max_iterations,
+               w.solver.tolerance, active_threads());
+    const std::vector<std::string> names{"forces_envelope", "broad_phase", "narrow_phase",
+                                         "assembly_colouring", "solve", "integrate_checks",
+                                         "other", "step_total"};
+    std::vector<std::vector<double>> samples(names.size());
+    double contacts = 0.0, iterations = 0.0;
+    for (int k = 0; k < o.steps; ++k) {
+        const auto t0 = Clock::now();
+        step_or_throw(w);
+        const double total = seconds_since(t0);
+        const StepDiagnostics& d = w.diagnostics();
+        const double parts[] = {d.time_forces, d.time_broad, d.time_narrow, d.time_assemble,
+                                d.solver_wall_time, d.time_integrate};
+        double sum = 0.0;
+        for (int j = 0; j < 6; ++j) {
+            samples[j].push_back(parts[j]);
+            sum += parts[j];
+        }
+        samples[6].push_back(total - sum);
+        samples[7].push_back(total);
+        contacts += d.contacts;
+        iterations += d.iterations;
+        fmt::print("DBG step {} solve {:.3f} its {} contacts {} res {:.2e} colours {}\n", d.step, d.solver_wall_time, d.iterations, d.contacts, d.residual, d.colours);
+    }
+    contacts /= o.steps;
+    iterations /= o.steps;
+
+    // Output: frames of the 100k bodies into a scratch trajectory; the first (which also
+    // writes the XDMF sidecar for the first time) is not counted.
+    const fs::path tmp = fs::temp_directory_path() /
+                         fmt::format("talus_solver_benchmark_{}.h5", long(getpid()));
+    std::vector<double> frame_times;
+    {
+        RunMetadata meta;
+        meta.scene_text = scene.text;
+        meta.scene_path = o.scene.string();
+        meta.talus_version = TALUS_VERSION;
+        TrajectoryWriter writer(tmp, meta, w.materials, true);
+        for (int k = 0; k <= o.frames; ++k) {
+            const auto t0 = Clock::now();
+            writer.write_frame(w.bodies, w.time + k * w.simulation.dt, w.step_count + k);
+            if (k > 0) frame_times.push_back(seconds_since(t0));
+        }
+        writer.close();
+    }
+    const fs::path sidecar = fs::path(tmp).replace_extension(".xmf");
+    const double frame_bytes = double(fs::file_size(tmp)) / double(o.frames + 1);
+    fs::remove(tmp);
+    fs::remove(sidecar);
+
+    auto mean = [](const std::vector<double>& v) {
+        double s = 0.0;
+        for (double x : v) s += x;
+        return v.empty() ? 0.0 : s / double(v.size());
+    };
+    const double step_mean = mean(samples.back());
+    const fs::path path = o.results / "step_breakdown.csv";
+    std::ofstream csv = open_csv(path);
+    csv << "machine,threads,bodies,steps,mean_contacts,mean_iterations,stage,mean_s,min_s,max_s,"
+           "percent_of_step\n";
+    fmt::print("  mean contacts {:.0f}, mean iterations {:.1f}\n", contacts, iterations);
+    fmt::print("  {:22s} {:>10s} {:>10s} {:>10s} {:>8s}\n", "stage", "mean [s]", "min [s]",
+               "max [s]", "% step");
+    auto row = [&](const std::string& name, const std::vector<double>& v) {
+        const double m = mean(v);
+        const double lo = *std::min_element(v.begin(), v.end());
+        const double hi = *std::max_element(v.begin(), v.end());
+        csv << fmt::format("{},{},{},{},{:.0f},{:.2f},{},{:.6f},{:.6f},{:.6f},{:.1f}\n",
+                           csv_field(machine), active_threads(), w.bodies.size(), v.size(),
+                           contacts, iterations, name, m, lo, hi, 100.0 * m / step_mean);
+        fmt::print("  {:22s} {:10.4f} {:10.4f} {:10.4f} {:7.1f}%\n", name, m, lo, hi,
+                   100.0 * m / step_mean);
+    };
+    for (std::size_t j = 0; j < names.size(); ++j) row(names[j], samples[j]);
+    row("output_write_frame", frame_times);
+    fmt::print("  (one frame is {:.1f} MB in the file; output_write_frame is per frame, and a "
+               "run writes one every {} steps)\n", frame_bytes / 1e6,
+               std::max<long long>(1, std::llround(scene.output.interval / w.simulation.dt)));
+    fmt::print("wrote {}\n", path.string());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"Talus solver benchmarks on a settled 100k-sphere pile (benchmarks/README.md)"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    app.add_option("--scene", o.scene, "Scene of the reference problem")->capture_default_str();
+    app.add_option("--state", o.state, "Cached settled state (HDF5)")->capture_default_str();
+    app.add_option("--results", o.results, "Directory for the CSV files")->capture_default_str();
+    app.add_option("--threads", o.threads,
+                   "Threads for generate, convergence and breakdown (0: all)")->capture_default_str();
+    app.add_option("--prime", o.prime_steps,
+                   "Steps after the saved state before the problem is taken")->capture_default_str();
+    auto* gen = app.add_subcommand("generate", "Settle the pile and cache its state");
+    auto* conv = app.add_subcommand("convergence", "Residual histories of PGS, PJ, APGD");
+    conv->add_option("--budget", o.budget, "Wall-time budget per solve [s]")->capture_default_str();
+    conv->add_option("--tolerance", o.tolerance, "Stop at this residual [m/s]")->capture_default_str();
+    auto* thr = app.add_subcommand("throughput", "Contact-iterations/s on 1 and 2 threads");
+    thr->add_option("--iterations", o.sweeps, "Iterations per solve")->capture_default_str();
+    thr->add_option("--repeats", o.repeats, "Repeats (median)")->capture_default_str();
+    auto* brk = app.add_subcommand("breakdown", "Seconds per stage of a whole step");
+    brk->add_option("--steps", o.steps, "Measured steps")->capture_default_str();
+    brk->add_option("--warmup", o.warmup_steps, "Unmeasured steps before them")->capture_default_str();
+    auto* dbg = app.add_subcommand("debug", "debug");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        if (*gen) return cmd_generate(o);
+        if (*conv) return cmd_convergence(o);
+        if (*thr) return cmd_throughput(o);
+        if (*brk) return cmd_breakdown(o);
+        if (*dbg) return cmd_debug(o);
+    } catch (const StaleState& e) {
+        std::fprintf(stderr, "talus_solver_benchmark: %s\n", e.what());
+        return kExitStale;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "talus_solver_benchmark: %s\n", e.what());
+        return kExitFailure;
+    }
+    return kExitFailure;
+}
