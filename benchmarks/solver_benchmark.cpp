@@ -48,6 +48,8 @@
 #include "io/hdf5_handles.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_writer.hpp"
+#include "solvers/cone_projection.hpp"
+#include "solvers/contact_ops.hpp"
 #include "solvers/solver.hpp"
 
 namespace fs = std::filesystem;
@@ -307,7 +309,7 @@ struct Options {
     double budget = 60.0;         ///< wall-time budget per convergence solve [s]
     double tolerance = 1e-6;      ///< convergence runs stop here [m/s]
     int sweeps = 50;              ///< iterations per throughput solve
-    int repeats = 5;              ///< throughput and bandwidth repeats (median, best)
+    int repeats = 7;              ///< throughput and bandwidth repeats (median, best)
     int steps = 20;               ///< measured steps of the breakdown
     int warmup_steps = 5;         ///< unmeasured steps before them
     int frames = 5;               ///< measured trajectory frames (after one unmeasured)
@@ -359,11 +361,26 @@ std::string describe(const World::Problem& p) {
     return s;
 }
 
-SolverResult solve_copy(const World::Problem& p, const SolverSettings& s) {
+/// Solve a copy of the problem; optionally count, per threshold, the contacts whose
+/// residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖/η_i stays above it at exit.
+SolverResult solve_copy(const World::Problem& p, const SolverSettings& s,
+                        const std::vector<double>& thresholds = {},
+                        std::vector<std::size_t>* above = nullptr) {
     AssembledBatch batch = p.batch;
     BodyStore bodies = p.bodies;
     SolverWorkspace work;
-    return solve_ccp(batch, bodies, s, work);
+    SolverResult r = solve_ccp(batch, bodies, s, work);
+    if (above) {
+        above->assign(thresholds.size(), 0);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            const Vec3 d = contact_velocity(batch, bodies, i);
+            const Vec3& g = batch.gamma[i];
+            const double term =
+                (g - project_friction_cone(g - batch.eta[i] * d, batch.mu[i])).norm() / batch.eta[i];
+            for (std::size_t k = 0; k < thresholds.size(); ++k) (*above)[k] += term > thresholds[k];
+        }
+    }
+    return r;
 }
 
 std::unique_ptr<tbb::global_control> limit_threads(int threads) {
@@ -433,7 +450,8 @@ int cmd_generate(const Options& o) {
 
 struct Threshold {
     double value;
-    std::optional<IterationRecord> reached;
+    std::optional<IterationRecord> reached;  ///< first history entry at or below it
+    std::size_t above_at_exit = 0;           ///< contacts whose term exceeds it at exit
 };
 
 int cmd_convergence(const Options& o) {
@@ -469,28 +487,43 @@ int cmd_convergence(const Options& o) {
             << "start,iteration,seconds,residual\n";
         for (const char* start : {"cold", "warm"}) {
             const World::Problem& p = std::string(start) == "cold" ? problems.cold : problems.warm;
-            // The cap: what fits the budget at the cost of the first iterations.
+            // The cap: what fits the budget, from two short probes (their difference is
+            // the cost per iteration, the rest the solve's fixed set-up and wind-up).
             s.max_iterations = 10;
-            const SolverResult probe = solve_copy(p, s);
-            const double per_iteration = probe.wall_time / std::max(1, probe.iterations);
-            s.max_iterations = int(std::clamp(o.budget / per_iteration, 20.0, 1e6));
-            const SolverResult r = solve_copy(p, s);
+            const SolverResult short_probe = solve_copy(p, s);
+            s.max_iterations = 40;
+            const SolverResult long_probe = solve_copy(p, s);
+            double cap = 20.0;
+            if (long_probe.iterations > short_probe.iterations) {
+                const double per_iteration =
+                    std::max(1e-9, long_probe.wall_time - short_probe.wall_time) /
+                    double(long_probe.iterations - short_probe.iterations);
+                const double fixed =
+                    std::max(0.0, short_probe.wall_time - short_probe.iterations * per_iteration);
+                cap = (o.budget - fixed) / per_iteration;
+            }
+            s.max_iterations = int(std::clamp(cap, 20.0, 1e6));
+            const std::vector<double> levels{1e-3, 1e-4, 1e-5};
+            std::vector<std::size_t> above;
+            const SolverResult r = solve_copy(p, s, levels, &above);
             for (const IterationRecord& h : r.history)
                 csv << fmt::format("{},{},{:.6f},{:.6e}\n", start, h.iteration, h.seconds, h.residual);
             Row row{start, solver_name(type), s.max_iterations, r.iterations, r.residual,
                     r.wall_time, r.converged, r.unbounded_contacts.size(), {}};
-            for (double t : {1e-3, 1e-4, 1e-5}) {
-                Threshold th{t, std::nullopt};
+            for (std::size_t k = 0; k < levels.size(); ++k) {
+                Threshold th{levels[k], std::nullopt, above[k]};
                 for (const IterationRecord& h : r.history)
-                    if (h.residual <= t) {
+                    if (h.residual <= levels[k]) {
                         th.reached = h;
                         break;
                     }
                 row.thresholds.push_back(th);
             }
-            fmt::print("  {:4s} {:4s}: {:6d} iterations (cap {}), residual {:.3e} m/s{}, {:.1f} s{}\n",
+            fmt::print("  {:4s} {:4s}: {:6d} iterations (cap {}), residual {:.3e} m/s{}, {:.1f} s; "
+                       "contacts above 1e-3 / 1e-4 / 1e-5 at exit: {} / {} / {}{}\n",
                        solver_name(type), start, r.iterations, s.max_iterations, r.residual,
-                       r.converged ? " (converged)" : "", r.wall_time,
+                       r.converged ? " (converged)" : "", r.wall_time, above[0], above[1],
+                       above[2],
                        r.unbounded_contacts.empty()
                            ? ""
                            : fmt::format(", {} contacts flagged unbounded", r.unbounded_contacts.size()));
@@ -502,7 +535,8 @@ int cmd_convergence(const Options& o) {
 
     const fs::path table_path = o.results / "convergence_table.csv";
     std::ofstream table = open_csv(table_path);
-    table << "machine,contacts,start,solver,threshold_m_s,iterations,seconds,result\n";
+    table << "machine,contacts,start,solver,threshold_m_s,iterations,seconds,result,"
+             "contacts_above_at_exit\n";
     fmt::print("\niterations / seconds to reach the residual (m/s), {} contacts:\n",
                problems.warm.batch.size());
     fmt::print("  {:6s} {:5s} {:>24s} {:>24s} {:>24s}\n", "solver", "start", "1e-3", "1e-4", "1e-5");
@@ -513,15 +547,16 @@ int cmd_convergence(const Options& o) {
             if (th.reached) {
                 result = "reached";
                 cell = fmt::format("{} it / {:.2f} s", th.reached->iteration, th.reached->seconds);
-                table << fmt::format("{},{},{},{},{:g},{},{:.4f},{}\n", csv_field(machine),
+                table << fmt::format("{},{},{},{},{:g},{},{:.4f},{},{}\n", csv_field(machine),
                                      problems.warm.batch.size(), row.start, row.solver, th.value,
-                                     th.reached->iteration, th.reached->seconds, result);
+                                     th.reached->iteration, th.reached->seconds, result,
+                                     th.above_at_exit);
             } else {
                 result = fmt::format("not reached in {} iterations", row.iterations);
                 cell = fmt::format("not in {} it", row.iterations);
-                table << fmt::format("{},{},{},{},{:g},,,{}\n", csv_field(machine),
+                table << fmt::format("{},{},{},{},{:g},,,{},{}\n", csv_field(machine),
                                      problems.warm.batch.size(), row.start, row.solver, th.value,
-                                     result);
+                                     result, th.above_at_exit);
             }
             line += fmt::format(" {:>24s}", cell);
         }
@@ -639,8 +674,9 @@ int cmd_throughput(const Options& o) {
     const fs::path path = o.results / "throughput.csv";
     std::ofstream csv = open_csv(path);
     csv << "machine,solver,threads,contacts,iterations_per_solve,repeats,seconds_per_iteration,"
-           "contact_iterations_per_s,speedup_vs_1_thread,bytes_streamed_per_contact,"
-           "bytes_bodies_per_contact,streamed_GB_s,all_GB_s,copy_bandwidth_GB_s\n";
+           "min_seconds_per_iteration,max_seconds_per_iteration,contact_iterations_per_s,"
+           "speedup_vs_1_thread,bytes_streamed_per_contact,bytes_bodies_per_contact,"
+           "streamed_GB_s,all_GB_s,copy_bandwidth_GB_s\n";
     struct Kind {
         SolverType type;
         std::optional<Traffic> traffic;
@@ -649,39 +685,32 @@ int cmd_throughput(const Options& o) {
                                   {SolverType::PJ, pj_traffic(p)},
                                   {SolverType::APGD, std::nullopt}};
     for (const Kind& kind : kinds) {
-        double one_thread = 0.0;
-        for (std::size_t k = 0; k < thread_counts.size(); ++k) {
-            const int threads = thread_counts[k];
-            const auto limit = limit_threads(threads);
-            SolverSettings s = scene.world.solver;
-            s.type = kind.type;
-            s.relaxation = 0.0;
-            s.tolerance = 1e-30;  // never reached: every solve runs all its iterations
-            s.max_iterations = o.sweeps;
-            s.record_history = true;
-            std::vector<double> per_iteration;
-            for (int rep = 0; rep < o.repeats; ++rep) {
+        SolverSettings s = scene.world.solver;
+        s.type = kind.type;
+        s.relaxation = 0.0;
+        s.tolerance = 1e-30;  // never reached: every solve runs all its iterations
+        s.max_iterations = o.sweeps;
+        s.record_history = true;
+        // Thread counts alternate within each repeat, so a slow spell of this shared
+        // machine hits all of them rather than one.
+        std::vector<std::vector<double>> per_iteration(thread_counts.size());
+        for (int rep = 0; rep < o.repeats; ++rep)
+            for (std::size_t k = 0; k < thread_counts.size(); ++k) {
+                const auto limit = limit_threads(thread_counts[k]);
                 const SolverResult r = solve_copy(p, s);
                 // time between the first and last history entries: whole iterations only,
                 // without the solve's set-up and final rebuild (and for PGS without the
                 // residual passes of the history)
                 const IterationRecord& a = r.history.front();
                 const IterationRecord& b = r.history.back();
-                per_iteration.push_back((b.seconds - a.seconds) / double(b.iteration - a.iteration));
+                per_iteration[k].push_back((b.seconds - a.seconds) / double(b.iteration - a.iteration));
             }
-            {
-                SolverSettings s2 = s; s2.record_history = false;
-                for (int rep = 0; rep < 3; ++rep) {
-                    const SolverResult r = solve_copy(p, s2);
-                    fmt::print("DBG no-history wall {:.3f} s / {} it = {:.2f} ms\n", r.wall_time, r.iterations, 1e3 * r.wall_time / r.iterations);
-                }
-                for (int rep = 0; rep < 3; ++rep) {
-                    const SolverResult r = solve_copy(p, s);
-                    fmt::print("DBG history wall {:.3f} s / {} it; h0 {:.4f} hN {:.4f}\n", r.wall_time, r.iterations, r.history.front().seconds, r.history.back().seconds);
-                }
-            }
-            const double t = median(per_iteration);
-            if (k == 0) one_thread = t;
+        const double one_thread = median(per_iteration[0]);
+        for (std::size_t k = 0; k < thread_counts.size(); ++k) {
+            const std::vector<double>& v = per_iteration[k];
+            const double t = median(v);
+            const double lo = *std::min_element(v.begin(), v.end());
+            const double hi = *std::max_element(v.begin(), v.end());
             const double rate = n / t;
             std::string traffic_cols = ",,,";
             std::string note;
@@ -690,22 +719,20 @@ int cmd_throughput(const Options& o) {
                 traffic_cols = fmt::format("{:.0f},{:.0f},{:.2f},{:.2f}", tr.streamed, tr.bodies,
                                            rate * tr.streamed / 1e9,
                                            rate * (tr.streamed + tr.bodies) / 1e9);
-                note = fmt::format(" | {:.0f} B streamed + {:.0f} B bodies per contact -> "
-                                   "{:.1f} (streamed) to {:.1f} GB/s (all) of {:.1f} copy",
+                note = fmt::format("\n       {:.0f} B streamed + {:.0f} B of bodies per contact: "
+                                   "{:.1f} to {:.1f} GB/s, copy bandwidth {:.1f} GB/s",
                                    tr.streamed, tr.bodies, rate * tr.streamed / 1e9,
                                    rate * (tr.streamed + tr.bodies) / 1e9, bandwidth[k] / 1e9);
-            } else {
-                traffic_cols = ",,,";
             }
-            csv << fmt::format("{},{},{},{},{},{},{:.6e},{:.4e},{:.3f},{},{:.2f}\n",
-                               csv_field(machine), solver_name(kind.type), threads,
-                               p.batch.size(), o.sweeps, o.repeats, t, rate, one_thread / t,
-                               traffic_cols, bandwidth[k] / 1e9);
-            fmt::print("  {:4s} {} thread(s): {:.2f} ms per iteration, {:.3e} contact-it/s, "
-                       "speedup {:.2f}{}\n", solver_name(kind.type), threads, 1e3 * t, rate,
-                       one_thread / t, note);
-            std::fflush(stdout);
+            csv << fmt::format("{},{},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.4e},{:.3f},{},{:.2f}\n",
+                               csv_field(machine), solver_name(kind.type), thread_counts[k],
+                               p.batch.size(), o.sweeps, o.repeats, t, lo, hi, rate,
+                               one_thread / t, traffic_cols, bandwidth[k] / 1e9);
+            fmt::print("  {:4s} {} thread(s): {:.2f} ms per iteration (min {:.2f}, max {:.2f}), "
+                       "{:.3e} contact-it/s, speedup {:.2f}{}\n", solver_name(kind.type),
+                       thread_counts[k], 1e3 * t, 1e3 * lo, 1e3 * hi, rate, one_thread / t, note);
         }
+        std::fflush(stdout);
     }
     fmt::print("wrote {}\n", path.string());
     return 0;
@@ -713,22 +740,6 @@ int cmd_throughput(const Options& o) {
 
 // ---------------------------------------------------------------------------------------
 // breakdown
-
-int cmd_debug(const Options& o) {
-    Scene scene = load_reference(o, o.prime_steps);
-    World& w = scene.world;
-    SolverSettings s = w.solver;
-    World::Problem p = w.next_problem();
-    for (double tol : {1e-3, 1e-30})
-      for (bool hist : {false, true})
-        for (int cap : {40, 50}) {
-            SolverSettings t = s; t.tolerance = tol; t.record_history = hist; t.max_iterations = cap;
-            SolverResult r = solve_copy(p, t);
-            fmt::print("tol {:g} hist {} cap {}: wall {:.3f} s its {} unbounded {} {}\n", tol, hist, cap, r.wall_time, r.iterations, r.unbounded_contacts.size(),
-                hist ? fmt::format("sweeps {:.2f} ms", 1e3*(r.history.back().seconds - r.history.front().seconds)/(cap-1)) : "");
-        }
-    return 0;
-}
 
 int cmd_breakdown(const Options& o) {
     const auto limit = limit_threads(o.threads);
@@ -760,7 +771,6 @@ int cmd_breakdown(const Options& o) {
         samples[7].push_back(total);
         contacts += d.contacts;
         iterations += d.iterations;
-        fmt::print("DBG step {} solve {:.3f} its {} contacts {} res {:.2e} colours {}\n", d.step, d.solver_wall_time, d.iterations, d.contacts, d.residual, d.colours);
     }
     contacts /= o.steps;
     iterations /= o.steps;
@@ -844,14 +854,12 @@ int main(int argc, char** argv) {
     auto* brk = app.add_subcommand("breakdown", "Seconds per stage of a whole step");
     brk->add_option("--steps", o.steps, "Measured steps")->capture_default_str();
     brk->add_option("--warmup", o.warmup_steps, "Unmeasured steps before them")->capture_default_str();
-    auto* dbg = app.add_subcommand("debug", "debug");
     CLI11_PARSE(app, argc, argv);
     try {
         if (*gen) return cmd_generate(o);
         if (*conv) return cmd_convergence(o);
         if (*thr) return cmd_throughput(o);
         if (*brk) return cmd_breakdown(o);
-        if (*dbg) return cmd_debug(o);
     } catch (const StaleState& e) {
         std::fprintf(stderr, "talus_solver_benchmark: %s\n", e.what());
         return kExitStale;

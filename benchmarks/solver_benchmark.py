@@ -82,10 +82,22 @@ def plot_convergence(out_png):
             sec = [float(r["seconds"]) for r in sel]
             res = [float(r["residual"]) for r in sel]
             label = f"{solver.upper()} {start}"
+            if solver == "apgd":
+                # APGD is not monotone and returns its best iterate: draw the running
+                # minimum (what a solve stopped there would return), the raw iterates faint
+                for ax, xs in ((ax_it, it), (ax_t, sec)):
+                    x, y = thin(xs, res)
+                    ax.plot(x, y, styles[start], color=colours[solver], lw=0.5, alpha=0.3)
+                best, low = [], float("inf")
+                for r in res:
+                    low = min(low, r)
+                    best.append(low)
+                res = best
+                label += " (best so far)"
             x, y = thin(it, res)
-            ax_it.plot(x, y, styles[start], color=colours[solver], lw=1.2, label=label)
+            ax_it.plot(x, y, styles[start], color=colours[solver], lw=1.4, label=label)
             x, y = thin(sec, res)
-            ax_t.plot(x, y, styles[start], color=colours[solver], lw=1.2, label=label)
+            ax_t.plot(x, y, styles[start], color=colours[solver], lw=1.4, label=label)
     for ax, xlabel in ((ax_it, "iteration"), (ax_t, "solver time [s]")):
         ax.set_yscale("log")
         ax.set_xscale("log")
@@ -111,11 +123,14 @@ def summary():
         if rows:
             lines.append(f"Machine: {rows[0]['machine']}")
             lines.append(f"Convergence on the 100k pile ({rows[0]['contacts']} contacts), "
-                         "iterations / seconds to reach r:")
+                         "iterations / seconds to reach r (or contacts still above it at exit):")
             by = {}
             for r in rows:
-                cell = (f"{r['iterations']} it / {float(r['seconds']):.2f} s"
-                        if r["result"] == "reached" else r["result"])
+                if r["result"] == "reached":
+                    cell = f"{r['iterations']} it / {float(r['seconds']):.2f} s"
+                else:  # "not reached in N iterations", and how many contacts are still above
+                    cell = (f"not in {r['result'].split()[3]} it "
+                            f"({r.get('contacts_above_at_exit', '?')} above)")
                 by.setdefault((r["solver"], r["start"]), {})[r["threshold_m_s"]] = cell
             lines.append(f"  {'':11s} {'1e-3 m/s':>28s} {'1e-4 m/s':>28s} {'1e-5 m/s':>28s}")
             for (solver, start), cells in by.items():
