@@ -371,9 +371,10 @@ SolverResult solve_copy(const World::Problem& p, const SolverSettings& s,
     SolverWorkspace work;
     SolverResult r = solve_ccp(batch, bodies, s, work);
     if (above) {
+        const SolverBodies sb(bodies);
         above->assign(thresholds.size(), 0);
         for (std::size_t i = 0; i < batch.size(); ++i) {
-            const Vec3 d = contact_velocity(batch, bodies, i);
+            const Vec3 d = contact_velocity(batch, sb, i);
             const Vec3& g = batch.gamma[i];
             const double term =
                 (g - project_friction_cone(g - batch.eta[i] * d, batch.mu[i])).norm() / batch.eta[i];
@@ -611,18 +612,15 @@ struct Traffic {
 
 Traffic pgs_traffic(const World::Problem& p) {
     const AssembledBatch& c = p.batch;
-    const BodyStore& b = p.bodies;
     std::size_t ends = 0;
     for (std::size_t i = 0; i < c.size(); ++i) ends += (c.a[i] != kNoBody) + (c.b[i] != kNoBody);
     const double n = double(std::max<std::size_t>(1, c.size()));
     Traffic t;
-    // d_i: a, b, basis, ang_a, ang_b, rhs; the step: eta, mu; γ read and written.
-    t.streamed = elem(c.a) + elem(c.b) + elem(c.basis) + elem(c.ang_a) + elem(c.ang_b) +
-                 elem(c.rhs) + elem(c.eta) + elem(c.mu) + 2.0 * elem(c.gamma);
-    // per body end: v and ω̄ read and written, 1/m and J̄⁻¹ read.
-    t.bodies = double(ends) / n *
-               (2.0 * elem(b.velocity) + 2.0 * elem(b.angular_velocity) + elem(b.inv_mass) +
-                elem(b.inv_inertia));
+    // d_i: a, b, n, u, both levers, rhs; the step: eta, mu; γ read and written.
+    t.streamed = elem(c.a) + elem(c.b) + elem(c.normal) + elem(c.tangent) + elem(c.lever_a) +
+                 elem(c.lever_b) + elem(c.rhs) + elem(c.eta) + elem(c.mu) + 2.0 * elem(c.gamma);
+    // per body end: one SolverBody line (v, 1/m, ω, 1/J) read and written.
+    t.bodies = double(ends) / n * 2.0 * double(sizeof(SolverBody));
     return t;
 }
 
@@ -636,19 +634,19 @@ Traffic pj_traffic(const World::Problem& p) {
     const double per_end = double(ends) / n, per_body = double(b.size()) / n;
     Traffic t;
     // contact pass: d_i as in PGS, eta, mu, the step s_i, γ read, the new γ written;
-    // the gather, per contact end: entry, γ, basis, one angular block (contacts in body
-    // order: scattered, but every byte of them is used once per end).
-    t.streamed = elem(c.a) + elem(c.b) + elem(c.basis) + elem(c.ang_a) + elem(c.ang_b) +
-                 elem(c.rhs) + elem(c.eta) + elem(c.mu) + elem(w.s0) + elem(c.gamma) +
-                 elem(w.c0) +
-                 per_end * (elem(w.body_contacts.entry) + elem(c.gamma) + elem(c.basis) +
-                            elem(c.ang_a));
-    // contact pass reads v, ω̄ per end; the gather per body reads start, ν*, 1/m, J̄⁻¹ and
-    // writes ν.
-    t.bodies = per_end * (elem(b.velocity) + elem(b.angular_velocity)) +
-               per_body * (elem(w.body_contacts.start) + elem(w.v_free) + elem(w.w_free) +
-                           elem(b.inv_mass) + elem(b.inv_inertia) + elem(b.velocity) +
-                           elem(b.angular_velocity));
+    // the gather, per contact end: entry, γ, n, u, one lever (contacts in body order:
+    // scattered, but every byte of them is used once per end).
+    t.streamed = elem(c.a) + elem(c.b) + elem(c.normal) + elem(c.tangent) + elem(c.lever_a) +
+                 elem(c.lever_b) + elem(c.rhs) + elem(c.eta) + elem(c.mu) + elem(w.s0) +
+                 elem(c.gamma) + elem(w.c0) +
+                 per_end * (elem(w.body_contacts.entry) + elem(c.gamma) + elem(c.normal) +
+                            elem(c.tangent) + elem(c.lever_a));
+    // contact pass reads one SolverBody line per end; the gather per body reads start and
+    // ν* and reads and writes its SolverBody line.
+    const double line = double(sizeof(SolverBody));
+    t.bodies = per_end * line +
+               per_body * (elem(w.body_contacts.start) + elem(w.bodies.v_free) +
+                           elem(w.bodies.w_free) + 2.0 * line);
     return t;
 }
 

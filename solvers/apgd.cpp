@@ -27,12 +27,12 @@ namespace talus {
 namespace {
 
 /// out = N z, using the workspace's per-body scratch.
-void apply_n(const AssembledBatch& c, const BodyStore& bodies, SolverWorkspace& work,
-             const std::vector<Vec3>& z, std::vector<Vec3>& out) {
-    gather_velocities(c, bodies, work.body_contacts, z, nullptr, nullptr, work.tmp_v, work.tmp_w);
+void apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<Vec3>& z,
+             std::vector<Vec3>& out) {
+    impulse_velocities(c, work.body_contacts, work.bodies, z, work.tmp_v, work.tmp_w);
     out.resize(c.size());
     parallel_each(c.size(), [&](std::size_t i) {
-        out[i] = jacobian_velocity(c, work.tmp_v, work.tmp_w, i);
+        out[i] = jacobian_velocity(c, contact_frame(c, i), work.tmp_v, work.tmp_w, i);
     });
 }
 
@@ -58,8 +58,8 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
     if (n > 0) {
         p.resize(n);
         xn.resize(n);
-        parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, bodies, i); });
-        apply_n(batch, bodies, work, x, nx);
+        parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, work.bodies, i); });
+        apply_n(batch, work, x, nx);
 
         auto residual_of = [&](const std::vector<Vec3>& g, const std::vector<Vec3>& ng) {
             return parallel_max(n, [&](std::size_t i) {
@@ -74,7 +74,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
 
         // L₀ from the product with γ₀ − γ̂₀ = −1 (a vector of ones): ‖N 1‖ / ‖1‖.
         y.assign(n, Vec3::Ones());
-        apply_n(batch, bodies, work, y, ny);
+        apply_n(batch, work, y, ny);
         double L = std::sqrt(deterministic_sum(n, partial, [&](std::size_t i) { return ny[i].squaredNorm(); }) /
                              (3.0 * double(n)));
         if (!(L > 0.0)) L = 1.0;
@@ -90,7 +90,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                 parallel_each(n, [&](std::size_t i) {
                     xn[i] = project_friction_cone(y[i] - t * (ny[i] + p[i]), batch.mu[i]);
                 });
-                apply_n(batch, bodies, work, xn, nxn);
+                apply_n(batch, work, xn, nxn);
                 dist2 = deterministic_sum(n, partial, [&](std::size_t i) {
                     return (xn[i] - y[i]).squaredNorm();
                 });
@@ -135,7 +135,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         }
         // the growth test looks at the last iterate, where an unbounded ray shows
         if (!stopped_early) {
-            detail::finish_solve(batch, bodies, work);
+            detail::finish_solve(batch, nullptr, work);
             result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
         }
         x = best;

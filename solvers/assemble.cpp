@@ -1,10 +1,12 @@
 // Assembly of the step's cone complementarity problem (DESIGN §3–§4, §6).
 //
-// For contact i with normal n (A → B), tangents (u, w) from n alone (Duff et al. 2017),
-// and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B) −
-// (v_A + ω_A × r_A)] with A_i = [n u w]. With ω = R ω̄, the angular part of row t is
-// (r × t)·R ω̄ = (Rᵀ(r × t))·ω̄, so each side stores a 3×3 matrix of body-frame rows.
-// W_ii = D_iᵀ M⁻¹ D_i is never formed; only its trace, for η_i = 3 / trace(W_ii).
+// For contact i with normal n (A → B), tangents (u, w = n × u) from n alone (Duff et al.
+// 2017), and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B)
+// − (v_A + ω_A × r_A)] with A_i = [n u w] and world-frame ω (solvers/solver_bodies.hpp).
+// The batch stores n, u and the world lever arms; the products are in contact_ops.hpp.
+// W_ii = D_iᵀ M⁻¹ D_i is never formed; only its trace, for η_i = 3 / trace(W_ii):
+// trace = Σ_sides [3/m + Σ_t (r × t)ᵀ I⁻¹ (r × t)], with I⁻¹ = R J̄⁻¹ Rᵀ evaluated in
+// the body frame as Σ_k J̄⁻¹_k (Rᵀ(r × t))_k².
 // Stabilisation: b = Φ/h for an open gap, max(γ_s Φ/h, −v_rec) for a penetration.
 // Warm start: γ⁰ from the previous step's impulses of the same contact, friction
 // re-projected on the new tangents, scaled by h_new/h_old and projected onto K_i.
@@ -16,6 +18,7 @@
 #include <algorithm>
 
 #include "solvers/cone_projection.hpp"
+#include "solvers/contact_ops.hpp"
 #include "solvers/warm_start.hpp"
 
 namespace talus {
@@ -24,8 +27,8 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
               const SolverSettings& settings, double h, const WarmStartCache& warm,
               AssembledBatch& out) {
     const std::size_t n = contacts.size();
-    out.a.resize(n); out.b.resize(n); out.basis.resize(n); out.ang_a.resize(n);
-    out.ang_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
+    out.a.resize(n); out.b.resize(n); out.normal.resize(n); out.tangent.resize(n);
+    out.lever_a.resize(n); out.lever_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
     out.eta.resize(n); out.gamma.resize(n);
     out.colour_start = contacts.colour_start;
     out.overflow_colour = contacts.overflow_colour;
@@ -37,25 +40,25 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
         for (std::size_t i = r.begin(); i != r.end(); ++i) {
             const int32_t a = contacts.a[i], b = contacts.b[i];
             const Vec3& nrm = contacts.normal[i];
-            Vec3 u, w;
-            orthonormal_basis(nrm, u, w);
-            Mat3 basis;
-            basis.col(0) = nrm; basis.col(1) = u; basis.col(2) = w;
+            Vec3 u, w_unused;
+            orthonormal_basis(nrm, u, w_unused);
+            const ContactFrame frame{nrm, u, cross(nrm, u)};
 
             double trace = 0.0;
-            auto side = [&](int32_t body, Mat3& ang) {
-                if (body == kNoBody) { ang.setZero(); return; }
+            auto side = [&](int32_t body) -> Vec3 {
+                if (body == kNoBody) return Vec3::Zero();
                 const Mat3 rot = bodies.orientation[body].toRotationMatrix();
                 const Vec3 lever = contacts.point[i] - bodies.position[body];
-                for (int k = 0; k < 3; ++k)
-                    ang.row(k) = (rot.transpose() * lever.cross(basis.col(k))).transpose();
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
-                for (int k = 0; k < 3; ++k)
-                    trace += ang.row(k).cwiseProduct(ang.row(k)).dot(inv_j.transpose());
+                for (const Vec3* t : {&frame.n, &frame.u, &frame.w}) {
+                    const Vec3 row = rot.transpose() * cross(lever, *t);  // body frame
+                    trace += row.cwiseProduct(row).dot(inv_j);
+                }
+                return lever;
             };
-            side(a, out.ang_a[i]);
-            side(b, out.ang_b[i]);
+            out.lever_a[i] = side(a);
+            out.lever_b[i] = side(b);
 
             const double gap = contacts.gap[i];
             const double stab = gap >= 0.0
@@ -66,9 +69,10 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
 
             out.a[i] = a;
             out.b[i] = b;
-            out.basis[i] = basis;
+            out.normal[i] = nrm;
+            out.tangent[i] = u;
             out.stab[i] = stab;
-            out.rhs[i] = Vec3(stab, 0.0, 0.0) - basis.transpose() * contacts.velocity_a[i];
+            out.rhs[i] = Vec3(stab, 0.0, 0.0) - frame.to_contact(contacts.velocity_a[i]);
             out.mu[i] = mu;
             out.eta[i] = 3.0 / trace;
 
@@ -78,7 +82,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
                                               contacts.feature[i])) {
                     const double scale = h / e->h;
                     g0 = project_friction_cone(
-                        scale * Vec3(e->normal, e->friction.dot(u), e->friction.dot(w)), mu);
+                        scale * Vec3(e->normal, e->friction.dot(frame.u), e->friction.dot(frame.w)), mu);
                 }
             }
             out.gamma[i] = g0;

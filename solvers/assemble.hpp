@@ -14,14 +14,18 @@ namespace talus {
 class WarmStartCache;
 
 /// The CCP of one step, as structure of arrays. Contact i couples bodies a[i] and b[i]
-/// (kNoBody for a static or kinematic side). With ν = [v; ω̄] per body,
-///   c_i = basisᵀ (v_b − v_a) + ang_b ω̄_b − ang_a ω̄_a + rhs,
-/// where rhs = [b_i, 0, 0] − basisᵀ v_wall holds the stabilisation and a wall's velocity.
+/// (kNoBody for a static or kinematic side). With world-frame velocities (v, ω) per body
+/// and the contact frame A = [n u w], w = n × u,
+///   c_i = Aᵀ [(v_b + ω_b × r_b) − (v_a + ω_a × r_a)] + rhs,
+/// where rhs = [b_i, 0, 0] − Aᵀ v_wall holds the stabilisation and a wall's velocity.
+/// A PGS update reads 188 bytes of it per contact and writes 24 (γ); the products built
+/// on it are in solvers/contact_ops.hpp.
 struct AssembledBatch {
     std::vector<int32_t> a, b;
-    std::vector<Mat3> basis;    ///< columns n, u, w (world)
-    std::vector<Mat3> ang_a;    ///< rows: body-frame angular Jacobian of A for n, u, w
-    std::vector<Mat3> ang_b;    ///< same for B
+    std::vector<Vec3> normal;   ///< n, unit, A → B (world)
+    std::vector<Vec3> tangent;  ///< u, unit, ⊥ n (world); the second tangent is n × u
+    std::vector<Vec3> lever_a;  ///< r_a = contact point − centre of A [m] (0 without a body)
+    std::vector<Vec3> lever_b;  ///< r_b, the same for B [m]
     std::vector<Vec3> rhs;      ///< constant part of d_i [m/s]
     std::vector<double> stab;   ///< b_i alone [m/s]
     std::vector<double> mu;     ///< friction coefficient [-]

@@ -1,11 +1,7 @@
 // Body-major view of a contact batch (see body_contacts.hpp). Building it is a counting
-// sort over contact ends; gathering runs one task per chunk of bodies, each body adding
-// its contacts' contributions ±A_i γ_i (linear) and ±ang_iᵀ γ_i (angular, body frame) in
-// ascending contact order, so every sum has a fixed order.
+// sort over contact ends; the gathers run one task per chunk of bodies, each body adding
+// its contacts' impulses in ascending contact order, so every sum has a fixed order.
 #include "solvers/body_contacts.hpp"
-
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
 
 namespace talus {
 
@@ -25,29 +21,22 @@ void BodyContacts::build(const AssembledBatch& c, std::size_t body_count) {
     }
 }
 
-void gather_velocities(const AssembledBatch& c, const BodyStore& bodies, const BodyContacts& bc,
-                       const std::vector<Vec3>& gamma, const std::vector<Vec3>* base_v,
-                       const std::vector<Vec3>* base_w, std::vector<Vec3>& out_v,
-                       std::vector<Vec3>& out_w) {
-    const std::size_t nb = bodies.size();
-    out_v.resize(nb);
-    out_w.resize(nb);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nb, 1024),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t b = r.begin(); b != r.end(); ++b) {
-            Vec3 f = Vec3::Zero(), t = Vec3::Zero();
-            for (uint32_t k = bc.start[b]; k < bc.start[b + 1]; ++k) {
-                const uint32_t e = bc.entry[k];
-                const std::size_t i = e >> 1;
-                const Vec3& g = gamma[i];
-                const Mat3& ang = (e & 1) ? c.ang_b[i] : c.ang_a[i];
-                const double sign = (e & 1) ? 1.0 : -1.0;
-                f += sign * (c.basis[i] * g);
-                t += sign * (ang.transpose() * g);
-            }
-            out_v[b] = (base_v ? (*base_v)[b] : Vec3::Zero()) + bodies.inv_mass[b] * f;
-            out_w[b] = (base_w ? (*base_w)[b] : Vec3::Zero()) + bodies.inv_inertia[b].cwiseProduct(t);
-        }
+void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
+                       const std::vector<Vec3>& gamma, SolverBodies& sb) {
+    for_each_body_impulse(c, bc, gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
+        sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
+        sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
+    });
+}
+
+void impulse_velocities(const AssembledBatch& c, const BodyContacts& bc, const SolverBodies& sb,
+                        const std::vector<Vec3>& gamma, std::vector<Vec3>& out_v,
+                        std::vector<Vec3>& out_w) {
+    out_v.resize(bc.body_count());
+    out_w.resize(bc.body_count());
+    for_each_body_impulse(c, bc, gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
+        out_v[b] = sb.body[b].inv_mass * f;
+        out_w[b] = sb.inv_inertia_times(b, t);
     });
 }
 

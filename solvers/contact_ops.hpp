@@ -1,69 +1,118 @@
 #pragma once
-/// The two matrix-free products every solver is built from (DESIGN §3, §6):
-/// d_i = D_iᵀ ν + rhs_i (contact velocity) and ν += M⁻¹ D_i Δγ_i (apply an impulse).
+/// The two matrix-free products every solver is built from (DESIGN §3, §6), with body
+/// velocities in the world frame (solvers/solver_bodies.hpp):
+///   d_i = D_iᵀ ν + rhs_i = A_iᵀ [(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] + rhs_i,
+///   ν += M⁻¹ D_i Δγ: v_B += f/m_B, ω_B += I_B⁻¹ (r_B × f), and the opposite on A,
+/// with A_i = [n u w] the contact frame and f = A_i Δγ the impulse in the world frame.
 #include <vector>
 
-#include "engine/core/body_store.hpp"
 #include "solvers/assemble.hpp"
+#include "solvers/solver_bodies.hpp"
 
 namespace talus {
 
 #define TALUS_HOT inline __attribute__((always_inline))
 
-/// D_iᵀ ν for body velocities (v, ω̄) given as arrays [m/s].
-TALUS_HOT Vec3 jacobian_velocity(const AssembledBatch& c, const std::vector<Vec3>& v,
-                                 const std::vector<Vec3>& w, std::size_t i) {
+/// The contact frame A_i = [n u w]: normal and first tangent are stored, w = n × u.
+struct ContactFrame {
+    Vec3 n, u, w;
+    /// A Δγ: a contact-frame vector in the world frame.
+    TALUS_HOT Vec3 to_world(const Vec3& g) const {
+        return Vec3(n[0] * g[0] + u[0] * g[1] + w[0] * g[2], n[1] * g[0] + u[1] * g[1] + w[1] * g[2],
+                    n[2] * g[0] + u[2] * g[1] + w[2] * g[2]);
+    }
+    /// Aᵀ x: a world vector in the contact frame.
+    TALUS_HOT Vec3 to_contact(const Vec3& x) const {
+        return Vec3(n[0] * x[0] + n[1] * x[1] + n[2] * x[2], u[0] * x[0] + u[1] * x[1] + u[2] * x[2],
+                    w[0] * x[0] + w[1] * x[1] + w[2] * x[2]);
+    }
+};
+
+TALUS_HOT Vec3 cross(const Vec3& a, const Vec3& b) {
+    return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
+}
+
+TALUS_HOT ContactFrame contact_frame(const AssembledBatch& c, std::size_t i) {
+    const Vec3& n = c.normal[i];
+    const Vec3& u = c.tangent[i];
+    return {n, u, cross(n, u)};
+}
+// (Everything below is written on scalars: Eigen's partial packets on 3-vectors made GCC
+// spill and reload halves of them, which halved the PGS sweep rate.)
+
+/// v + ω × r, the velocity of a body's point at lever arm r (all world) [m/s].
+TALUS_HOT void add_point_velocity(const Vec3& v, const Vec3& w, const Vec3& r, double sign,
+                                  double out[3]) {
+    out[0] += sign * (v[0] + (w[1] * r[2] - w[2] * r[1]));
+    out[1] += sign * (v[1] + (w[2] * r[0] - w[0] * r[2]));
+    out[2] += sign * (v[2] + (w[0] * r[1] - w[1] * r[0]));
+}
+
+/// D_iᵀ ν for world-frame body velocities given as arrays (v, ω) [m/s].
+TALUS_HOT Vec3 jacobian_velocity(const AssembledBatch& c, const ContactFrame& f,
+                                 const std::vector<Vec3>& v, const std::vector<Vec3>& w,
+                                 std::size_t i) {
     const int32_t a = c.a[i], b = c.b[i];
-    const Mat3& basis = c.basis[i];
-    Vec3 dv = Vec3::Zero();
-    Vec3 d = Vec3::Zero();
-    if (b != kNoBody) {
-        dv = v[b];
-        const Mat3& J = c.ang_b[i];
-        const Vec3& wb = w[b];
-        for (int k = 0; k < 3; ++k) d[k] += J(k, 0) * wb[0] + J(k, 1) * wb[1] + J(k, 2) * wb[2];
-    }
-    if (a != kNoBody) {
-        dv -= v[a];
-        const Mat3& J = c.ang_a[i];
-        const Vec3& wa = w[a];
-        for (int k = 0; k < 3; ++k) d[k] -= J(k, 0) * wa[0] + J(k, 1) * wa[1] + J(k, 2) * wa[2];
-    }
-    for (int k = 0; k < 3; ++k)
-        d[k] += basis(0, k) * dv[0] + basis(1, k) * dv[1] + basis(2, k) * dv[2];
-    return d;
+    double rel[3] = {0.0, 0.0, 0.0};
+    if (b != kNoBody) add_point_velocity(v[b], w[b], c.lever_b[i], 1.0, rel);
+    if (a != kNoBody) add_point_velocity(v[a], w[a], c.lever_a[i], -1.0, rel);
+    return f.to_contact(Vec3(rel[0], rel[1], rel[2]));
 }
 
-/// d_i = D_iᵀ ν + rhs_i from the bodies' current velocities [m/s].
-TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const BodyStore& bodies, std::size_t i) {
-    return c.rhs[i] + jacobian_velocity(c, bodies.velocity, bodies.angular_velocity, i);
-}
-
-/// ν ← ν + M⁻¹ D_i Δγ: +A_i Δγ on B, −A_i Δγ on A.
-TALUS_HOT void apply_impulse(const AssembledBatch& c, BodyStore& bodies, std::size_t i,
-                             const Vec3& dg) {
+/// d_i = D_iᵀ ν + rhs_i at the solver bodies' current velocities [m/s].
+TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const ContactFrame& f,
+                                const SolverBodies& sb, std::size_t i) {
     const int32_t a = c.a[i], b = c.b[i];
-    const Mat3& basis = c.basis[i];
-    Vec3 f;
-    for (int k = 0; k < 3; ++k)
-        f[k] = basis(k, 0) * dg[0] + basis(k, 1) * dg[1] + basis(k, 2) * dg[2];
-    auto torque = [&](const Mat3& J) {  // Jᵀ Δγ, body frame
-        Vec3 t;
-        for (int k = 0; k < 3; ++k) t[k] = J(0, k) * dg[0] + J(1, k) * dg[1] + J(2, k) * dg[2];
-        return t;
-    };
-    if (b != kNoBody) {
-        bodies.velocity[b] += bodies.inv_mass[b] * f;
-        bodies.angular_velocity[b] += bodies.inv_inertia[b].cwiseProduct(torque(c.ang_b[i]));
-    }
-    if (a != kNoBody) {
-        bodies.velocity[a] -= bodies.inv_mass[a] * f;
-        bodies.angular_velocity[a] -= bodies.inv_inertia[a].cwiseProduct(torque(c.ang_a[i]));
+    double rel[3] = {0.0, 0.0, 0.0};
+    if (b != kNoBody) add_point_velocity(sb.body[b].v, sb.body[b].w, c.lever_b[i], 1.0, rel);
+    if (a != kNoBody) add_point_velocity(sb.body[a].v, sb.body[a].w, c.lever_a[i], -1.0, rel);
+    const Vec3 d = f.to_contact(Vec3(rel[0], rel[1], rel[2]));
+    const Vec3& rhs = c.rhs[i];
+    return Vec3(rhs[0] + d[0], rhs[1] + d[1], rhs[2] + d[2]);
+}
+
+TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const SolverBodies& sb, std::size_t i) {
+    return contact_velocity(c, contact_frame(c, i), sb, i);
+}
+
+/// One body's share of ν += M⁻¹ D_i Δγ: the world impulse p (sign +1 on B, −1 on A) at
+/// lever arm r.
+TALUS_HOT void push_body(SolverBodies& sb, int32_t body, const Vec3& r, const double p[3],
+                         double sign) {
+    SolverBody& B = sb.body[std::size_t(body)];
+    const double m = sign * B.inv_mass;
+    B.v[0] += m * p[0];
+    B.v[1] += m * p[1];
+    B.v[2] += m * p[2];
+    const double t[3] = {r[1] * p[2] - r[2] * p[1], r[2] * p[0] - r[0] * p[2],
+                         r[0] * p[1] - r[1] * p[0]};
+    if (B.inv_inertia >= 0.0) {
+        const double k = sign * B.inv_inertia;
+        B.w[0] += k * t[0];
+        B.w[1] += k * t[1];
+        B.w[2] += k * t[2];
+    } else {
+        const Mat3& J = sb.inv_inertia_world[std::size_t(body)];
+        for (int row = 0; row < 3; ++row)
+            B.w[row] += sign * (J(row, 0) * t[0] + J(row, 1) * t[1] + J(row, 2) * t[2]);
     }
 }
 
-/// The residual of DESIGN §6 at the bodies' current velocities:
+/// ν ← ν + M⁻¹ D_i Δγ on the solver bodies.
+TALUS_HOT void apply_impulse(const AssembledBatch& c, const ContactFrame& f, SolverBodies& sb,
+                             std::size_t i, const Vec3& dg) {
+    const int32_t a = c.a[i], b = c.b[i];
+    const Vec3 pw = f.to_world(dg);
+    const double p[3] = {pw[0], pw[1], pw[2]};
+    if (b != kNoBody) push_body(sb, b, c.lever_b[i], p, 1.0);
+    if (a != kNoBody) push_body(sb, a, c.lever_a[i], p, -1.0);
+}
+
+/// The residual of DESIGN §6 at the solver bodies' current velocities:
 /// r = max_i ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i  [m/s]. Deterministic (a max is exact).
+double ccp_residual(const AssembledBatch& c, const SolverBodies& sb);
+
+/// The same at the velocities held in a body store (ν after a solve).
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies);
 
 }  // namespace talus

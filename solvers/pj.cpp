@@ -38,11 +38,11 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
         step[i] = omega * batch.eta[i] / double(std::max(count(batch.a[i]), count(batch.b[i])));
     });
     bool stopped_early = n == 0;
-    gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free, &work.w_free,
-                      bodies.velocity, bodies.angular_velocity);
+    SolverBodies& sb = work.bodies;
+    solver_velocities(batch, bc, batch.gamma, sb);
     for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
         const double r = parallel_max(n, [&](std::size_t i) {
-            const Vec3 d = contact_velocity(batch, bodies, i);
+            const Vec3 d = contact_velocity(batch, sb, i);
             const Vec3& g = batch.gamma[i];
             const double eta = batch.eta[i];
             next[i] = project_friction_cone(g - step[i] * d, batch.mu[i]);
@@ -54,8 +54,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
             break;
         }
         batch.gamma.swap(next);
-        gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free,
-                          &work.w_free, bodies.velocity, bodies.angular_velocity);
+        solver_velocities(batch, bc, batch.gamma, sb);
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
     }

@@ -33,6 +33,7 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
+#include "solvers/parallel_sum.hpp"
 
 namespace talus {
 
@@ -46,19 +47,17 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
     return {};
 }
 
+double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
+    return parallel_max(c.size(), [&](std::size_t i) {
+        const Vec3 d = contact_velocity(c, sb, i);
+        const Vec3& g = c.gamma[i];
+        const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
+        return diff.norm() / c.eta[i];
+    });
+}
+
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
-    return tbb::parallel_reduce(
-        tbb::blocked_range<std::size_t>(0, c.size(), 1024), 0.0,
-        [&](const tbb::blocked_range<std::size_t>& r, double m) {
-            for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                const Vec3 d = contact_velocity(c, bodies, i);
-                const Vec3 g = c.gamma[i];
-                const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
-                m = std::max(m, diff.norm() / c.eta[i]);
-            }
-            return m;
-        },
-        [](double x, double y) { return std::max(x, y); });
+    return ccp_residual(c, SolverBodies(bodies));
 }
 
 namespace detail {
@@ -74,15 +73,14 @@ double SolveScope::seconds() const {
 
 void SolveScope::finish(const AssembledBatch& batch, BodyStore& bodies, double tolerance,
                         bool check_unbounded, SolverResult& result) const {
-    result.residual = finish_solve(batch, bodies, work_);
+    result.residual = finish_solve(batch, &bodies, work_);
     if (check_unbounded) result.unbounded_contacts = find_unbounded(batch, bodies, work_, tolerance);
     result.converged = result.residual <= tolerance;
     result.wall_time = seconds();
 }
 
 void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work) {
-    work.v_free.assign(bodies.velocity.begin(), bodies.velocity.end());
-    work.w_free.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
+    work.bodies.load(bodies);
     work.body_contacts.build(batch, bodies.size());
     work.gn_quarter.assign(batch.size(), 0.0);
     work.gamma_half.assign(batch.size(), Vec3::Zero());
@@ -94,10 +92,18 @@ void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorksp
     if (k == std::max(1, cap / 2)) std::copy(gamma.begin(), gamma.end(), work.gamma_half.begin());
 }
 
-double finish_solve(const AssembledBatch& batch, BodyStore& bodies, SolverWorkspace& work) {
-    gather_velocities(batch, bodies, work.body_contacts, batch.gamma, &work.v_free, &work.w_free,
-                      bodies.velocity, bodies.angular_velocity);
-    return ccp_residual(batch, bodies);
+double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work) {
+    SolverBodies& sb = work.bodies;
+    for_each_body_impulse(batch, work.body_contacts, batch.gamma,
+                          [&](std::size_t b, const Vec3& f, const Vec3& t) {
+        sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
+        sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
+        if (!store) return;
+        store->velocity[b] += store->inv_mass[b] * f;
+        const Vec3 t_body = store->orientation[b].conjugate() * t;
+        store->angular_velocity[b] += store->inv_inertia[b].cwiseProduct(t_body);
+    });
+    return ccp_residual(batch, sb);
 }
 
 std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& bodies,
@@ -143,7 +149,7 @@ std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& b
             const uint32_t e = work.body_contacts.entry[k];
             const std::size_t i = e >> 1;
             if (!is_candidate[i]) continue;
-            const Vec3 delta = c.basis[i] * (c.gamma[i] - work.gamma_half[i]);
+            const Vec3 delta = contact_frame(c, i).to_world(c.gamma[i] - work.gamma_half[i]);
             net += (e & 1) ? delta : Vec3(-delta);
             total += delta.norm();
         }
@@ -159,13 +165,13 @@ std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& b
     for (uint32_t i : candidates) {
         const int32_t root = find(c.b[i] != kNoBody ? c.b[i] : c.a[i]);
         const Vec3 delta = c.gamma[i] - work.gamma_half[i];
-        along[root] += delta.dot(contact_velocity(c, bodies, i));
+        along[root] += delta.dot(contact_velocity(c, work.bodies, i));
         size[root] += delta.norm();
         largest[root] = std::max(largest[root], c.gamma[i][0]);
     }
     double total_momentum = 0.0;
     for (std::size_t b = 0; b < bodies.size(); ++b) {
-        const double p = bodies.mass(b) * (work.v_free[b].norm() + rhs_max);
+        const double p = bodies.mass(b) * (work.bodies.v_free[b].norm() + rhs_max);
         total_momentum += p;
         if (parent[b] >= 0) momentum[find(int32_t(b))] += p;
     }

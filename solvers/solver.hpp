@@ -8,13 +8,14 @@
 #include "engine/core/settings.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/body_contacts.hpp"
+#include "solvers/solver_bodies.hpp"
 #include "solvers/solver_result.hpp"
 
 namespace talus {
 
 /// Buffers kept between steps so the iterations allocate nothing once warmed up.
 struct SolverWorkspace {
-    std::vector<Vec3> v_free, w_free;     ///< ν* (velocities before contact impulses)
+    SolverBodies bodies;                  ///< what the iterations update (world frame), and ν*
     BodyContacts body_contacts;           ///< body-major view of the batch
     std::vector<Vec3> tmp_v, tmp_w;       ///< per-body scratch
     std::vector<Vec3> c0, c1, c2, c3, c4, c5, c6;  ///< per-contact scratch (PJ, APGD)
@@ -24,7 +25,8 @@ struct SolverWorkspace {
 };
 
 /// Solve the batch with settings.type: on entry bodies hold ν* and batch.gamma the warm
-/// start γ⁰; on exit batch.gamma holds γ and bodies hold ν⁺ = ν* + M⁻¹ D γ.
+/// start γ⁰; on exit batch.gamma holds γ and bodies hold ν⁺ = ν* + M⁻¹ D γ. The solvers
+/// iterate on work.bodies (world frame) and touch the store only to load ν* and write ν⁺.
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work);
 
@@ -37,9 +39,10 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                         SolverWorkspace& work);
 
 namespace detail {
-/// What every solver does around its iterations: on construction, start the clock, keep
-/// ν*, build the body-major view and reset the growth snapshots; finish() rebuilds ν⁺ and
-/// fills the result's residual, convergence, over-constrained contacts and wall time.
+/// What every solver does around its iterations: on construction, start the clock, load
+/// the solver bodies at ν*, build the body-major view and reset the growth snapshots;
+/// finish() rebuilds ν⁺ from γ into the solver bodies and the store, and fills the
+/// result's residual, convergence, over-constrained contacts and wall time.
 class SolveScope {
 public:
     SolveScope(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work);
@@ -57,10 +60,12 @@ private:
 void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWorkspace& work);
 /// Call after each iteration k (1-based) with the cap; snapshots γ_n at ¼ and ½ of it.
 void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
-/// ν ← ν* + M⁻¹ D γ from scratch; returns the DESIGN §6 residual there.
-double finish_solve(const AssembledBatch& batch, BodyStore& bodies, SolverWorkspace& work);
+/// ν ← ν* + M⁻¹ D γ from scratch in work.bodies and, given a store holding ν*, there too
+/// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits); returns the DESIGN §6
+/// residual at ν.
+double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work);
 /// Contacts with unbounded-growth signature after a solve that hit the cap (DESIGN §4);
-/// the bodies must hold the velocities of the batch's current γ.
+/// work.bodies must hold the velocities of the batch's current γ.
 std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStore& bodies,
                                      const SolverWorkspace& work, double tolerance);
 }  // namespace detail

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "solvers/assemble.hpp"
+#include "solvers/contact_ops.hpp"
 
 namespace talus {
 namespace {
@@ -24,7 +25,8 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
     for (std::size_t i = 0; i < contacts.size(); ++i) {
         const Vec3& g = batch.gamma[i];
         if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
-        const Vec3 f = g[1] * batch.basis[i].col(1) + g[2] * batch.basis[i].col(2);
+        const ContactFrame frame = contact_frame(batch, i);
+        const Vec3 f = g[1] * frame.u + g[2] * frame.w;
         entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
     }
     tbb::parallel_sort(entries_.begin(), entries_.end(), key_less);

@@ -1,0 +1,68 @@
+#pragma once
+/// The bodies as the solvers iterate on them (DESIGN §6): velocities in the world frame,
+/// packed with the inverse mass properties into one 64-byte cache line per body, so a
+/// contact update touches one line per body instead of four arrays.
+///
+/// The world frame makes a contact's Jacobian independent of the body's orientation: the
+/// velocity at a contact point is v + ω × r with r the world lever arm, and an impulse f
+/// there changes ω by I⁻¹ (r × f) with I⁻¹ = R J̄⁻¹ Rᵀ. For an isotropic body (every
+/// sphere) I⁻¹ is the scalar 1/J; other bodies keep the full world tensor beside.
+#include <cstdint>
+#include <vector>
+
+#include "engine/core/body_store.hpp"
+
+namespace talus {
+
+/// One body's solver state. `inv_inertia` < 0 marks an anisotropic body whose world
+/// inverse inertia is SolverBodies::inv_inertia_world[index].
+struct alignas(64) SolverBody {
+    Vec3 v;              ///< linear velocity, world [m/s]
+    double inv_mass;     ///< 1/m [1/kg]
+    Vec3 w;              ///< angular velocity, world [rad/s]
+    double inv_inertia;  ///< isotropic 1/J [1/(kg m²)], or −1 (see above)
+};
+static_assert(sizeof(SolverBody) == 64, "one cache line per body");
+
+/// Every body's solver state plus ν*, the velocities before contact impulses (world).
+struct SolverBodies {
+    std::vector<SolverBody> body;
+    std::vector<Vec3> v_free, w_free;     ///< ν* [m/s], [rad/s], world
+    std::vector<Mat3> inv_inertia_world;  ///< I⁻¹ per body; empty when all are isotropic
+
+    SolverBodies() = default;
+    explicit SolverBodies(const BodyStore& bodies) { load(bodies); }
+
+    std::size_t size() const { return body.size(); }
+
+    /// Take ν* from the store (ω̄ rotated to the world frame); body[] starts at ν*.
+    void load(const BodyStore& bodies) {
+        const std::size_t n = bodies.size();
+        body.resize(n);
+        v_free.resize(n);
+        w_free.resize(n);
+        bool isotropic = true;
+        for (std::size_t i = 0; i < n; ++i) {
+            const Vec3& j = bodies.inv_inertia[i];
+            isotropic = isotropic && j[0] == j[1] && j[1] == j[2];
+        }
+        if (isotropic) inv_inertia_world.clear(); else inv_inertia_world.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const Mat3 rot = bodies.orientation[i].toRotationMatrix();
+            const Vec3& j = bodies.inv_inertia[i];
+            const bool iso = j[0] == j[1] && j[1] == j[2];
+            v_free[i] = bodies.velocity[i];
+            w_free[i] = rot * bodies.angular_velocity[i];
+            body[i] = {v_free[i], bodies.inv_mass[i], w_free[i], iso ? j[0] : -1.0};
+            if (!isotropic) inv_inertia_world[i] = rot * j.asDiagonal() * rot.transpose();
+        }
+    }
+
+    /// I⁻¹ t for body i [1/(kg m²) × N m s].
+    Vec3 inv_inertia_times(std::size_t i, const Vec3& t) const {
+        const double s = body[i].inv_inertia;
+        return s >= 0.0 ? Vec3(s * t) : Vec3(inv_inertia_world[i] * t);
+    }
+};
+
+}  // namespace talus
