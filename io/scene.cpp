@@ -513,10 +513,12 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             s.type = SolverType::PJ;
         else if (*t == "apgd")
             s.type = SolverType::APGD;
+        else if (*t == "maxdiss")
+            s.type = SolverType::MaxDiss;
         else
             r.problem_at(*c, "type",
                          fmt::format("unknown solver type '{}'{}", *t,
-                                     suggest(*t, {"pgs", "pj", "apgd"}, "known")));
+                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss"}, "known")));
     }
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);

@@ -108,6 +108,27 @@ TALUS_HOT void apply_impulse(const AssembledBatch& c, const ContactFrame& f, Sol
     if (a != kNoBody) push_body(sb, a, c.lever_a[i], p, -1.0);
 }
 
+/// W_ii = D_iᵀ M⁻¹ D_i, the contact's 3×3 Delassus block [1/kg] (SPD when a dynamic body
+/// takes part), for the exact block solvers: Σ over the dynamic sides of m⁻¹ I + Gᵀ I⁻¹ G,
+/// G = [r × n, r × u, r × w] the world angular Jacobian (A is orthonormal, so the linear
+/// part is m⁻¹ I).
+inline Mat3 delassus_block(const AssembledBatch& c, const SolverBodies& sb, std::size_t i) {
+    const ContactFrame f = contact_frame(c, i);
+    Mat3 W = Mat3::Zero();
+    auto side = [&](int32_t body, const Vec3& r) {
+        if (body == kNoBody) return;
+        const Vec3 g[3] = {cross(r, f.n), cross(r, f.u), cross(r, f.w)};
+        Vec3 ig[3];
+        for (int k = 0; k < 3; ++k) ig[k] = sb.inv_inertia_times(std::size_t(body), g[k]);
+        for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 3; ++l) W(k, l) += g[k].dot(ig[l]);
+        for (int k = 0; k < 3; ++k) W(k, k) += sb.body[std::size_t(body)].inv_mass;
+    };
+    side(c.a[i], c.lever_a[i]);
+    side(c.b[i], c.lever_b[i]);
+    return W;
+}
+
 /// The residual of DESIGN §6 at the solver bodies' current velocities:
 /// r = max_i ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i  [m/s]. Deterministic (a max is exact).
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb);

@@ -30,13 +30,19 @@ struct SolverWorkspace {
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work);
 
-// The solvers themselves (solvers/pgs.cpp, pj.cpp, apgd.cpp), same contract.
+// The solvers themselves (solvers/pgs.cpp, pj.cpp, apgd.cpp, max_dissipation.cpp), same contract.
 SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work);
 SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                       SolverWorkspace& work);
 SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                         SolverWorkspace& work);
+/// Not a CCP solver: the maximum-dissipation model (Preclik & Rüde 2017; DESIGN §6) by
+/// non-linear block Gauss–Seidel with exact single-contact solves (solvers/max_dissipation.cpp).
+/// Same contract, but `residual` is its fixed-point residual max_i ‖Δγ_i‖ / η_i over the
+/// last sweep [m/s] and `converged` means that it reached the tolerance.
+SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
+                                      const SolverSettings& settings, SolverWorkspace& work);
 
 namespace detail {
 /// What every solver does around its iterations: on construction, start the clock, load

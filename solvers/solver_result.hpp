@@ -9,12 +9,13 @@ namespace talus {
 struct IterationRecord {
     int iteration;
     double seconds;   ///< since the solve started [s]
-    double residual;  ///< DESIGN §6 residual after this iteration [m/s]
+    double residual;  ///< DESIGN §6 residual after this iteration [m/s] (maxdiss: max ‖Δγ_i‖/η_i)
 };
 
 struct SolverResult {
     int iterations = 0;         ///< iterations performed
-    double residual = 0.0;      ///< DESIGN §6 natural-map residual at exit [m/s]
+    double residual = 0.0;      ///< DESIGN §6 natural-map residual at exit [m/s]; for
+                                ///< maxdiss its fixed-point residual (max ‖Δγ_i‖/η_i per sweep)
     bool converged = false;     ///< residual ≤ tolerance before the iteration cap
     double wall_time = 0.0;     ///< seconds in the solver [s]
     /// Contacts whose impulse grew without bound while the residual stalled (DESIGN §4):

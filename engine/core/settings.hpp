@@ -16,14 +16,16 @@ struct SimulationSettings {
                                               ///< (Morton cell) order for locality; 0 = never
 };
 
-/// The CCP solvers (DESIGN §6). Scene names: "pgs", "pj", "apgd".
-enum class SolverType : uint8_t { PGS, PJ, APGD };
+/// The CCP solvers (DESIGN §6), and the maximum-dissipation model's Gauss–Seidel (not a CCP).
+/// Scene names: "pgs", "pj", "apgd", "maxdiss".
+enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss };
 
 inline const char* solver_name(SolverType t) {
     switch (t) {
         case SolverType::PGS: return "pgs";
         case SolverType::PJ: return "pj";
         case SolverType::APGD: return "apgd";
+        case SolverType::MaxDiss: return "maxdiss";
     }
     return "?";
 }
@@ -32,7 +34,7 @@ struct SolverSettings {
     SolverType type = SolverType::PGS;
     int max_iterations = 100;       ///< iteration cap per step [-]
     double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (DESIGN §6)
-    double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD none)
+    double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]
     double stabilization = 0.2;     ///< γ_s ∈ (0, 1], share of a penetration corrected per step [-]
@@ -46,6 +48,7 @@ struct SolverSettings {
             case SolverType::PGS: return 1.0;
             case SolverType::PJ: return 0.5;
             case SolverType::APGD: return 1.0;
+            case SolverType::MaxDiss: return 1.0;  // ignored: exact block solves
         }
         return 1.0;
     }
