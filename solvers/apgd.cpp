@@ -20,7 +20,7 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
-#include "solvers/parallel_sum.hpp"
+#include "engine/core/parallel.hpp"
 #include "solvers/solver.hpp"
 
 namespace talus {

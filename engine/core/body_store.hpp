@@ -10,6 +10,14 @@ namespace talus {
 
 enum class Shape : uint8_t { Sphere };
 
+/// Reorder v so that its new element k is the old element order[k] (order: a permutation).
+template <class T>
+void apply_order(const std::vector<uint32_t>& order, std::vector<T>& v) {
+    std::vector<T> out(v.size());
+    for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
+    v.swap(out);
+}
+
 struct BodyStore {
     std::vector<uint64_t> id;               ///< stable id, survives renumbering
     std::vector<Vec3> position;             ///< centre of mass, world [m]
@@ -49,18 +57,12 @@ struct BodyStore {
     /// Renumber: the body at new index k is the one at old index order[k]. `order` must be
     /// a permutation of 0 … size−1. Stable ids travel with their bodies.
     void permute(const std::vector<uint32_t>& order) {
-        apply(order, id); apply(order, position); apply(order, orientation); apply(order, velocity);
-        apply(order, angular_velocity); apply(order, radius); apply(order, inv_mass);
-        apply(order, inv_inertia); apply(order, material); apply(order, shape);
+        apply_order(order, id); apply_order(order, position); apply_order(order, orientation);
+        apply_order(order, velocity); apply_order(order, angular_velocity);
+        apply_order(order, radius); apply_order(order, inv_mass); apply_order(order, inv_inertia);
+        apply_order(order, material); apply_order(order, shape);
     }
 
-private:
-    template <class T>
-    static void apply(const std::vector<uint32_t>& order, std::vector<T>& v) {
-        std::vector<T> out(v.size());
-        for (std::size_t k = 0; k < order.size(); ++k) out[k] = v[order[k]];
-        v.swap(out);
-    }
 };
 
 }  // namespace talus

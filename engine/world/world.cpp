@@ -5,27 +5,15 @@
 // impulses), then positions with the new velocities, orientations by ε ⊗ exp(h ω̄/2).
 #include "engine/world/world.hpp"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/parallel_reduce.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
 
+#include "engine/core/parallel.hpp"
+
 namespace talus {
 namespace {
-
-constexpr std::size_t kGrain = 1024;
-
-template <class F>
-void for_bodies(std::size_t n, F&& f) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                          for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
-                      });
-}
 
 /// Wall-clock seconds between successive laps, for the per-stage breakdown.
 class StageClock {
@@ -107,26 +95,17 @@ void World::renumber() {
     const std::vector<uint32_t>& order = broad_scratch_.order;
     if (order.size() != bodies.size()) return;
     bodies.permute(order);
-    std::vector<double> reach(reach_.size());
+    apply_order(order, reach_);
     renumbered_.resize(order.size());
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        renumbered_[order[k]] = uint32_t(k);
-        reach[k] = reach_[order[k]];
-    }
-    reach_.swap(reach);
+    for (std::size_t k = 0; k < order.size(); ++k) renumbered_[order[k]] = uint32_t(k);
     for (std::size_t p = 0; p < pairs_.size(); ++p) {
         const int32_t a = int32_t(renumbered_[pairs_.a[p]]), b = int32_t(renumbered_[pairs_.b[p]]);
         pairs_.a[p] = std::min(a, b);
         pairs_.b[p] = std::max(a, b);
     }
     // keep the restore copies (velocities at step start) in step with the new numbering
-    std::vector<Vec3> v(saved_v_.size()), w(saved_w_.size());
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        v[k] = saved_v_[order[k]];
-        w[k] = saved_w_[order[k]];
-    }
-    saved_v_.swap(v);
-    saved_w_.swap(w);
+    apply_order(order, saved_v_);
+    apply_order(order, saved_w_);
 }
 
 World::Problem World::next_problem() const {
@@ -138,7 +117,7 @@ World::Problem World::next_problem() const {
 void World::apply_forces(double h) {
     // ν* = ν + h M⁻¹ f: gravity, and the gyroscopic torque −ω̄ × J̄ω̄ in the body frame.
     const Vec3 dv = h * simulation.gravity;
-    for_bodies(bodies.size(), [&](std::size_t i) {
+    parallel_each(bodies.size(), [&](std::size_t i) {
         if (bodies.inv_mass[i] == 0.0) return;
         bodies.velocity[i] += dv;
         const Vec3& inv_j = bodies.inv_inertia[i];
@@ -159,17 +138,11 @@ double World::choose_margins() {
     const double h = simulation.dt;
     reach_.resize(bodies.size());
     const double half = 0.5 * solver.envelope;
-    const double margin_max = tbb::parallel_reduce(
-        tbb::blocked_range<std::size_t>(0, bodies.size(), kGrain), 0.0,
-        [&](const tbb::blocked_range<std::size_t>& r, double m) {
-            for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                const double margin = std::max(half, 1.25 * h * bodies.velocity[i].norm());
-                reach_[i] = bodies.radius[i] + margin;
-                m = std::max(m, margin);
-            }
-            return m;
-        },
-        [](double x, double y) { return std::max(x, y); });
+    const double margin_max = parallel_max(bodies.size(), [&](std::size_t i) {
+        const double margin = std::max(half, 1.25 * h * bodies.velocity[i].norm());
+        reach_[i] = bodies.radius[i] + margin;
+        return margin;
+    });
     double wall_speed = 0.0;
     for (const Wall& w : walls) wall_speed = std::max(wall_speed, w.velocity.norm());
     wall_margin_ = half + 1.25 * h * wall_speed;
@@ -177,7 +150,7 @@ double World::choose_margins() {
 }
 
 void World::integrate_positions(double h) {
-    for_bodies(bodies.size(), [&](std::size_t i) {
+    parallel_each(bodies.size(), [&](std::size_t i) {
         bodies.position[i] += h * bodies.velocity[i];
         bodies.orientation[i] =
             integrate_orientation(bodies.orientation[i], bodies.angular_velocity[i], h);

@@ -1,6 +1,7 @@
 #pragma once
-/// Deterministic parallel reductions: fixed-size chunks, partial results in an array,
-/// combined serially in chunk order, so a sum has the same bits for any thread count.
+/// Parallel loops and deterministic reductions shared by every stage: fixed-size chunks,
+/// partial results in an array, combined serially in chunk order, so a sum has the same
+/// bits for any thread count (a max is exact in any order).
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
@@ -40,13 +41,15 @@ double parallel_max(std::size_t n, F&& f) {
         [](double x, double y) { return std::max(x, y); });
 }
 
-/// f(i) for every i < n, in parallel over fixed chunks.
+/// f(i) for every i < n, in parallel over fixed chunks of `chunk` indices. For loops whose
+/// iterations are independent (each writes only its own i), so the result is the same
+/// for any thread count.
 template <class F>
-void parallel_each(std::size_t n, F&& f) {
-    const std::size_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
+void parallel_each(std::size_t n, F&& f, std::size_t chunk = kReduceChunk) {
+    const std::size_t chunks = (n + chunk - 1) / chunk;
     tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t c) {
-        const std::size_t end = std::min(n, (c + 1) * kReduceChunk);
-        for (std::size_t i = c * kReduceChunk; i < end; ++i) f(i);
+        const std::size_t end = std::min(n, (c + 1) * chunk);
+        for (std::size_t i = c * chunk; i < end; ++i) f(i);
     });
 }
 
