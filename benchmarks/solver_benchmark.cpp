@@ -292,6 +292,7 @@ void install_state(World& w, const SavedState& s) {
         out.inv_inertia.push_back(scene.inv_inertia[j]);
         out.material.push_back(scene.material[j]);
         out.shape.push_back(scene.shape[j]);
+        out.shape_param.push_back(scene.shape_param[j]);
     }
     w.bodies = std::move(out);
     w.time = s.time;

@@ -1,24 +1,51 @@
-// Narrow phase for spheres (DESIGN §3, §7).
+// Narrow phase for spheres, capsules and ellipsoids (DESIGN §3, §7).
 //
-// Sphere–sphere: n = (x_B − x_A)/‖x_B − x_A‖, Φ = ‖x_B − x_A‖ − r_A − r_B, point midway
-// across the gap, p = x_A + (r_A + Φ/2) n. The broad phase already kept exactly the pairs
-// with Φ ≤ δ_pair, so every pair gives one contact and the output can be filled by index.
-// Sphere–wall: each wall is one plane (or the six inner faces of a box) with the normal
-// pointing at the bodies; Φ = n·(x − p₀(t)) − r, A is the wall, the normal goes from the
-// wall to the sphere, and the point is the sphere's surface point nearest the wall,
-// p = x − r n. Wall contacts are counted per body, prefix-summed and then filled, so the
-// order is (body, wall, face) whatever the number of threads.
+// Every shape is a convex "core" swept by a radius: a sphere is a point swept by r, a
+// capsule the segment x ± h R e_x (h = half_length) swept by r, an ellipsoid the solid
+// Σ (y_k/s_k)² ≤ 1 (y = Rᵀ(p − x), body frame) with radius 0. Between two bodies the
+// closest points q_A, q_B of the cores give n = (q_B − q_A)/‖q_B − q_A‖ (A → B),
+// Φ = ‖q_B − q_A‖ − r_A − r_B and the point midway across the gap,
+// p = q_A + (r_A + Φ/2) n; for spheres this is the old sphere–sphere formula.
+//   point–segment: q = x + clamp((p − x)·a, −h, h) a, a = R e_x.
+//   segment–segment: the clamped closest parameters of two lines; when the segments are
+//     parallel (sin² of their angle < 1e-6) and their projections overlap, two contacts at
+//     the ends of the overlap (sub-features 0, 1), so stacked capsules do not rock.
+//   point–ellipsoid: the closest surface point is x_k = s_k² y_k / (s_k² + t) with t the
+//     root of F(t) = Σ (s_k y_k / (s_k² + t))² − 1 (Lagrange condition). F decreases and
+//     is convex on t > −min s_k²; the root lies in [‖s∘y‖ − max s², ‖s∘y‖ − min s²] for
+//     a point outside and in (−min s², 0] inside. Newton safeguarded by bisection in that
+//     bracket. The outward normal is ∇ = x/s² normalised and Φ = (y − x)·n (signed).
+//     When y is inside with no component along the smallest axis the root may not exist;
+//     then t = −min s² and the smallest-axis coordinate closes the surface equation.
+//   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
+//     to the segment is a convex function of the segment parameter; golden-section search.
+//   ellipsoid–ellipsoid: not implemented (reported as unsupported).
+// Body–wall: each wall is one plane (or the six inner faces of a box) with normal n
+// pointing at the bodies; Φ = n·(x_c − p₀(t)) − r for each core point x_c nearest the
+// plane. Sphere: x_c = x. Capsule: both end centres x ± h a are tested, up to two contacts
+// (sub-feature 0 = +x end, 1 = −x end), so warm start keeps each end's impulse. Ellipsoid:
+// the support point towards −n is x − R S² Rᵀ n / ‖S Rᵀ n‖ (S = diag(s)), so
+// Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
+// wall; the normal goes from the wall to the body.
+// Output order: contacts are counted per pair and per body, prefix-summed, then filled,
+// so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
+// of threads. When every body is a sphere the counting of pairs is skipped (each pair is
+// one contact, as the broad phase guarantees).
 #include "collision/narrow_phase.hpp"
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 
 namespace talus {
 namespace {
 
 constexpr std::size_t kGrain = 1024;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <class F>
 void for_chunks(std::size_t n, F&& f) {
@@ -34,13 +61,268 @@ void resize(ContactList& c, std::size_t n) {
     c.material_a.resize(n);
 }
 
+/// A unit vector perpendicular to a (unit) vector, for coincident cores.
+Vec3 any_perpendicular(const Vec3& a) {
+    Vec3 u, w;
+    orthonormal_basis(a, u, w);
+    return u;
+}
+
+/// Contact from closest core points qa, qb with radii ra, rb (normal a → b). `fallback`
+/// is the normal used when the core points coincide.
+ShapeContact core_contact(const Vec3& qa, double ra, const Vec3& qb, double rb,
+                          const Vec3& fallback, uint32_t feature) {
+    const Vec3 d = qb - qa;
+    const double dist = d.norm();
+    const Vec3 n = dist > 0.0 ? Vec3(d / dist) : fallback;
+    const double gap = dist - ra - rb;
+    return {qa + (ra + 0.5 * gap) * n, n, gap, feature};
+}
+
+/// Capsule core of body i: centre x, unit axis a, half length h.
+struct Segment {
+    Vec3 centre, axis;
+    double half;
+};
+
+Segment segment_of(const BodyStore& bodies, std::size_t i) {
+    return {bodies.position[i], bodies.orientation[i] * Vec3::UnitX(), bodies.shape_param[i].y()};
+}
+
+Vec3 closest_on_segment(const Segment& s, const Vec3& p) {
+    const double u = std::clamp((p - s.centre).dot(s.axis), -s.half, s.half);
+    return s.centre + u * s.axis;
+}
+
+/// Closest points of two segments; up to two pairs (parallel overlapping segments).
+int segment_segment(const Segment& s1, const Segment& s2, Vec3* q1, Vec3* q2) {
+    const Vec3 r = s1.centre - s2.centre;
+    const double b = s1.axis.dot(s2.axis);
+    const double c = s1.axis.dot(r), f = s2.axis.dot(r);
+    const double denom = 1.0 - b * b;  // both axes are unit vectors
+    if (denom < 1e-6) {
+        // Parallel: the interval of s2 projected on s1's line, intersected with s1.
+        const double p0 = -c - b * s2.half, p1 = -c + b * s2.half;  // (s2 end − c1)·a1
+        const double lo = std::max(-s1.half, std::min(p0, p1));
+        const double hi = std::min(s1.half, std::max(p0, p1));
+        if (hi > lo + 1e-9 * (s1.half + s2.half)) {
+            const double u[2] = {lo, hi};
+            for (int k = 0; k < 2; ++k) {
+                q1[k] = s1.centre + u[k] * s1.axis;
+                q2[k] = closest_on_segment(s2, q1[k]);
+            }
+            return 2;
+        }
+        // Disjoint projections: nearest ends.
+        const double u1 = std::clamp(0.5 * (p0 + p1), -s1.half, s1.half);
+        q2[0] = closest_on_segment(s2, s1.centre + u1 * s1.axis);
+        q1[0] = closest_on_segment(s1, q2[0]);
+        return 1;
+    }
+    // Lines p1 + u a1, p2 + v a2: u = (b f − c)/denom, then clamp and re-project.
+    double u = std::clamp((b * f - c) / denom, -s1.half, s1.half);
+    double v = b * u + f;
+    if (v < -s2.half || v > s2.half) {
+        v = std::clamp(v, -s2.half, s2.half);
+        u = std::clamp(b * v - c, -s1.half, s1.half);
+    }
+    q1[0] = s1.centre + u * s1.axis;
+    q2[0] = s2.centre + v * s2.axis;
+    return 1;
+}
+
+/// Signed distance of world point p to the ellipsoid body i; closest surface point and
+/// outward normal in world coordinates.
+double point_ellipsoid(const BodyStore& bodies, std::size_t i, const Vec3& p, Vec3& surface,
+                       Vec3& normal) {
+    const Quat& q = bodies.orientation[i];
+    Vec3 xs, ns;
+    const double d =
+        ellipsoid_closest_point(bodies.shape_param[i], q.conjugate() * (p - bodies.position[i]), xs, ns);
+    surface = bodies.position[i] + q * xs;
+    normal = q * ns;
+    return d;
+}
+
+/// Contact between ellipsoid e and the core of body o (sphere point or capsule segment)
+/// with radius r_o; normal e → o.
+ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t o) {
+    const double ro = bodies.shape_param[o].x();
+    Vec3 core = bodies.position[o];
+    if (bodies.shape[o] == Shape::Capsule) {
+        // Golden-section search of the convex signed distance along the segment.
+        const Segment s = segment_of(bodies, o);
+        Vec3 surf, n;
+        auto sd = [&](double u) { return point_ellipsoid(bodies, e, s.centre + u * s.axis, surf, n); };
+        const double g = 0.5 * (std::sqrt(5.0) - 1.0);
+        double lo = -s.half, hi = s.half;
+        double u1 = hi - g * (hi - lo), u2 = lo + g * (hi - lo);
+        double f1 = sd(u1), f2 = sd(u2);
+        for (int k = 0; k < 80 && hi - lo > 1e-12 * (s.half + 1e-300); ++k) {
+            if (f1 <= f2) {
+                hi = u2; u2 = u1; f2 = f1;
+                u1 = hi - g * (hi - lo); f1 = sd(u1);
+            } else {
+                lo = u1; u1 = u2; f1 = f2;
+                u2 = lo + g * (hi - lo); f2 = sd(u2);
+            }
+        }
+        core = s.centre + 0.5 * (lo + hi) * s.axis;
+    }
+    Vec3 surf, n;
+    const double d = point_ellipsoid(bodies, e, core, surf, n);
+    const double gap = d - ro;
+    return {surf + 0.5 * gap * n, n, gap, 0};
+}
+
 }  // namespace
+
+double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& normal) {
+    const Vec3 s2 = s.cwiseProduct(s);
+    const Vec3 sy = s.cwiseProduct(y);
+    const double min2 = s2.minCoeff(), max2 = s2.maxCoeff();
+    auto F = [&](double t, double& dF) {
+        double f = -1.0;
+        dF = 0.0;
+        for (int k = 0; k < 3; ++k) {
+            const double ratio = sy[k] / (s2[k] + t);
+            f += ratio * ratio;
+            dF -= 2.0 * ratio * ratio / (s2[k] + t);
+        }
+        return f;
+    };
+    const bool outside = y.cwiseQuotient(s).squaredNorm() >= 1.0;
+    double lo, hi, t;
+    if (outside) {
+        const double m = sy.norm();
+        lo = std::max(0.0, m - max2);
+        hi = std::max(lo, m - min2);
+        t = lo;
+    } else {
+        lo = -min2;
+        hi = 0.0;
+        t = hi;
+    }
+    double dF = 0.0;
+    for (int it = 0; it < 200; ++it) {
+        const double f = F(t, dF);
+        if (f == 0.0) break;
+        if (f > 0.0) lo = t; else hi = t;
+        double next = dF < 0.0 ? t - f / dF : 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        if (std::abs(next - t) <= 1e-15 * (std::abs(t) + max2)) { t = next; break; }
+        t = next;
+    }
+    for (int k = 0; k < 3; ++k) point[k] = s2[k] + t > 0.0 ? s2[k] * y[k] / (s2[k] + t) : 0.0;
+    // Degenerate interior case (see the header): close the surface equation along the
+    // smallest axes (all of them for a sphere), in y's direction there.
+    const double residual = 1.0 - point.cwiseQuotient(s).squaredNorm();
+    if (!outside && residual > 1e-12) {
+        Vec3 dir = Vec3::Zero();
+        int first_min = -1;
+        for (int k = 0; k < 3; ++k)
+            if (s2[k] <= min2 * (1.0 + 1e-12)) {
+                if (first_min < 0) first_min = k;
+                dir[k] = y[k];
+            }
+        if (dir.squaredNorm() == 0.0) dir[first_min] = 1.0;
+        double norm2 = 0.0;  // Σ over the smallest axes of (dir_k / s_k)²
+        for (int k = 0; k < 3; ++k)
+            if (dir[k] != 0.0) norm2 += dir[k] * dir[k] / s2[k];
+        const double scale = std::sqrt(std::max(0.0, residual) / norm2);
+        for (int k = 0; k < 3; ++k)
+            if (dir[k] != 0.0) point[k] = scale * dir[k];
+    }
+    normal = point.cwiseQuotient(s2).normalized();
+    return (y - point).dot(normal);
+}
+
+int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
+                 double envelope, ShapeContact* out) {
+    const Vec3& n = face.normal;
+    const Vec3& x = bodies.position[i];
+    const Vec3& param = bodies.shape_param[i];
+    switch (bodies.shape[i]) {
+        case Shape::Sphere: {
+            const double r = bodies.radius[i];
+            const double gap = n.dot(x - face.point) - r;
+            if (gap > envelope) return 0;
+            out[0] = {x - r * n, n, gap, face_index};
+            return 1;
+        }
+        case Shape::Capsule: {
+            const double r = param.x();
+            const Vec3 half = param.y() * (bodies.orientation[i] * Vec3::UnitX());
+            const int ends = param.y() > 0.0 ? 2 : 1;
+            int count = 0;
+            for (int e = 0; e < ends; ++e) {
+                const Vec3 c = e == 0 ? Vec3(x + half) : Vec3(x - half);
+                const double gap = n.dot(c - face.point) - r;
+                if (gap > envelope) continue;
+                out[count++] = {c - r * n, n, gap, face_index | (uint32_t(e) << kSubFeatureShift)};
+            }
+            return count;
+        }
+        case Shape::Ellipsoid: {
+            const Quat& q = bodies.orientation[i];
+            const Vec3 sn = param.cwiseProduct(q.conjugate() * n);  // S Rᵀ n
+            const double extent = sn.norm();
+            const double gap = n.dot(x - face.point) - extent;
+            if (gap > envelope) return 0;
+            out[0] = {x - q * param.cwiseProduct(sn) / extent, n, gap, face_index};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
+                 ShapeContact* out) {
+    const Shape sa = bodies.shape[a], sb = bodies.shape[b];
+    const double ra = bodies.shape_param[a].x(), rb = bodies.shape_param[b].x();
+    const Vec3 fallback = Vec3::UnitZ();
+    int count = 0;
+    if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) return -1;
+    if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
+        const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A
+        out[0] = flip ? ellipsoid_core(bodies, b, a) : ellipsoid_core(bodies, a, b);
+        if (flip) out[0].normal = -out[0].normal;
+        count = 1;
+    } else if (sa == Shape::Sphere && sb == Shape::Sphere) {
+        out[0] = core_contact(bodies.position[a], ra, bodies.position[b], rb, fallback, 0);
+        count = 1;
+    } else if (sa == Shape::Capsule && sb == Shape::Capsule) {
+        const Segment s1 = segment_of(bodies, a), s2 = segment_of(bodies, b);
+        Vec3 q1[2], q2[2];
+        const int k = segment_segment(s1, s2, q1, q2);
+        const Vec3 perp = s1.axis.cross(s2.axis).squaredNorm() > 1e-12
+                              ? Vec3(s1.axis.cross(s2.axis).normalized())
+                              : any_perpendicular(s1.axis);
+        for (int j = 0; j < k; ++j)
+            out[j] = core_contact(q1[j], ra, q2[j], rb, perp, uint32_t(j) << kSubFeatureShift);
+        count = k;
+    } else {  // capsule and sphere, either order
+        const bool cap_a = sa == Shape::Capsule;
+        const Segment s = segment_of(bodies, cap_a ? a : b);
+        const Vec3 q = closest_on_segment(s, bodies.position[cap_a ? b : a]);
+        const Vec3 perp = any_perpendicular(s.axis);
+        out[0] = cap_a ? core_contact(q, ra, bodies.position[b], rb, perp, 0)
+                       : core_contact(bodies.position[a], ra, q, rb, -perp, 0);
+        count = 1;
+    }
+    int kept = 0;
+    for (int j = 0; j < count; ++j)
+        if (out[j].gap <= envelope) out[kept++] = out[j];
+    return kept;
+}
 
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, double t,
                   ContactList& out, NarrowPhaseScratch& scratch) {
     const std::size_t np = pairs.size();
     const std::size_t nb = bodies.size();
+    const bool all_spheres = std::all_of(bodies.shape.begin(), bodies.shape.end(),
+                                         [](Shape s) { return s == Shape::Sphere; });
 
     // Faces of every wall at time t, flattened, with their wall and face number.
     struct Face { WallFace geom; uint32_t wall, face; };
@@ -50,58 +332,92 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         const int k = wall_faces(walls[w], t, f);
         for (int j = 0; j < k; ++j) faces.push_back({f[j], uint32_t(w), uint32_t(j)});
     }
-    auto wall_gap = [&](std::size_t i, const Face& f) {
-        return f.geom.normal.dot(bodies.position[i] - f.geom.point) - bodies.radius[i];
+
+    // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
+    // the envelope); otherwise count each pair's contacts first.
+    scratch.unsupported.clear();
+    auto pair_envelope = [&](int32_t a, int32_t b) {
+        if (bodies.shape[a] == Shape::Sphere && bodies.shape[b] == Shape::Sphere) return kInf;
+        return (reach[a] - bodies.radius[a]) + (reach[b] - bodies.radius[b]);
     };
+    std::size_t n_pair_contacts = np;
+    if (!all_spheres) {
+        scratch.pair_count.assign(np + 1, 0);
+        for_chunks(np, [&](std::size_t k) {
+            ShapeContact c[kMaxShapeContacts];
+            const int32_t a = pairs.a[k], b = pairs.b[k];
+            const int m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+            scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
+        });
+        for (std::size_t k = 0; k < np; ++k) {
+            if (scratch.pair_count[k + 1] == uint32_t(-1)) {
+                scratch.unsupported.push_back(uint32_t(k));
+                scratch.pair_count[k + 1] = 0;
+            }
+            scratch.pair_count[k + 1] += scratch.pair_count[k];
+        }
+        n_pair_contacts = scratch.pair_count[np];
+    }
 
     scratch.wall_count.assign(nb + 1, 0);
     for_chunks(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        for (const Face& f : faces) c += wall_gap(i, f) <= envelope;
+        ShapeContact tmp[kMaxShapeContacts];
+        for (const Face& f : faces) c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, tmp));
         scratch.wall_count[i + 1] = c;
     });
     for (std::size_t i = 0; i < nb; ++i) scratch.wall_count[i + 1] += scratch.wall_count[i];
     const std::size_t nw = scratch.wall_count[nb];
-    resize(out, np + nw);
+    resize(out, n_pair_contacts + nw);
 
     for_chunks(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
-        const Vec3 d = bodies.position[b] - bodies.position[a];
-        const double dist = d.norm();
-        const Vec3 n = dist > 0.0 ? Vec3(d / dist) : Vec3::UnitZ();
-        const double gap = dist - bodies.radius[a] - bodies.radius[b];
-        out.a[k] = a;
-        out.b[k] = b;
-        out.key_a[k] = bodies.id[a];
-        out.key_b[k] = bodies.id[b];
-        out.feature[k] = 0;
-        out.point[k] = bodies.position[a] + (bodies.radius[a] + 0.5 * gap) * n;
-        out.normal[k] = n;
-        out.gap[k] = gap;
-        out.velocity_a[k] = Vec3::Zero();
-        out.material_a[k] = bodies.material[a];
+        ShapeContact c[kMaxShapeContacts];
+        std::size_t at = k;
+        int m = 1;
+        if (all_spheres) {
+            c[0] = core_contact(bodies.position[a], bodies.radius[a], bodies.position[b],
+                                bodies.radius[b], Vec3::UnitZ(), 0);
+        } else {
+            at = scratch.pair_count[k];
+            if (scratch.pair_count[k + 1] == at) return;
+            m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+        }
+        for (int j = 0; j < m; ++j, ++at) {
+            out.a[at] = a;
+            out.b[at] = b;
+            out.key_a[at] = bodies.id[a];
+            out.key_b[at] = bodies.id[b];
+            out.feature[at] = c[j].feature;
+            out.point[at] = c[j].point;
+            out.normal[at] = c[j].normal;
+            out.gap[at] = c[j].gap;
+            out.velocity_a[at] = Vec3::Zero();
+            out.material_a[at] = bodies.material[a];
+        }
     });
 
     for_chunks(nb, [&](std::size_t i) {
-        std::size_t k = np + scratch.wall_count[i];
+        std::size_t k = n_pair_contacts + scratch.wall_count[i];
         if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
+        ShapeContact c[kMaxShapeContacts];
         for (const Face& f : faces) {
-            const double gap = wall_gap(i, f);
-            if (gap > envelope) continue;
+            const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
             const Wall& w = walls[f.wall];
-            out.a[k] = kNoBody;
-            out.b[k] = int32_t(i);
-            out.key_a[k] = kWallKeyBit | f.wall;
-            out.key_b[k] = bodies.id[i];
-            out.feature[k] = f.face;
-            out.point[k] = bodies.position[i] - bodies.radius[i] * f.geom.normal;
-            out.normal[k] = f.geom.normal;
-            out.gap[k] = gap;
-            out.velocity_a[k] = w.velocity;
-            out.material_a[k] = w.material;
-            ++k;
+            for (int j = 0; j < m; ++j, ++k) {
+                out.a[k] = kNoBody;
+                out.b[k] = int32_t(i);
+                out.key_a[k] = kWallKeyBit | f.wall;
+                out.key_b[k] = bodies.id[i];
+                out.feature[k] = c[j].feature;
+                out.point[k] = c[j].point;
+                out.normal[k] = c[j].normal;
+                out.gap[k] = c[j].gap;
+                out.velocity_a[k] = w.velocity;
+                out.material_a[k] = w.material;
+            }
         }
     });
 }

@@ -1,6 +1,9 @@
 #pragma once
-/// Narrow phase: geometric contacts (point, normal, gap) for sphere–sphere pairs and
-/// sphere–wall pairs with gap Φ ≤ δ (DESIGN §3, §7).
+/// Narrow phase: geometric contacts (point, normal, gap) between bodies of every shape
+/// (spheres, capsules, ellipsoids) and between bodies and walls, with gap Φ ≤ δ
+/// (DESIGN §3, §7). Ellipsoid–ellipsoid pairs are not implemented: they are reported in
+/// NarrowPhaseScratch::unsupported instead of producing a contact.
+#include <cstdint>
 #include <vector>
 
 #include "engine/core/body_store.hpp"
@@ -12,13 +15,47 @@ namespace talus {
 /// Reusable buffers of the narrow phase.
 struct NarrowPhaseScratch {
     std::vector<uint32_t> wall_count;  ///< per body: wall contacts, then their prefix sum
+    std::vector<uint32_t> pair_count;  ///< per pair: contacts, then their prefix sum
+    /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
+    /// (ellipsoid–ellipsoid); empty when every pair was handled. Callers must not ignore it.
+    std::vector<uint32_t> unsupported;
 };
 
-/// Contacts of the candidate `pairs` (every pair becomes a contact: the broad phase already
-/// selected them with the envelope) and of every body i with every wall face, at time t
-/// (walls at their position at t), when Φ ≤ (reach_i − r_i) + wall_margin. `reach` is the
-/// per-body radius plus envelope share given to the broad phase. Order: sphere–sphere in
-/// pair order, then sphere–wall by (body, wall, face); independent of thread count.
+/// One contact of two shapes, before it is written to a ContactList.
+struct ShapeContact {
+    Vec3 point = Vec3::Zero();     ///< contact point, world, midway across the gap [m]
+    Vec3 normal = Vec3::UnitZ();   ///< unit normal from the first shape to the second
+    double gap = 0.0;              ///< signed distance Φ [m], negative = penetration
+    uint32_t feature = 0;          ///< see ContactList::feature
+};
+
+/// Most contacts one body makes with one wall face or with one other body.
+inline constexpr int kMaxShapeContacts = 2;
+
+/// Contacts of body i with the plane `face` (normal pointing at the body) whose gap is
+/// ≤ envelope [m]: a sphere or ellipsoid gives at most one, a capsule one per end sphere
+/// (sub-feature 0 = +x end, 1 = −x end). Normal = face normal (wall → body). Returns the
+/// count written to out[0 … ).
+int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
+                 double envelope, ShapeContact* out);
+
+/// Contacts of bodies a and b (normal from a to b) whose gap is ≤ envelope [m]; returns
+/// their count (0–2), or −1 when the pair of shapes is not supported (ellipsoid–ellipsoid).
+int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
+                 ShapeContact* out);
+
+/// Closest point of the ellipsoid surface Σ (x_k/s_k)² = 1 (semi-axes s [m], centred, in
+/// its own frame) to the point y [m]. Writes the surface point and its outward unit normal;
+/// returns the signed distance (negative when y is inside) [m].
+double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& normal);
+
+/// Contacts of the candidate `pairs` (selected by the broad phase with the bounding
+/// radii and the envelope; for two spheres every pair is a contact, for other shapes those
+/// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall face,
+/// at time t (walls at their position at t), when Φ ≤ (reach_i − r_i) + wall_margin.
+/// `reach` is the per-body bounding radius plus envelope share given to the broad phase.
+/// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
+/// sub-feature); independent of thread count.
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, double t,
                   ContactList& out, NarrowPhaseScratch& scratch);

@@ -19,10 +19,12 @@
 #include <climits>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
 
+#include "collision/narrow_phase.hpp"
 #include "io/particle_fill.hpp"
 
 namespace talus {
@@ -64,8 +66,9 @@ const Fields kParticlesKeys{{"shape"},
                             {"velocity"},
                             {"lattice", Kind::Table, &kLatticeKeys},
                             {"random", Kind::Table, &kRandomKeys}};
-const Fields kBodyKeys{{"shape"},    {"radius"},   {"material"},
-                       {"position"}, {"velocity"}, {"angular_velocity"}};
+const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},
+                       {"material"},    {"position"},  {"velocity"}, {"angular_velocity"},
+                       {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"solver", Kind::Table, &kSolverKeys},
                        {"output", Kind::Table, &kOutputKeys},
@@ -315,6 +318,31 @@ public:
             v[Eigen::Index(i)] = *x;
         }
         return v;
+    }
+
+    /// A unit quaternion [w, x, y, z]: 4 numbers of norm 1 within 1e-6, then normalised.
+    std::optional<Quat> quaternion(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 4) {
+            problem_at(c, k,
+                       a ? fmt::format("expected a quaternion [w, x, y, z], got {} elements", a->size())
+                         : fmt::format("expected a quaternion [w, x, y, z], got {}", type_name(*n)));
+            return std::nullopt;
+        }
+        double q[4];
+        for (std::size_t i = 0; i < 4; ++i) {
+            auto x = to_number((*a)[i], c, k, fmt::format("element {}: ", i));
+            if (!x) return std::nullopt;
+            q[i] = *x;
+        }
+        const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (std::abs(norm - 1.0) > 1e-6) {
+            problem_at(c, k, fmt::format("must be a unit quaternion (norm {:.9g}, allowed 1 ± 1e-6)", norm));
+            return std::nullopt;
+        }
+        return Quat(q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm);
     }
 
     std::optional<Ctx> table(const Ctx& c, std::string_view k, Need need) {
@@ -711,7 +739,13 @@ struct BodyEntry {
     Place place;       ///< the entry's header
     Place fill_place;  ///< its lattice or random table
     Fill fill = Fill::Single;
-    double radius = 0.0;
+    Shape shape = Shape::Sphere;
+    double radius = 0.0;                                                  ///< sphere, capsule
+    double half_length = 0.0;                                             ///< capsule
+    Vec3 semi_axes = Vec3::Zero();                                        ///< ellipsoid
+    Quat orientation = Quat::Identity();                                  ///< single body
+    std::optional<double> mass;                                           ///< override [kg]
+    std::optional<Vec3> inertia;                                          ///< override [kg m²]
     uint32_t material = 0;
     Vec3 velocity = Vec3::Zero();
     Vec3 angular_velocity = Vec3::Zero();
@@ -723,23 +757,76 @@ struct BodyEntry {
 };
 
 /// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
-bool read_sphere_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e) {
+/// `single`: a [[body]] entry, which may be a capsule or an ellipsoid; fills take spheres.
+bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e,
+                 bool single) {
     bool ok = true;
     if (auto shape = r.string(c, "shape", Need::Required)) {
-        if (*shape != "sphere") {
-            r.problem_at(
-                c, "shape",
-                fmt::format("unknown shape '{}'{}", *shape, suggest(*shape, {"sphere"}, "known")));
-            ok = false;
+        if (*shape == "sphere") {
+            e.shape = Shape::Sphere;
+        } else if (single && *shape == "capsule") {
+            e.shape = Shape::Capsule;
+        } else if (single && *shape == "ellipsoid") {
+            e.shape = Shape::Ellipsoid;
+        } else if (*shape == "capsule" || *shape == "ellipsoid") {
+            r.problem_at(c, "shape",
+                         fmt::format("[[particles]] fills take only spheres; give each {} as a "
+                                     "[[body]]", *shape));
+            return false;
+        } else {
+            r.problem_at(c, "shape",
+                         fmt::format("unknown shape '{}'{}", *shape,
+                                     single ? suggest(*shape, {"sphere", "capsule", "ellipsoid"}, "known")
+                                            : suggest(*shape, {"sphere"}, "known")));
+            return false;
         }
     } else {
-        ok = false;
+        return false;
     }
-    if (auto v = r.number(
-            c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
-        e.radius = *v;
-    else
+    const auto unused = [&](std::string_view k, std::string_view hint) {
+        if (!r.find(c, k)) return;
+        r.problem_at(c, k, fmt::format("not used by a {}{}",
+                                       e.shape == Shape::Sphere    ? "sphere"
+                                       : e.shape == Shape::Capsule ? "capsule"
+                                                                   : "ellipsoid",
+                                       hint));
         ok = false;
+    };
+    const auto positive = [](double x) { return x > 0.0; };
+    switch (e.shape) {
+        case Shape::Sphere:
+            unused("length", "");
+            unused("semi_axes", "");
+            break;
+        case Shape::Capsule:
+            unused("semi_axes", "");
+            if (auto v = r.number(
+                    c, "length", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0"))
+                e.half_length = 0.5 * *v;
+            else
+                ok = false;
+            break;
+        case Shape::Ellipsoid:
+            unused("radius", " (give semi_axes)");
+            unused("length", "");
+            if (auto v = r.vec3(c, "semi_axes", Need::Required)) {
+                if ((v->array() > 0.0).all()) {
+                    e.semi_axes = *v;
+                } else {
+                    r.problem_at(c, "semi_axes", "every semi-axis must be > 0");
+                    ok = false;
+                }
+            } else {
+                ok = false;
+            }
+            break;
+    }
+    if (e.shape != Shape::Ellipsoid) {
+        if (auto v = r.number(c, "radius", Need::Required, positive, "> 0"))
+            e.radius = *v;
+        else
+            ok = false;
+    }
     if (auto m = material_ref(r, c, "material", materials))
         e.material = *m;
     else
@@ -755,7 +842,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
     BodyEntry e;
     e.path = c.path;
     e.place = c.place;
-    bool ok = read_sphere_common(r, c, materials, e);
+    bool ok = read_common(r, c, materials, e, false);
     const bool has_lattice = r.find(c, "lattice") != nullptr;
     const bool has_random = r.find(c, "random") != nullptr;
     if (has_lattice == has_random) {
@@ -832,15 +919,47 @@ std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable&
     e.path = c.path;
     e.place = c.place;
     e.fill_place = c.place;
-    bool ok = read_sphere_common(r, c, materials, e);
+    bool ok = read_common(r, c, materials, e, true);
     if (auto v = r.vec3(c, "position", Need::Required))
         e.position = *v;
     else
         ok = false;
+    if (auto q = r.quaternion(c, "orientation", Need::Optional))
+        e.orientation = *q;
+    else
+        ok = ok && !r.find(c, "orientation");
+    // The file gives ω in the world frame; bodies store ω̄ = Rᵀ ω (body frame).
     if (auto v = r.vec3(c, "angular_velocity", Need::Optional))
-        e.angular_velocity = *v;
+        e.angular_velocity = e.orientation.conjugate() * *v;
     else
         ok = ok && !r.find(c, "angular_velocity");
+    if (auto v = r.number(c, "mass", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+        e.mass = *v;
+    else
+        ok = ok && !r.find(c, "mass");
+    if (auto j = r.vec3(c, "inertia", Need::Optional)) {
+        // Principal moments of a real body: positive, and each at most the sum of the others
+        // (J_x = ∫(y² + z²) dm ≤ J_y + J_z = ∫(2x² + y² + z²) dm, and so on).
+        const bool positive = (j->array() > 0.0).all();
+        const double slack = 1e-12 * j->sum();
+        const bool triangle = (*j)[0] <= (*j)[1] + (*j)[2] + slack &&
+                              (*j)[1] <= (*j)[0] + (*j)[2] + slack &&
+                              (*j)[2] <= (*j)[0] + (*j)[1] + slack;
+        if (!positive) {
+            r.problem_at(c, "inertia", "every principal moment must be > 0");
+            ok = false;
+        } else if (!triangle) {
+            r.problem_at(c, "inertia",
+                         fmt::format("[{}, {}, {}] is not the inertia of a body: each principal "
+                                     "moment must be ≤ the sum of the other two",
+                                     (*j)[0], (*j)[1], (*j)[2]));
+            ok = false;
+        } else {
+            e.inertia = *j;
+        }
+    } else {
+        ok = ok && !r.find(c, "inertia");
+    }
     if (!ok) return std::nullopt;
     return e;
 }
@@ -873,9 +992,35 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                       fmt::format("the scene would exceed {:g} bodies", kMaxBodies));
             return;
         }
-        for (const Vec3& x : centres)
-            bodies.add_sphere(bodies.size(), x, e.radius, density, e.material, e.velocity,
-                              e.angular_velocity);
+        if (e.fill != BodyEntry::Fill::Single) {
+            for (const Vec3& x : centres)
+                bodies.add_sphere(bodies.size(), x, e.radius, density, e.material, e.velocity,
+                                  e.angular_velocity);
+            continue;
+        }
+        std::size_t i = 0;
+        switch (e.shape) {
+            case Shape::Sphere:
+                i = bodies.add_sphere(bodies.size(), e.position, e.radius, density, e.material,
+                                      e.velocity, e.angular_velocity, e.orientation);
+                break;
+            case Shape::Capsule:
+                i = bodies.add_capsule(bodies.size(), e.position, e.radius, e.half_length, density,
+                                       e.material, e.velocity, e.angular_velocity, e.orientation);
+                break;
+            case Shape::Ellipsoid:
+                i = bodies.add_ellipsoid(bodies.size(), e.position, e.semi_axes, density,
+                                         e.material, e.velocity, e.angular_velocity, e.orientation);
+                break;
+        }
+        // Overrides: a mass alone scales the inertia with it (the same uniform body, another
+        // density); an inertia alone keeps the mass from the density.
+        if (e.mass || e.inertia) {
+            const double m0 = bodies.mass(i);
+            const Vec3 j0 = bodies.inv_inertia[i].cwiseInverse();
+            const double m = e.mass ? *e.mass : m0;
+            bodies.set_mass_properties(i, m, e.inertia ? *e.inertia : Vec3(j0 * (m / m0)));
+        }
     }
 }
 
@@ -898,8 +1043,25 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     std::size_t listed = 0, unlisted = 0;
     const BodyEntry* last_entry = nullptr;
 
-    for (const BodyOverlap& o :
-         find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
+    // Bounding spheres first; a pair with a capsule or an ellipsoid is then measured exactly.
+    std::vector<BodyOverlap> body_overlaps;
+    for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
+        if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
+            ShapeContact c[kMaxShapeContacts];
+            const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
+            if (n < 0) {  // ellipsoid–ellipsoid: rejected in parse_scene already
+                body_overlaps.push_back(o);
+                continue;
+            }
+            double gap = std::numeric_limits<double>::infinity();
+            for (int k = 0; k < n; ++k) gap = std::min(gap, c[k].gap);
+            o.depth = -gap;
+            if (o.depth <= kOverlapTolerance * std::max(bodies.radius[o.a], bodies.radius[o.b]))
+                continue;
+        }
+        body_overlaps.push_back(o);
+    }
+    for (const BodyOverlap& o : body_overlaps) {
         if (listed == kMaxListedOverlaps) {
             ++unlisted;
             continue;
@@ -916,15 +1078,39 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         ++listed;
     }
     static constexpr const char* kFaceName[6] = {"-x", "+x", "-y", "+y", "-z", "+z"};
-    for (const WallOverlap& o :
+    // Bounding spheres first; a capsule or an ellipsoid is then measured exactly.
+    std::vector<WallOverlap> wall_overlaps;
+    std::array<WallFace, 6> faces;
+    for (WallOverlap o :
          find_wall_overlaps(bodies.position, bodies.radius, world.walls, kOverlapTolerance)) {
+        if (bodies.shape[o.body] != Shape::Sphere) {
+            const int nf = wall_faces(world.walls[o.wall], 0.0, faces);
+            o.face = -1;
+            o.depth = kOverlapTolerance * bodies.radius[o.body];
+            for (int f = 0; f < nf; ++f) {
+                ShapeContact c[kMaxShapeContacts];
+                const int n = collide_face(bodies, o.body, faces[std::size_t(f)], uint32_t(f),
+                                           std::numeric_limits<double>::infinity(), c);
+                for (int k = 0; k < n; ++k)
+                    if (-c[k].gap > o.depth) {
+                        o.depth = -c[k].gap;
+                        o.face = f;
+                    }
+            }
+            if (o.face < 0) continue;
+        }
+        wall_overlaps.push_back(o);
+    }
+    for (const WallOverlap& o : wall_overlaps) {
         if (listed == kMaxListedOverlaps) {
             ++unlisted;
             continue;
         }
         const BodyEntry& e = entry_of(o.body);
         const Wall& w = world.walls[o.wall];
-        const bool centre_out = o.depth > bodies.radius[o.body];
+        wall_faces(w, 0.0, faces);
+        const WallFace& face = faces[std::size_t(o.face)];
+        const bool centre_out = face.normal.dot(bodies.position[o.body] - face.point) < 0.0;
         std::string text;
         if (w.type == WallType::Plane)
             text = centre_out ? fmt::format("the centre of body {} is behind {}", o.body,
@@ -987,6 +1173,21 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     std::stable_sort(entries.begin(), entries.end(), [](const BodyEntry& a, const BodyEntry& b) {
         return a.place.line < b.place.line;
     });
+    r.throw_if_any();
+
+    // Ellipsoid–ellipsoid contact is not implemented (collision/narrow_phase.hpp): refuse a
+    // scene that could need it rather than stopping mid-run.
+    const BodyEntry* first_ellipsoid = nullptr;
+    for (const BodyEntry& e : entries) {
+        if (e.shape != Shape::Ellipsoid) continue;
+        if (!first_ellipsoid) {
+            first_ellipsoid = &e;
+            continue;
+        }
+        r.problem(e.place, e.path + ".shape",
+                  fmt::format("a scene may hold one ellipsoid for now (ellipsoid–ellipsoid "
+                              "contact is not implemented); the first is {}", first_ellipsoid->path));
+    }
     r.throw_if_any();
 
     place_bodies(r, entries, world);

@@ -8,7 +8,52 @@
 
 namespace talus {
 
-enum class Shape : uint8_t { Sphere };
+/// Body shape. Its size parameters are BodyStore::shape_param (see there); `radius` is
+/// always the bounding radius about the centre of mass (broad phase, envelopes, output).
+enum class Shape : uint8_t {
+    Sphere,    ///< radius r
+    Capsule,   ///< segment along the body x-axis, end-sphere centres at ±half_length, radius r
+    Ellipsoid  ///< semi-axes (a, b, c) along the body x, y, z axes
+};
+
+/// Mass [kg] and principal inertia J̄ about the centre of mass, body frame [kg m²].
+struct MassProperties {
+    double mass = 0.0;            ///< [kg]
+    Vec3 inertia = Vec3::Zero();  ///< (Jx, Jy, Jz) [kg m²]
+};
+
+/// Uniform sphere of radius r [m] and density rho [kg/m³]: m = 4/3 π r³ ρ, J = 2/5 m r².
+inline MassProperties sphere_mass_properties(double r, double rho) {
+    const double pi = 3.14159265358979323846;
+    const double m = rho * 4.0 / 3.0 * pi * r * r * r;
+    return {m, Vec3::Constant(0.4 * m * r * r)};
+}
+
+/// Uniform capsule (axis = body x) of end radius r [m], half_length [m] (cylinder length
+/// L = 2 half_length) and density rho [kg/m³]: a cylinder of mass m_c = ρ π r² L and two
+/// hemispheres of total mass m_s = ρ 4/3 π r³. Axial J_x = m_c r²/2 + 2/5 m_s r²;
+/// transverse J_y = J_z = m_c (L²/12 + r²/4) + m_s (2/5 r² + L²/4 + 3/8 L r), the last two
+/// terms being the parallel-axis shift of each hemisphere (centroid 3r/8 from its flat face,
+/// face at L/2 from the centre).
+inline MassProperties capsule_mass_properties(double r, double half_length, double rho) {
+    const double pi = 3.14159265358979323846;
+    const double len = 2.0 * half_length;
+    const double mc = rho * pi * r * r * len;
+    const double ms = rho * 4.0 / 3.0 * pi * r * r * r;
+    const double jx = 0.5 * mc * r * r + 0.4 * ms * r * r;
+    const double jt = mc * (len * len / 12.0 + 0.25 * r * r) +
+                      ms * (0.4 * r * r + 0.25 * len * len + 0.375 * len * r);
+    return {mc + ms, Vec3(jx, jt, jt)};
+}
+
+/// Uniform ellipsoid of semi-axes s = (a, b, c) [m] and density rho [kg/m³]:
+/// m = 4/3 π abc ρ, J = m/5 (b² + c², a² + c², a² + b²).
+inline MassProperties ellipsoid_mass_properties(const Vec3& s, double rho) {
+    const double pi = 3.14159265358979323846;
+    const double m = rho * 4.0 / 3.0 * pi * s.x() * s.y() * s.z();
+    const Vec3 q = s.cwiseProduct(s);
+    return {m, 0.2 * m * Vec3(q.y() + q.z(), q.x() + q.z(), q.x() + q.y())};
+}
 
 /// Reorder v so that its new element k is the old element order[k] (order: a permutation).
 template <class T>
@@ -29,6 +74,9 @@ struct BodyStore {
     std::vector<Vec3> inv_inertia;          ///< J̄⁻¹, principal, body frame [1/(kg m²)]
     std::vector<uint32_t> material;         ///< index into the material table
     std::vector<Shape> shape;
+    /// Shape size per body [m]: sphere (r, 0, 0); capsule (r, half_length, 0); ellipsoid
+    /// semi-axes (a, b, c). 24 bytes per body, also for spheres.
+    std::vector<Vec3> shape_param;
 
     std::size_t size() const { return id.size(); }
 
@@ -36,19 +84,52 @@ struct BodyStore {
     std::size_t add_sphere(uint64_t stable_id, const Vec3& x, double r, double rho, uint32_t mat,
                            const Vec3& v = Vec3::Zero(), const Vec3& omega_body = Vec3::Zero(),
                            const Quat& q = Quat::Identity()) {
-        const double pi = 3.14159265358979323846;
-        const double m = rho * 4.0 / 3.0 * pi * r * r * r;
-        const double j = 0.4 * m * r * r;
+        return add_body(stable_id, Shape::Sphere, Vec3(r, 0.0, 0.0), r,
+                        sphere_mass_properties(r, rho), x, mat, v, omega_body, q);
+    }
+
+    /// Append a dynamic capsule (axis = body x) of end radius r [m] and half_length [m]
+    /// (between the end-sphere centres: 2 half_length), density rho; returns its index.
+    std::size_t add_capsule(uint64_t stable_id, const Vec3& x, double r, double half_length,
+                            double rho, uint32_t mat, const Vec3& v = Vec3::Zero(),
+                            const Vec3& omega_body = Vec3::Zero(), const Quat& q = Quat::Identity()) {
+        return add_body(stable_id, Shape::Capsule, Vec3(r, half_length, 0.0), half_length + r,
+                        capsule_mass_properties(r, half_length, rho), x, mat, v, omega_body, q);
+    }
+
+    /// Append a dynamic ellipsoid of semi-axes (a, b, c) [m] along the body axes, density
+    /// rho; returns its index.
+    std::size_t add_ellipsoid(uint64_t stable_id, const Vec3& x, const Vec3& semi_axes, double rho,
+                              uint32_t mat, const Vec3& v = Vec3::Zero(),
+                              const Vec3& omega_body = Vec3::Zero(), const Quat& q = Quat::Identity()) {
+        return add_body(stable_id, Shape::Ellipsoid, semi_axes, semi_axes.maxCoeff(),
+                        ellipsoid_mass_properties(semi_axes, rho), x, mat, v, omega_body, q);
+    }
+
+    /// Replace body i's mass [kg] and principal inertia (Jx, Jy, Jz) [kg m²] (body frame),
+    /// e.g. to reproduce a published example that states them instead of a density.
+    void set_mass_properties(std::size_t i, double m, const Vec3& principal_inertia) {
+        inv_mass[i] = 1.0 / m;
+        inv_inertia[i] = principal_inertia.cwiseInverse();
+    }
+
+    /// Append a body of any shape with the given mass properties; returns its index.
+    /// `bounding_radius` [m] must enclose the shape about x.
+    std::size_t add_body(uint64_t stable_id, Shape s, const Vec3& param, double bounding_radius,
+                         const MassProperties& mp, const Vec3& x, uint32_t mat,
+                         const Vec3& v = Vec3::Zero(), const Vec3& omega_body = Vec3::Zero(),
+                         const Quat& q = Quat::Identity()) {
         id.push_back(stable_id);
         position.push_back(x);
         orientation.push_back(q);
         velocity.push_back(v);
         angular_velocity.push_back(omega_body);
-        radius.push_back(r);
-        inv_mass.push_back(1.0 / m);
-        inv_inertia.push_back(Vec3::Constant(1.0 / j));
+        radius.push_back(bounding_radius);
+        inv_mass.push_back(1.0 / mp.mass);
+        inv_inertia.push_back(mp.inertia.cwiseInverse());
         material.push_back(mat);
-        shape.push_back(Shape::Sphere);
+        shape.push_back(s);
+        shape_param.push_back(param);
         return id.size() - 1;
     }
 
@@ -61,6 +142,7 @@ struct BodyStore {
         apply_order(order, velocity); apply_order(order, angular_velocity);
         apply_order(order, radius); apply_order(order, inv_mass); apply_order(order, inv_inertia);
         apply_order(order, material); apply_order(order, shape);
+        apply_order(order, shape_param);
     }
 
 };

@@ -11,6 +11,11 @@ namespace talus {
 inline constexpr int32_t kNoBody = -1;
 /// Stable-key namespace for walls in warm-start keys: wall w has key kWallKeyBit | w.
 inline constexpr uint64_t kWallKeyBit = uint64_t(1) << 63;
+/// ContactList::feature = face | (sub-feature << kSubFeatureShift): the face of a wall
+/// (0 for a plane, 0–5 for a box) and which part of body B touches it (a capsule's end,
+/// 0 at +x and 1 at −x; 0 for spheres and ellipsoids). Between two bodies the face is 0
+/// and the sub-feature tells the contacts of one pair apart (parallel capsules: 0 and 1).
+inline constexpr uint32_t kSubFeatureShift = 8;
 
 /// Candidate pairs from the broad phase: dense indices, a < b.
 struct PairList {
@@ -26,7 +31,7 @@ struct ContactList {
     std::vector<int32_t> a, b;        ///< dense body indices (a may be kNoBody)
     std::vector<uint64_t> key_a;      ///< stable key of A (body id, or kWallKeyBit | wall)
     std::vector<uint64_t> key_b;      ///< stable id of B
-    std::vector<uint32_t> feature;    ///< which face/feature of A (box face), 0 otherwise
+    std::vector<uint32_t> feature;    ///< face | (sub-feature << kSubFeatureShift), see above
     std::vector<Vec3> point;          ///< contact point, world [m]
     std::vector<Vec3> normal;         ///< unit normal, A -> B
     std::vector<double> gap;          ///< signed gap Φ [m], negative = penetration

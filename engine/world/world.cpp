@@ -39,6 +39,11 @@ StepStatus World::step() {
 
     StageClock clock;
     const auto [envelope, colours] = prepare_solve(h);                   // 1.–4.
+    if (StepStatus s = check_supported(); !s.ok) {
+        std::copy(saved_v_.begin(), saved_v_.end(), bodies.velocity.begin());
+        std::copy(saved_w_.begin(), saved_w_.end(), bodies.angular_velocity.begin());
+        return s;
+    }
     clock.restart();
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
     clock.lap(diag_.solver_wall_time);
@@ -139,7 +144,11 @@ double World::choose_margins() {
     reach_.resize(bodies.size());
     const double half = 0.5 * solver.envelope;
     const double margin_max = parallel_max(bodies.size(), [&](std::size_t i) {
-        const double margin = std::max(half, 1.25 * h * bodies.velocity[i].norm());
+        // A non-sphere's surface also moves by its rotation: ≤ ‖ω̄‖ × bounding radius.
+        double speed = bodies.velocity[i].norm();
+        if (bodies.shape[i] != Shape::Sphere)
+            speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        const double margin = std::max(half, 1.25 * h * speed);
         reach_[i] = bodies.radius[i] + margin;
         return margin;
     });
@@ -186,6 +195,27 @@ StepStatus World::check_finite() const {
     return s;
 }
 
+StepStatus World::check_supported() const {
+    // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
+    // stepping on would let them pass through each other silently.
+    StepStatus s;
+    if (narrow_scratch_.unsupported.empty()) return s;
+    s.ok = false;
+    std::ostringstream m;
+    m << "no contact routine for these shape pairs at t = " << time << " s (step "
+      << step_count + 1 << "): ellipsoid–ellipsoid contact is not implemented; bodies with id";
+    for (uint32_t k : narrow_scratch_.unsupported) {
+        for (int32_t i : {pairs_.a[k], pairs_.b[k]})
+            if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), bodies.id[i]) == s.bad_bodies.end() &&
+                s.bad_bodies.size() < 20) {
+                s.bad_bodies.push_back(bodies.id[i]);
+                m << ' ' << bodies.id[i];
+            }
+    }
+    s.message = m.str();
+    return s;
+}
+
 StepStatus World::check_bounded() const {
     // The solver found impulses growing without bound (DESIGN §4): the contact problem has
     // no solution. Name the bodies and walls involved instead of letting them blow up.
@@ -204,7 +234,8 @@ StepStatus World::check_bounded() const {
         if (++shown > 20) continue;
         m << "\n  body " << kb << " against ";
         if (ka & kWallKeyBit)
-            m << "wall " << (ka & ~kWallKeyBit) << " (face " << contacts_.feature[i] << ")";
+            m << "wall " << (ka & ~kWallKeyBit) << " (face "
+              << (contacts_.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";
         else
             m << "body " << ka;
         m << ", normal impulse " << batch_.gamma[i][0] << " N s, gap " << contacts_.gap[i] << " m";

@@ -86,6 +86,8 @@ private:
     void integrate_positions(double h);
     StepStatus check_finite() const;
     StepStatus check_bounded() const;
+    /// Fails when the narrow phase met a pair of shapes it cannot collide.
+    StepStatus check_supported() const;
     void renumber();
 
     StepDiagnostics diag_;

@@ -1,0 +1,503 @@
+// Capsules and ellipsoids: mass properties, narrow-phase geometry and whole-scene physics.
+//  - mass and inertia against slice-by-slice numerical integration (Simpson, 1e-8
+//    relative: the integrands are smooth polynomials of the slice radius) and against the
+//    sphere for the degenerate shapes (1e-12 relative, round-off only);
+//  - capsule–sphere, capsule–capsule and ellipsoid–sphere gaps against brute-force
+//    minimisation over sampled points with local refinement (1e-6 m);
+//  - a capsule lying on a plane rests on two contacts, one per end, whose normal impulses
+//    carry m g h (1e-6 relative: solver tolerance 1e-10 m/s);
+//  - a tilted capsule touches with its lower end first, within one step of free fall;
+//  - an ellipsoid rests at the height of its semi-axis along the normal (1e-4 relative);
+//  - Stewart–Trinkle's spinning rod, read from a scene file, first hits the plane near
+//    t = 0.383 s (within 0.01 s at h = 5 ms; the flight is ballistic).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+
+#include "collision/narrow_phase.hpp"
+#include "io/scene.hpp"
+#include "tests/support/world_builder.hpp"
+
+namespace talus {
+namespace {
+
+using namespace talus::testing;
+
+/// Simpson's rule of f on [a, b] with n (even) intervals.
+double simpson(const std::function<double(double)>& f, double a, double b, int n) {
+    const double h = (b - a) / n;
+    double s = f(a) + f(b);
+    for (int i = 1; i < n; ++i) s += (i % 2 ? 4.0 : 2.0) * f(a + i * h);
+    return s * h / 3.0;
+}
+
+/// Mass properties of a solid of revolution about x with slice radius ρ(x) on [a, b] and
+/// density rho: a disc of radius ρ at x has mass ρ_m π ρ² dx, axial moment ½ ρ², and
+/// transverse moment ¼ ρ² + x² per unit mass.
+MassProperties revolution(const std::function<double(double)>& radius, double a, double b,
+                          double rho) {
+    const int n = 20000;
+    auto disc = [&](double x) { const double r = radius(x); return rho * kPi * r * r; };
+    const double m = simpson(disc, a, b, n);
+    const double jx = simpson([&](double x) { const double r = radius(x); return disc(x) * 0.5 * r * r; }, a, b, n);
+    const double jt = simpson([&](double x) { const double r = radius(x); return disc(x) * (0.25 * r * r + x * x); }, a, b, n);
+    return {m, Vec3(jx, jt, jt)};
+}
+
+TEST(Shapes, CapsuleMassPropertiesMatchSliceIntegration) {
+    const double r = 0.05, h = 0.25, rho = 1234.0;
+    // The capsule's slices: r on the cylinder, √(r² − (|x| − h)²) on the caps. Integrate
+    // each piece separately so Simpson sees smooth integrands.
+    auto cap = [&](double x) { const double d = std::abs(x) - h; return std::sqrt(std::max(0.0, r * r - d * d)); };
+    const MassProperties cyl = revolution([&](double) { return r; }, -h, h, rho);
+    const MassProperties c1 = revolution(cap, h, h + r, rho);
+    const MassProperties c2 = revolution(cap, -h - r, -h, rho);
+    const double m = cyl.mass + c1.mass + c2.mass;
+    const Vec3 j = cyl.inertia + c1.inertia + c2.inertia;
+    const MassProperties mp = capsule_mass_properties(r, h, rho);
+    EXPECT_NEAR(mp.mass, m, 1e-8 * m);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(mp.inertia[k], j[k], 1e-8 * j[k]) << "axis " << k;
+}
+
+TEST(Shapes, EllipsoidMassPropertiesMatchSliceIntegration) {
+    // Slices across x are ellipses with semi-axes b', c' = (b, c)·√(1 − x²/a²): mass
+    // ρ π b'c' dx, J_x += m (b'² + c'²)/4, J_y += m (c'²/4 + x²), J_z += m (b'²/4 + x²).
+    const Vec3 s(0.3, 0.2, 0.1);
+    const double rho = 800.0;
+    const int n = 200000;
+    auto k = [&](double x) { return std::sqrt(std::max(0.0, 1.0 - x * x / (s.x() * s.x()))); };
+    auto dm = [&](double x) { return rho * kPi * s.y() * s.z() * k(x) * k(x); };
+    // The slice integrands are polynomials in x (k² is): Simpson is exact up to round-off.
+    const double m = simpson(dm, -s.x(), s.x(), n);
+    const double jx = simpson([&](double x) { return dm(x) * 0.25 * (s.y() * s.y() + s.z() * s.z()) * k(x) * k(x); }, -s.x(), s.x(), n);
+    const double jy = simpson([&](double x) { return dm(x) * (0.25 * s.z() * s.z() * k(x) * k(x) + x * x); }, -s.x(), s.x(), n);
+    const double jz = simpson([&](double x) { return dm(x) * (0.25 * s.y() * s.y() * k(x) * k(x) + x * x); }, -s.x(), s.x(), n);
+    const MassProperties mp = ellipsoid_mass_properties(s, rho);
+    EXPECT_NEAR(mp.mass, m, 1e-8 * m);
+    EXPECT_NEAR(mp.inertia.x(), jx, 1e-8 * jx);
+    EXPECT_NEAR(mp.inertia.y(), jy, 1e-8 * jy);
+    EXPECT_NEAR(mp.inertia.z(), jz, 1e-8 * jz);
+}
+
+TEST(Shapes, DegenerateCapsuleAndEllipsoidAreSpheres) {
+    const double r = 0.07, rho = 2500.0;
+    const MassProperties sphere = sphere_mass_properties(r, rho);
+    const MassProperties cap = capsule_mass_properties(r, 0.0, rho);
+    const MassProperties ell = ellipsoid_mass_properties(Vec3::Constant(r), rho);
+    for (const MassProperties& mp : {cap, ell}) {
+        EXPECT_NEAR(mp.mass, sphere.mass, 1e-12 * sphere.mass);
+        for (int k = 0; k < 3; ++k) EXPECT_NEAR(mp.inertia[k], sphere.inertia[k], 1e-12 * sphere.inertia[k]);
+    }
+}
+
+TEST(Shapes, PermuteMovesShapeParameters) {
+    BodyStore b;
+    b.add_sphere(0, Vec3(0, 0, 0), 0.1, 1000.0, 0);
+    b.add_capsule(1, Vec3(1, 0, 0), 0.05, 0.2, 1000.0, 0);
+    b.add_ellipsoid(2, Vec3(2, 0, 0), Vec3(0.3, 0.2, 0.1), 1000.0, 0);
+    b.permute({2, 0, 1});
+    EXPECT_EQ(b.id[0], 2u);
+    EXPECT_EQ(b.shape[0], Shape::Ellipsoid);
+    EXPECT_EQ(b.shape_param[0], Vec3(0.3, 0.2, 0.1));
+    EXPECT_EQ(b.shape[2], Shape::Capsule);
+    EXPECT_EQ(b.shape_param[2], Vec3(0.05, 0.2, 0.0));
+    EXPECT_DOUBLE_EQ(b.radius[2], 0.25);
+}
+
+// ---------------------------------------------------------------------------------------
+// Geometry against brute force
+
+/// Minimises f over the box [lo, hi] ⊂ R^d by a grid of `n` points per axis, then refines
+/// around the best point with the window shrunk 5× per round. Returns the minimum.
+template <int D>
+double brute_min(const std::function<double(const std::array<double, D>&)>& f,
+                 std::array<double, D> lo, std::array<double, D> hi, int n, int rounds) {
+    const std::array<double, D> lo0 = lo, hi0 = hi;
+    std::array<double, D> best{};
+    double fbest = INFINITY;
+    for (int round = 0; round < rounds; ++round) {
+        std::array<int, D> idx{};
+        while (true) {
+            std::array<double, D> x;
+            for (int k = 0; k < D; ++k) x[k] = lo[k] + (hi[k] - lo[k]) * idx[k] / (n - 1);
+            const double v = f(x);
+            if (v < fbest) fbest = v, best = x;
+            int k = 0;
+            while (k < D && ++idx[k] == n) idx[k++] = 0;
+            if (k == D) break;
+        }
+        for (int k = 0; k < D; ++k) {
+            const double w = (hi[k] - lo[k]) / 5.0;
+            lo[k] = std::max(lo0[k], best[k] - w / 2.0);
+            hi[k] = std::min(hi0[k], best[k] + w / 2.0);
+        }
+    }
+    return fbest;
+}
+
+Quat random_rotation(std::mt19937_64& rng) {
+    std::normal_distribution<double> g;
+    Quat q(g(rng), g(rng), g(rng), g(rng));
+    q.normalize();
+    return q;
+}
+
+TEST(Shapes, CapsuleSphereAndCapsuleCapsuleGapsMatchBruteForce) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-0.6, 0.6);
+    const double rc = 0.05, hc = 0.25, rs = 0.08;
+    int tested = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        BodyStore b;
+        b.add_capsule(0, Vec3(0.1, -0.2, 0.3), rc, hc, 1000.0, 0, Vec3::Zero(), Vec3::Zero(),
+                      random_rotation(rng));
+        const Vec3 s(0.1 + u(rng), -0.2 + u(rng), 0.3 + u(rng));
+        b.add_sphere(1, s, rs, 1000.0, 0);
+        b.add_capsule(2, Vec3(0.1 + u(rng), -0.2 + u(rng), 0.3 + u(rng)), 0.03, 0.15, 1000.0, 0,
+                      Vec3::Zero(), Vec3::Zero(), random_rotation(rng));
+        const Vec3 a0 = b.orientation[0] * Vec3::UnitX(), a2 = b.orientation[2] * Vec3::UnitX();
+        ShapeContact c[kMaxShapeContacts];
+
+        // capsule (A) – sphere (B), then the swapped order
+        const double brute = brute_min<1>(
+            [&](const std::array<double, 1>& t) { return (b.position[0] + t[0] * a0 - s).norm(); },
+            {-hc}, {hc}, 2001, 12) - rc - rs;
+        ASSERT_EQ(collide_pair(b, 0, 1, INFINITY, c), 1);
+        EXPECT_NEAR(c[0].gap, brute, 1e-6);
+        const Vec3 n01 = c[0].normal;
+        // the point lies midway across the gap along n from the capsule's surface
+        EXPECT_NEAR((s - c[0].point).dot(n01), rs + 0.5 * c[0].gap, 1e-9);
+        ASSERT_EQ(collide_pair(b, 1, 0, INFINITY, c), 1);
+        EXPECT_NEAR(c[0].gap, brute, 1e-6);
+        EXPECT_NEAR((c[0].normal + n01).norm(), 0.0, 1e-12) << "normal from A to B";
+
+        // capsule – capsule
+        const double brute2 = brute_min<2>(
+            [&](const std::array<double, 2>& t) {
+                return (b.position[0] + t[0] * a0 - b.position[2] - t[1] * a2).norm();
+            },
+            {-hc, -0.15}, {hc, 0.15}, 201, 12) - rc - 0.03;
+        const int k = collide_pair(b, 0, 2, INFINITY, c);
+        ASSERT_GE(k, 1);
+        EXPECT_NEAR(c[0].gap, brute2, 1e-6);
+        ++tested;
+    }
+    EXPECT_EQ(tested, 40);
+}
+
+TEST(Shapes, ParallelCapsulesTouchAtBothEndsOfTheirOverlap) {
+    BodyStore b;
+    b.add_capsule(0, Vec3(0, 0, 0), 0.05, 0.25, 1000.0, 0);
+    b.add_capsule(1, Vec3(0.1, 0, 0.09), 0.05, 0.25, 1000.0, 0);
+    ShapeContact c[kMaxShapeContacts];
+    ASSERT_EQ(collide_pair(b, 0, 1, INFINITY, c), 2);
+    for (int k = 0; k < 2; ++k) {
+        EXPECT_NEAR(c[k].gap, -0.01, 1e-12);
+        EXPECT_NEAR((c[k].normal - Vec3::UnitZ()).norm(), 0.0, 1e-12);
+    }
+    EXPECT_NEAR(c[0].point.x(), -0.15, 1e-12);
+    EXPECT_NEAR(c[1].point.x(), 0.25, 1e-12);
+    EXPECT_NE(c[0].feature, c[1].feature);
+}
+
+TEST(Shapes, EllipsoidSphereGapMatchesBruteForce) {
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-0.5, 0.5);
+    const Vec3 axes(0.3, 0.2, 0.1);
+    const double rs = 0.05;
+    int inside = 0;
+    for (int trial = 0; trial < 40; ++trial) {
+        BodyStore b;
+        const Quat q = random_rotation(rng);
+        b.add_ellipsoid(0, Vec3(0.2, 0.1, -0.3), axes, 1000.0, 0, Vec3::Zero(), Vec3::Zero(), q);
+        // Spheres around the ellipsoid: far, near and (some) with the centre just inside.
+        Vec3 y(u(rng), u(rng), u(rng));
+        if (trial % 4 == 0) y = 0.97 * y.normalized().cwiseProduct(axes);  // just inside
+        const Vec3 s = b.position[0] + q * y;
+        b.add_sphere(1, s, rs, 1000.0, 0);
+        const bool in = y.cwiseQuotient(axes).squaredNorm() < 1.0;
+        inside += in;
+        // Brute force: distance from y to the surface point (a sinθ cosφ, b sinθ sinφ, c cosθ).
+        const double dist = brute_min<2>(
+            [&](const std::array<double, 2>& t) {
+                const Vec3 p(axes.x() * std::sin(t[0]) * std::cos(t[1]),
+                             axes.y() * std::sin(t[0]) * std::sin(t[1]), axes.z() * std::cos(t[0]));
+                return (p - y).norm();
+            },
+            {0.0, -kPi}, {kPi, kPi}, 151, 12);
+        const double brute = (in ? -dist : dist) - rs;
+        ShapeContact c[kMaxShapeContacts];
+        ASSERT_EQ(collide_pair(b, 0, 1, INFINITY, c), 1);
+        EXPECT_NEAR(c[0].gap, brute, 1e-6) << "trial " << trial << (in ? " (inside)" : "");
+        // The surface point (point − gap/2 n) lies on the ellipsoid, the normal is its
+        // outward normal, and the sphere centre is on the normal line.
+        const Vec3 surf = q.conjugate() * (c[0].point - 0.5 * c[0].gap * c[0].normal - b.position[0]);
+        EXPECT_NEAR(surf.cwiseQuotient(axes).squaredNorm(), 1.0, 1e-9);
+        const Vec3 grad = surf.cwiseQuotient(axes.cwiseProduct(axes)).normalized();
+        EXPECT_NEAR((q * grad - c[0].normal).norm(), 0.0, 1e-9);
+        EXPECT_NEAR((s - (b.position[0] + q * surf)).cross(c[0].normal).norm(), 0.0, 1e-9);
+        ShapeContact d[kMaxShapeContacts];
+        ASSERT_EQ(collide_pair(b, 1, 0, INFINITY, d), 1);
+        EXPECT_NEAR(d[0].gap, c[0].gap, 1e-15);
+        EXPECT_NEAR((d[0].normal + c[0].normal).norm(), 0.0, 1e-15);
+    }
+    EXPECT_GT(inside, 5);
+}
+
+TEST(Shapes, EllipsoidClosestPointHandlesTheCentreAndAxes) {
+    const Vec3 s(0.3, 0.2, 0.1);
+    Vec3 p, n;
+    EXPECT_NEAR(ellipsoid_closest_point(s, Vec3::Zero(), p, n), -0.1, 1e-15);  // centre
+    EXPECT_NEAR(std::abs(p.z()), 0.1, 1e-15);
+    EXPECT_NEAR(ellipsoid_closest_point(s, Vec3(1.0, 0, 0), p, n), 0.7, 1e-12);
+    EXPECT_NEAR(p.x(), 0.3, 1e-15);
+    EXPECT_NEAR((n - Vec3::UnitX()).norm(), 0.0, 1e-15);
+}
+
+// ---------------------------------------------------------------------------------------
+// Physics
+
+TEST(Shapes, CapsuleLyingOnAPlaneRestsOnItsTwoEnds) {
+    const double r = 0.05, hl = 0.2, g = 9.81, h = 1e-3;
+    World w = make_world(h, Vec3(0, 0, -g), 1e-10, 1000);
+    const uint32_t mat = add_material(w, 1000.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), mat);
+    w.bodies.add_capsule(0, Vec3(0, 0, r + 1e-3), r, hl, 1000.0, mat);
+    run_steps(w, 400);
+    const double m = w.bodies.mass(0);
+    const ContactList& c = w.contacts();
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_NE(c.feature[0], c.feature[1]);
+    double impulse = 0.0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        EXPECT_GT(c.gap[i], -1e-3 * r) << "penetration below 0.1 % of r";
+        EXPECT_NEAR(std::abs(c.point[i].x()), hl, 1e-9) << "contacts under the end centres";
+        impulse += w.batch().gamma[i][0];
+    }
+    std::printf("[ capsule  ] at rest: impulse / (m g h) − 1 = %.2e, gaps %.2e %.2e m\n",
+                impulse / (m * g * h) - 1.0, c.gap[0], c.gap[1]);
+    EXPECT_NEAR(impulse, m * g * h, 1e-6 * m * g * h);
+    EXPECT_NEAR(w.batch().gamma[0][0], w.batch().gamma[1][0], 1e-6 * m * g * h) << "symmetric";
+    EXPECT_LT(w.bodies.velocity[0].norm(), 1e-6);
+    EXPECT_LT(w.bodies.angular_velocity[0].norm(), 1e-6);
+    EXPECT_NEAR(w.bodies.position[0].z(), r, 1e-3 * r);
+}
+
+TEST(Shapes, TiltedCapsuleLandsOnItsLowerEndFirst) {
+    const double r = 0.05, hl = 0.25, g = 9.81, h = 1e-3, tilt = 30.0 * kPi / 180.0;
+    World w = make_world(h, Vec3(0, 0, -g), 1e-10, 500);
+    const uint32_t mat = add_material(w, 1000.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), mat);
+    // Rotation by +tilt about y takes the body +x end down: it is the lower end (feature 0).
+    const Quat q(Eigen::AngleAxisd(tilt, Vec3::UnitY()));
+    const double z0 = 0.5;
+    w.bodies.add_capsule(0, Vec3(0, 0, z0), r, hl, 1000.0, mat, Vec3::Zero(), Vec3::Zero(), q);
+    const double drop = z0 - hl * std::sin(tilt) - r;  // height of the lowest point
+    const double t_hit = std::sqrt(2.0 * drop / g);
+    for (int k = 1; k < 1000; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        const ContactList& c = w.contacts();
+        int pushing = -1;
+        for (std::size_t i = 0; i < c.size(); ++i)
+            if (w.batch().gamma[i][0] > 0.0) pushing = int(i);
+        if (pushing < 0) continue;
+        const double t = k * h;
+        std::printf("[ capsule  ] first impulse at t = %.4f s, free fall of the lowest point %.4f s\n",
+                    t, t_hit);
+        EXPECT_NEAR(t, t_hit, h) << "first impulse at the free-fall time of the lowest point";
+        EXPECT_EQ(c.feature[pushing] >> kSubFeatureShift, 0u) << "the +x end is the lower one";
+        EXPECT_GT(c.point[pushing].x(), 0.0);
+        for (std::size_t i = 0; i < c.size(); ++i)
+            if (int(i) != pushing) {
+                EXPECT_EQ(w.batch().gamma[i][0], 0.0);
+            }
+        return;
+    }
+    FAIL() << "the capsule never touched the plane";
+}
+
+double ellipsoid_rest_height(const Quat& q, const Vec3& axes, double& speed) {
+    const double g = 9.81, h = 1e-3;
+    World w = make_world(h, Vec3(0, 0, -g), 1e-10, 500);
+    const uint32_t mat = add_material(w, 1000.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), mat);
+    const Vec3 along_z = (q.conjugate() * Vec3::UnitZ()).cwiseAbs().cwiseProduct(axes);
+    w.bodies.add_ellipsoid(0, Vec3(0, 0, along_z.norm() + 1e-3), axes, 1000.0, mat,
+                           Vec3::Zero(), Vec3::Zero(), q);
+    run_steps(w, 500);
+    speed = w.bodies.velocity[0].norm() + w.bodies.angular_velocity[0].norm();
+    std::printf("[ ellipsoid] rest height / semi-axis − 1 = %.2e, speed %.1e\n",
+                w.bodies.position[0].z() / along_z.norm() - 1.0, speed);
+    return w.bodies.position[0].z();
+}
+
+TEST(Shapes, EllipsoidRestsAtTheHeightOfItsVerticalSemiAxis) {
+    const Vec3 axes(0.12, 0.06, 0.04);
+    double speed = 0.0;
+    // long axis horizontal (x): rests on c
+    EXPECT_NEAR(ellipsoid_rest_height(Quat::Identity(), axes, speed), axes.z(), 1e-4 * axes.z());
+    EXPECT_LT(speed, 1e-6);
+    // long axis vertical: rotated 90° about y (body x → world −z), balanced on its tip
+    const Quat up(Eigen::AngleAxisd(0.5 * kPi, Vec3::UnitY()));
+    EXPECT_NEAR(ellipsoid_rest_height(up, axes, speed), axes.x(), 1e-4 * axes.x());
+    EXPECT_LT(speed, 1e-6);
+    // middle axis vertical
+    const Quat mid(Eigen::AngleAxisd(0.5 * kPi, Vec3::UnitX()));
+    EXPECT_NEAR(ellipsoid_rest_height(mid, axes, speed), axes.y(), 1e-4 * axes.y());
+    EXPECT_LT(speed, 1e-6);
+}
+
+TEST(Shapes, EllipsoidAndCapsuleStayInsideABox) {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-8, 300);
+    const uint32_t mat = add_material(w, 1000.0, 0.3);
+    add_box(w, Vec3(-0.3, -0.3, 0.0), Vec3(0.3, 0.3, 1.0), mat);
+    w.bodies.add_capsule(0, Vec3(0.0, 0.0, 0.3), 0.04, 0.2, 1000.0, mat, Vec3(2.0, 1.0, 0.0),
+                         Vec3(0.0, 3.0, 5.0));
+    w.bodies.add_ellipsoid(1, Vec3(0.0, 0.0, 0.7), Vec3(0.1, 0.06, 0.05), 1000.0, mat,
+                           Vec3(-1.5, 2.0, 0.0), Vec3(4.0, 0.0, 2.0));
+    std::array<WallFace, 6> faces;
+    wall_faces(w.walls[0], 0.0, faces);
+    double worst = 0.0;
+    for (int k = 0; k < 1500; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        for (std::size_t i = 0; i < 2; ++i)
+            for (uint32_t f = 0; f < 6; ++f) {
+                ShapeContact c[kMaxShapeContacts];
+                const int n = collide_face(w.bodies, i, faces[f], f, INFINITY, c);
+                for (int j = 0; j < n; ++j) worst = std::min(worst, c[j].gap);
+            }
+    }
+    EXPECT_GT(worst, -2e-3) << "penetration into a box face";
+    EXPECT_LT(w.bodies.position[0].z(), 0.2);
+    EXPECT_LT(w.bodies.position[1].z(), 0.2);
+}
+
+TEST(Shapes, StewartTrinkleSpinningRodFirstImpact) {
+    // Rod: capsule of length 0.5 m between end centres, end radius 0.05 m, mass 1 kg,
+    // transverse inertia 0.002 kg m², tilted 30° (+x end up), spinning at 4 rad/s so the
+    // +x end keeps rising, centre 1 m above the plane z = 0, μ = 0.6.
+    const std::string scene = R"(
+[simulation]
+dt = 0.005
+duration = 1.0
+[[material]]
+name = "rod"
+density = 1000
+friction = 0.6
+[[wall]]
+type = "plane"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+material = "rod"
+[[body]]
+shape = "capsule"
+radius = 0.05
+length = 0.5
+material = "rod"
+position = [0, 0, 1]
+orientation = [0.9659258262890683, 0, -0.25881904510252074, 0]
+angular_velocity = [0, -4, 0]
+mass = 1.0
+inertia = [0.00122, 0.002, 0.002]
+)";
+    Scene s = parse_scene(scene, "mem/rod.toml");
+    World& w = s.world;
+    ASSERT_EQ(w.bodies.size(), 1u);
+    EXPECT_DOUBLE_EQ(w.bodies.mass(0), 1.0);
+    EXPECT_DOUBLE_EQ(1.0 / w.bodies.inv_inertia[0].y(), 0.002);
+    // world ω = (0, −4, 0) stored in the body frame: the rotation is about y, so unchanged
+    EXPECT_NEAR((w.bodies.orientation[0] * w.bodies.angular_velocity[0] - Vec3(0, -4, 0)).norm(), 0.0, 1e-12);
+    // The +x end starts 0.125 m above the centre.
+    EXPECT_NEAR((w.bodies.orientation[0] * Vec3::UnitX()).z(), 0.5, 1e-12);
+
+    // Ballistic reference: the lowest end (the −x end, going down) reaches the plane when
+    // 1 − g t²/2 − 0.25 |sin(30° + 4t)| − 0.05 = 0.
+    auto lowest = [](double t) { return 1.0 - 0.5 * 9.81 * t * t - 0.25 * std::abs(std::sin(kPi / 6 + 4.0 * t)) - 0.05; };
+    double lo = 0.2, hi = 0.6;
+    for (int k = 0; k < 100; ++k) (lowest(0.5 * (lo + hi)) > 0.0 ? lo : hi) = 0.5 * (lo + hi);
+    const double t_ballistic = 0.5 * (lo + hi);
+
+    double t_impact = -1.0;
+    for (int k = 1; k <= 200 && t_impact < 0.0; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        for (std::size_t i = 0; i < w.contacts().size(); ++i)
+            if (w.batch().gamma[i][0] > 0.0) t_impact = w.time;
+    }
+    ASSERT_GT(t_impact, 0.0) << "no impact within 1 s";
+    std::printf("[ rod      ] first impulse at t = %.4f s (ballistic contact %.4f s)\n", t_impact,
+                t_ballistic);
+    EXPECT_NEAR(t_impact, 0.383, 0.01);
+    EXPECT_NEAR(t_impact, t_ballistic, 0.005 + 1e-9) << "within one step of the ballistic time";
+}
+
+TEST(Shapes, StepRefusesEllipsoidPairsItCannotCollide) {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    const uint32_t mat = add_material(w, 1000.0, 0.5);
+    w.bodies.add_ellipsoid(0, Vec3(0, 0, 0), Vec3(0.2, 0.1, 0.1), 1000.0, mat);
+    w.bodies.add_ellipsoid(1, Vec3(0.35, 0, 0), Vec3(0.2, 0.1, 0.1), 1000.0, mat);
+    const Vec3 x0 = w.bodies.position[0], v0 = w.bodies.velocity[0];
+    const StepStatus st = w.step();
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("ellipsoid–ellipsoid"), std::string::npos) << st.message;
+    EXPECT_EQ(st.bad_bodies, (std::vector<uint64_t>{0, 1}));
+    EXPECT_EQ(w.bodies.position[0], x0);
+    EXPECT_EQ(w.bodies.velocity[0], v0) << "the state is left as before the step";
+}
+
+TEST(Shapes, SceneRejectsAPairOfEllipsoids) {
+    const std::string scene = R"(
+[[material]]
+name = "m"
+[[body]]
+shape = "ellipsoid"
+semi_axes = [0.2, 0.1, 0.1]
+material = "m"
+position = [0, 0, 1]
+[[body]]
+shape = "ellipsoid"
+semi_axes = [0.2, 0.1, 0.1]
+material = "m"
+position = [1, 0, 1]
+)";
+    try {
+        parse_scene(scene, "mem/two.toml");
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        EXPECT_NE(std::string(e.what()).find("mem/two.toml:9: body.1.shape"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Shapes, SceneOverlapCheckUsesTheExactShape) {
+    // A capsule lying on the plane: its bounding sphere (radius 0.3) crosses the plane,
+    // the capsule does not. Tilted by 30°, its lower end does.
+    const std::string base = R"(
+[[material]]
+name = "m"
+[[wall]]
+type = "plane"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+material = "m"
+[[body]]
+shape = "capsule"
+radius = 0.05
+length = 0.5
+material = "m"
+position = [0, 0, 0.05]
+)";
+    EXPECT_NO_THROW(parse_scene(base, "mem/flat.toml"));
+    try {
+        parse_scene(base + "orientation = [0.9659258262890683, 0, 0.25881904510252074, 0]\n",
+                    "mem/tilted.toml");
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        EXPECT_NE(std::string(e.what()).find("overlaps plane wall.0"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace talus
