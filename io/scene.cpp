@@ -52,7 +52,8 @@ using Fields = std::vector<Field>;
 const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
                              {"renumber_interval"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
-                         {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"}};
+                         {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
+                         {"friction_directions"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
 const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}};
 const Fields kFrictionPairKeys{{"materials"}, {"friction"}};
@@ -543,10 +544,12 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             s.type = SolverType::APGD;
         else if (*t == "maxdiss")
             s.type = SolverType::MaxDiss;
+        else if (*t == "lemke")
+            s.type = SolverType::Lemke;
         else
             r.problem_at(*c, "type",
                          fmt::format("unknown solver type '{}'{}", *t,
-                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss"}, "known")));
+                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss", "lemke"}, "known")));
     }
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);
@@ -568,6 +571,12 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             "in (0, 1]"))
         s.stabilization = *v;
     if (auto v = r.boolean(*c, "warm_start", Need::Optional)) s.warm_start = *v;
+    if (auto v = r.integer(*c, "friction_directions", Need::Optional, 4, 64)) {
+        if (*v % 2 != 0)  // the cone must be balanced: −d_j is a direction too (seed 000, (13))
+            r.problem_at(*c, "friction_directions", "must be even (balanced cone)");
+        else
+            s.friction_directions = int(*v);
+    }
     return s;
 }
 

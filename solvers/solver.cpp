@@ -44,6 +44,7 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
         case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
         case SolverType::APGD: return solve_apgd(batch, bodies, settings, work);
         case SolverType::MaxDiss: return solve_max_dissipation_gs(batch, bodies, settings, work);
+        case SolverType::Lemke: return solve_lcp_stepper(batch, bodies, settings, work);
     }
     return {};
 }

@@ -44,6 +44,17 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
 SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
                                       const SolverSettings& settings, SolverWorkspace& work);
 
+/// Not a CCP solver: the Stewart–Trinkle LCP time-stepper (seed 000 §3.4) with a polyhedral
+/// friction cone of settings.friction_directions directions, solved densely by Lemke's method
+/// (solvers/lcp_stepper.cpp). Same contract; `iterations` counts Lemke pivots, `residual` is
+/// the LCP's natural residual in velocity units [m/s], `converged` means Lemke solved it.
+/// Refuses (SolverResult::refused) an LCP of more than kLcpMaxUnknowns unknowns.
+SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
+                               const SolverSettings& settings, SolverWorkspace& work);
+/// Size limit of the dense "lemke" solver: contacts × (k + 2) unknowns [-]. Its tableau holds
+/// three dense n × n matrices (216 MB at the limit) and a solve costs O(n³).
+inline constexpr std::size_t kLcpMaxUnknowns = 3000;
+
 namespace detail {
 /// What every solver does around its iterations: on construction, start the clock, load
 /// the solver bodies at ν*, build the body-major view and reset the growth snapshots;

@@ -1,6 +1,7 @@
 #pragma once
 /// What every solver reports (DESIGN §6).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace talus {
@@ -15,13 +16,17 @@ struct IterationRecord {
 struct SolverResult {
     int iterations = 0;         ///< iterations performed
     double residual = 0.0;      ///< DESIGN §6 natural-map residual at exit [m/s]; for
-                                ///< maxdiss its fixed-point residual (max ‖Δγ_i‖/η_i per sweep)
+                                ///< maxdiss its fixed-point residual (max ‖Δγ_i‖/η_i per sweep),
+                                ///< for lemke the LCP's natural residual in m/s
     bool converged = false;     ///< residual ≤ tolerance before the iteration cap
     double wall_time = 0.0;     ///< seconds in the solver [s]
     /// Contacts whose impulse grew without bound while the residual stalled (DESIGN §4):
     /// the signature of an over-constrained problem. Empty when the solve is sound.
     std::vector<uint32_t> unbounded_contacts;
     std::vector<IterationRecord> history;  ///< filled only when asked for
+    /// Non-empty when the solver refused the problem (e.g. "lemke" above its size limit):
+    /// the step fails with this message and leaves the state as it was.
+    std::string refused;
 };
 
 }  // namespace talus

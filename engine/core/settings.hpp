@@ -16,9 +16,10 @@ struct SimulationSettings {
                                               ///< (Morton cell) order for locality; 0 = never
 };
 
-/// The CCP solvers (DESIGN §6), and the maximum-dissipation model's Gauss–Seidel (not a CCP).
-/// Scene names: "pgs", "pj", "apgd", "maxdiss".
-enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss };
+/// The CCP solvers (DESIGN §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
+/// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either).
+/// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke".
+enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss, Lemke };
 
 inline const char* solver_name(SolverType t) {
     switch (t) {
@@ -26,6 +27,7 @@ inline const char* solver_name(SolverType t) {
         case SolverType::PJ: return "pj";
         case SolverType::APGD: return "apgd";
         case SolverType::MaxDiss: return "maxdiss";
+        case SolverType::Lemke: return "lemke";
     }
     return "?";
 }
@@ -39,6 +41,8 @@ struct SolverSettings {
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]
     double stabilization = 0.2;     ///< γ_s ∈ (0, 1], share of a penetration corrected per step [-]
     bool warm_start = true;         ///< start from the last step's impulses
+    int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
+                                    ///< even, in [4, 64] [-]
     bool record_history = false;    ///< record (iteration, time, residual) per iteration (benchmarks; costs a pass)
 
     /// ω actually used by the solver `type`.
@@ -49,6 +53,7 @@ struct SolverSettings {
             case SolverType::PJ: return 0.5;
             case SolverType::APGD: return 1.0;
             case SolverType::MaxDiss: return 1.0;  // ignored: exact block solves
+            case SolverType::Lemke: return 1.0;    // ignored: direct (pivoting) method
         }
         return 1.0;
     }

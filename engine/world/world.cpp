@@ -48,7 +48,15 @@ StepStatus World::step() {
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
     clock.lap(diag_.solver_wall_time);
 
-    StepStatus status = check_finite();
+    StepStatus status;
+    if (!result_.refused.empty()) {
+        std::ostringstream m;
+        m << "the solver refused the contact problem at t = " << time << " s (step "
+          << step_count + 1 << "): " << result_.refused;
+        status.ok = false;
+        status.message = m.str();
+    }
+    if (status.ok) status = check_finite();
     if (status.ok) status = check_bounded();
     if (!status.ok) {  // leave the state as it was before the step
         std::copy(saved_v_.begin(), saved_v_.end(), bodies.velocity.begin());
