@@ -33,27 +33,17 @@
 // one contact, as the broad phase guarantees).
 #include "collision/narrow_phase.hpp"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 
+#include "engine/core/parallel.hpp"
+
 namespace talus {
 namespace {
 
-constexpr std::size_t kGrain = 1024;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-template <class F>
-void for_chunks(std::size_t n, F&& f) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                          for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
-                      });
-}
 
 void resize(ContactList& c, std::size_t n) {
     c.a.resize(n); c.b.resize(n); c.key_a.resize(n); c.key_b.resize(n); c.feature.resize(n);
@@ -343,7 +333,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     std::size_t n_pair_contacts = np;
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
-        for_chunks(np, [&](std::size_t k) {
+        parallel_each(np, [&](std::size_t k) {
             ShapeContact c[kMaxShapeContacts];
             const int32_t a = pairs.a[k], b = pairs.b[k];
             const int m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
@@ -360,7 +350,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     }
 
     scratch.wall_count.assign(nb + 1, 0);
-    for_chunks(nb, [&](std::size_t i) {
+    parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         ShapeContact tmp[kMaxShapeContacts];
@@ -371,7 +361,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     const std::size_t nw = scratch.wall_count[nb];
     resize(out, n_pair_contacts + nw);
 
-    for_chunks(np, [&](std::size_t k) {
+    parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
         ShapeContact c[kMaxShapeContacts];
         std::size_t at = k;
@@ -398,7 +388,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         }
     });
 
-    for_chunks(nb, [&](std::size_t i) {
+    parallel_each(nb, [&](std::size_t i) {
         std::size_t k = n_pair_contacts + scratch.wall_count[i];
         if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
