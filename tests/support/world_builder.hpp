@@ -1,6 +1,7 @@
 #pragma once
 // Builds small worlds in code for physics tests, so a test reads as the physical setup.
 #include <cmath>
+#include <vector>
 
 #include "engine/world/world.hpp"
 
@@ -77,6 +78,22 @@ inline void run_steps(World& w, int steps) {
         const StepStatus s = w.step();
         if (!s.ok) throw std::runtime_error(s.message);
     }
+}
+
+/// Every body's position, velocity and angular velocity, then the last step's residual,
+/// iterations and contacts, as one flat vector: compare two runs bit for bit.
+inline std::vector<double> state_vector(const World& w) {
+    std::vector<double> s;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        for (int k = 0; k < 3; ++k) {
+            s.push_back(w.bodies.position[i][k]);
+            s.push_back(w.bodies.velocity[i][k]);
+            s.push_back(w.bodies.angular_velocity[i][k]);
+        }
+    s.push_back(w.diagnostics().residual);
+    s.push_back(double(w.diagnostics().iterations));
+    s.push_back(double(w.diagnostics().contacts));
+    return s;
 }
 
 }  // namespace talus::testing

@@ -98,16 +98,7 @@ std::vector<double> state_after(SolverType t, int threads) {
     add_box(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.4), m);
     fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.3), 0.004, m);
     run_steps(w, 40);
-    std::vector<double> s;
-    for (std::size_t i = 0; i < w.bodies.size(); ++i)
-        for (int k = 0; k < 3; ++k) {
-            s.push_back(w.bodies.position[i][k]);
-            s.push_back(w.bodies.velocity[i][k]);
-            s.push_back(w.bodies.angular_velocity[i][k]);
-        }
-    s.push_back(w.diagnostics().residual);
-    s.push_back(double(w.diagnostics().iterations));
-    return s;
+    return state_vector(w);
 }
 
 TEST(Solvers, EachIsBitIdenticalOnOneAndTwoThreads) {
