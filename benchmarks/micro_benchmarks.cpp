@@ -1,12 +1,15 @@
 // Micro-benchmarks of the step's stages on a settled-like random bed (figures, not tests):
 //   build/bin/talus_micro_benchmarks
-// broad phase (bodies/s) and one PGS solve of a packed bed (contact-iterations/s).
+// broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), and the PGS
+// kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s).
 #include <benchmark/benchmark.h>
 
 #include <random>
 
 #include "collision/broad_phase.hpp"
 #include "engine/world/world.hpp"
+#include "solvers/contact_ops.hpp"
+#include "solvers/pgs_kernels.hpp"
 #include "solvers/solver.hpp"
 
 namespace {
@@ -66,6 +69,47 @@ void BM_PgsStep(benchmark::State& state) {
     state.counters["contact-it/s (solver)"] = contact_iterations / solver_time;
 }
 BENCHMARK(BM_PgsStep)->Arg(20)->Unit(benchmark::kMillisecond);
+
+void BM_PgsKernel(benchmark::State& state) {
+    // One colour of `contacts` sphere–sphere contacts over distinct bodies, small enough to
+    // stay in L2: the kernel's arithmetic cost without the memory system. Arg 1: lanes.
+    const std::size_t contacts = std::size_t(state.range(0));
+    const bool lanes = state.range(1) != 0;
+    if (lanes && !pgs_lanes_available()) {
+        state.SkipWithError("no AVX");
+        return;
+    }
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> U(-1.0, 1.0), P(0.0, 1.0);
+    SolverBodies sb;
+    sb.body.resize(2 * contacts);
+    for (SolverBody& b : sb.body) b = {Vec3(U(rng), U(rng), U(rng)), 1.0, Vec3(U(rng), U(rng), U(rng)), 1e3};
+    AssembledBatch B;
+    for (std::size_t i = 0; i < contacts; ++i) {
+        const Vec3 n = Vec3(U(rng), U(rng), U(rng)).normalized();
+        B.a.push_back(int32_t(2 * i));
+        B.b.push_back(int32_t(2 * i + 1));
+        B.normal.push_back(n);
+        B.tangent.push_back(n.unitOrthogonal());
+        B.lever_a.push_back(-0.005 * n);
+        B.lever_b.push_back(0.005 * n);
+        B.rhs.push_back(Vec3(-0.01 * P(rng), 0.0, 0.0));
+        B.stab.push_back(B.rhs.back()[0]);
+        B.mu.push_back(0.5);
+        B.gamma.push_back(Vec3::Zero());
+        B.eta.push_back(0.0);
+    }
+    B.colour_start = {0, uint32_t(contacts)};
+    for (std::size_t i = 0; i < contacts; ++i) B.eta[i] = 3.0 / delassus_block(B, sb, i).trace();
+    for (auto _ : state) {
+        const double e = lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
+                               : pgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0);
+        benchmark::DoNotOptimize(e);
+    }
+    state.counters["contacts/s"] = benchmark::Counter(double(contacts) * state.iterations(),
+                                                      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_PgsKernel)->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -310,6 +310,7 @@ struct Options {
     double budget = 60.0;         ///< wall-time budget per convergence solve [s]
     double tolerance = 1e-6;      ///< convergence runs stop here [m/s]
     int sweeps = 50;              ///< iterations per throughput solve
+    std::string only;             ///< throughput: measure only this solver (empty: all)
     int repeats = 7;              ///< throughput and bandwidth repeats (median, best)
     int steps = 20;               ///< measured steps of the breakdown
     int warmup_steps = 5;         ///< unmeasured steps before them
@@ -684,6 +685,7 @@ int cmd_throughput(const Options& o) {
                                   {SolverType::PJ, pj_traffic(p)},
                                   {SolverType::APGD, std::nullopt}};
     for (const Kind& kind : kinds) {
+        if (!o.only.empty() && o.only != solver_name(kind.type)) continue;
         SolverSettings s = scene.world.solver;
         s.type = kind.type;
         s.relaxation = 0.0;
@@ -850,6 +852,8 @@ int main(int argc, char** argv) {
     auto* thr = app.add_subcommand("throughput", "Contact-iterations/s on 1 and 2 threads");
     thr->add_option("--iterations", o.sweeps, "Iterations per solve")->capture_default_str();
     thr->add_option("--repeats", o.repeats, "Repeats (median)")->capture_default_str();
+    thr->add_option("--only", o.only, "Measure only this solver (pgs, pj or apgd)")
+        ->check(CLI::IsMember({"pgs", "pj", "apgd"}));
     auto* brk = app.add_subcommand("breakdown", "Seconds per stage of a whole step");
     brk->add_option("--steps", o.steps, "Measured steps")->capture_default_str();
     brk->add_option("--warmup", o.warmup_steps, "Unmeasured steps before them")->capture_default_str();

@@ -15,13 +15,11 @@
 // Relaxation is not used: an over- or under-relaxed step would leave the contact's plane.
 #include "solvers/max_dissipation.hpp"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_reduce.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "solvers/colour_sweep.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/solver.hpp"
 
@@ -221,31 +219,13 @@ double md_update(AssembledBatch& batch, SolverBodies& bodies, std::size_t i) {
     return (g - g0).norm() / batch.eta[i];
 }
 
-double sweep_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi) {
-    double change = 0.0;
-    for (std::size_t i = lo; i < hi; ++i) change = std::max(change, md_update(batch, bodies, i));
-    return change;
-}
-
 /// One sweep over all colours; returns the largest ‖Δγ_i‖ / η_i [m/s].
 double sweep(AssembledBatch& batch, SolverBodies& bodies) {
-    double change = 0.0;
-    const std::size_t colours = batch.colour_start.size() - 1;
-    for (std::size_t k = 0; k < colours; ++k) {
-        const std::size_t lo = batch.colour_start[k], hi = batch.colour_start[k + 1];
-        const bool serial = (batch.overflow_colour && k + 1 == colours) || hi - lo <= kGrain;
-        if (serial) {
-            change = std::max(change, sweep_range(batch, bodies, lo, hi));
-            continue;
-        }
-        change = std::max(change, tbb::parallel_reduce(
-            tbb::blocked_range<std::size_t>(lo, hi, kGrain), 0.0,
-            [&](const tbb::blocked_range<std::size_t>& rg, double m) {
-                return std::max(m, sweep_range(batch, bodies, rg.begin(), rg.end()));
-            },
-            [](double x, double y) { return std::max(x, y); }));
-    }
-    return change;
+    return sweep_colours(batch, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
+        double change = 0.0;
+        for (std::size_t i = lo; i < hi; ++i) change = std::max(change, md_update(batch, bodies, i));
+        return change;
+    });
 }
 
 }  // namespace

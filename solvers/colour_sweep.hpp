@@ -1,0 +1,42 @@
+#pragma once
+/// One sweep of a block Gauss–Seidel method over a coloured batch (PGS, maximum
+/// dissipation): colours in their fixed order, each colour a oneTBB parallel loop over
+/// fixed-size ranges. Within a colour no two contacts share a dynamic body, so each range
+/// reads and writes bodies no other range touches and the result does not depend on the
+/// number of threads. The overflow colour (contacts that may share bodies) and colours of
+/// at most one range run serially.
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_reduce.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "solvers/assemble.hpp"
+
+namespace talus {
+
+/// Calls range(lo, hi, independent) over every colour and returns the max of its results
+/// and `init`. `independent` is false only for the overflow colour, whose contacts may
+/// share bodies (a kernel that updates several contacts at once must not do so there).
+template <class RangeFn>
+double sweep_colours(const AssembledBatch& batch, std::size_t grain, double init, RangeFn&& range) {
+    double result = init;
+    const std::size_t colours = batch.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k) {
+        const std::size_t lo = batch.colour_start[k], hi = batch.colour_start[k + 1];
+        const bool overflow = batch.overflow_colour && k + 1 == colours;
+        if (overflow || hi - lo <= grain) {
+            result = std::max(result, range(lo, hi, !overflow));
+            continue;
+        }
+        result = std::max(result, tbb::parallel_reduce(
+            tbb::blocked_range<std::size_t>(lo, hi, grain), init,
+            [&](const tbb::blocked_range<std::size_t>& r, double m) {
+                return std::max(m, range(r.begin(), r.end(), true));
+            },
+            [](double x, double y) { return std::max(x, y); }));
+    }
+    return result;
+}
+
+}  // namespace talus

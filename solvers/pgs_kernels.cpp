@@ -1,0 +1,301 @@
+// The PGS block update (DESIGN §6), scalar and four contacts at a time with AVX.
+//
+// Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
+// contact, cone projection with a square root and two divisions, impulse back to both
+// bodies), and one core overlaps little of one contact with the next. Four contacts of a
+// colour share no dynamic body, so they are independent and fill the four lanes of a
+// 256-bit register; the cost per contact is then the loads and the transposes.
+//
+// Bit-identity: each lane performs exactly the scalar kernel's IEEE operations in the same
+// order (the build has -ffp-contract=off and the AVX code uses no FMA), branches become
+// blends of both outcomes, and a missing body is a zero body whose contributions are exact
+// zeros (x + 0 and x − 0 are x, lever arms of missing bodies are 0). Hence which contacts
+// happen to be grouped — which depends on where a range starts — never changes a bit,
+// and results stay independent of the thread count. tests/unit/solvers/test_pgs_kernels.cpp
+// compares the two kernels bit for bit.
+#include "solvers/pgs_kernels.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string_view>
+
+#include "solvers/cone_projection.hpp"
+#include "solvers/contact_ops.hpp"
+
+namespace talus {
+namespace {
+
+// The body lines are the latency: a colour spreads over the whole pile, so they come from
+// L3, not L2. Ask for them this many contacts ahead (a hint: no effect on results).
+// The four-lane kernel gets through contacts faster, so it looks further ahead.
+constexpr std::size_t kPrefetch = 8;
+constexpr std::size_t kLanePrefetch = 16;
+
+TALUS_HOT void prefetch_bodies(const AssembledBatch& batch, const SolverBodies& bodies,
+                               std::size_t j) {
+    const int32_t a = batch.a[j], b = batch.b[j];
+    if (a != kNoBody) __builtin_prefetch(&bodies.body[std::size_t(a)], 1);
+    if (b != kNoBody) __builtin_prefetch(&bodies.body[std::size_t(b)], 1);
+}
+
+/// One block update; returns ‖γ − Π(γ − η d)‖² − tol2 η² before it (no division needed).
+TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t i,
+                            double omega, double tol2) {
+    const ContactFrame f = contact_frame(batch, i);
+    const Vec3 d = contact_velocity(batch, f, sb, i);
+    const Vec3 g0 = batch.gamma[i];
+    const double eta = batch.eta[i];
+    const double oe = omega * eta;
+    const Vec3 g = project_friction_cone(
+        Vec3(g0[0] - oe * d[0], g0[1] - oe * d[1], g0[2] - oe * d[2]), batch.mu[i]);
+    const Vec3 full = omega == 1.0 ? g
+        : project_friction_cone(Vec3(g0[0] - eta * d[0], g0[1] - eta * d[1], g0[2] - eta * d[2]),
+                                batch.mu[i]);
+    batch.gamma[i] = g;
+    apply_impulse(batch, f, sb, i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+}
+
+// ---- four contacts at a time (AVX) ----------------------------------------------------
+
+#pragma GCC push_options
+#pragma GCC target("avx")
+
+using V = __m256d;
+
+struct V3 {
+    V x, y, z;
+};
+
+/// Four consecutive Vec3 (12 doubles at p) as their x, y and z lanes.
+inline V3 load3(const double* p) {
+    // m03 = x0 y0 | x2 y2, m14 = z0 x1 | z2 x3, m25 = y1 z1 | y3 z3
+    const V m03 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p)), _mm_loadu_pd(p + 6), 1);
+    const V m14 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p + 2)), _mm_loadu_pd(p + 8), 1);
+    const V m25 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p + 4)), _mm_loadu_pd(p + 10), 1);
+    return {_mm256_shuffle_pd(m03, m14, 0xA), _mm256_shuffle_pd(m03, m25, 0x5),
+            _mm256_shuffle_pd(m14, m25, 0xA)};
+}
+
+/// The inverse of load3.
+inline void store3(double* p, const V3& a) {
+    const V m03 = _mm256_shuffle_pd(a.x, a.y, 0x0);
+    const V m14 = _mm256_shuffle_pd(a.z, a.x, 0xA);
+    const V m25 = _mm256_shuffle_pd(a.y, a.z, 0xF);
+    _mm_storeu_pd(p, _mm256_castpd256_pd128(m03));
+    _mm_storeu_pd(p + 2, _mm256_castpd256_pd128(m14));
+    _mm_storeu_pd(p + 4, _mm256_castpd256_pd128(m25));
+    _mm_storeu_pd(p + 6, _mm256_extractf128_pd(m03, 1));
+    _mm_storeu_pd(p + 8, _mm256_extractf128_pd(m14, 1));
+    _mm_storeu_pd(p + 10, _mm256_extractf128_pd(m25, 1));
+}
+
+/// 4×4 transpose in place: rows r0..r3 become columns (an involution).
+inline void transpose4(V& r0, V& r1, V& r2, V& r3) {
+    const V t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+    const V t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    r0 = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r1 = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r2 = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r3 = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+/// Four bodies' solver state by lanes: velocity, 1/m, angular velocity, 1/J.
+struct Bodies4 {
+    V vx, vy, vz, im, wx, wy, wz, ij;
+};
+
+inline Bodies4 load_bodies(const SolverBody* const p[4]) {
+    Bodies4 b;
+    b.vx = _mm256_load_pd(p[0]->v.data());
+    b.vy = _mm256_load_pd(p[1]->v.data());
+    b.vz = _mm256_load_pd(p[2]->v.data());
+    b.im = _mm256_load_pd(p[3]->v.data());
+    transpose4(b.vx, b.vy, b.vz, b.im);
+    b.wx = _mm256_load_pd(p[0]->w.data());
+    b.wy = _mm256_load_pd(p[1]->w.data());
+    b.wz = _mm256_load_pd(p[2]->w.data());
+    b.ij = _mm256_load_pd(p[3]->w.data());
+    transpose4(b.wx, b.wy, b.wz, b.ij);
+    return b;
+}
+
+/// Write back the lanes whose body exists (the others point at the shared zero body).
+inline void store_bodies(Bodies4 b, SolverBody* const p[4], const bool exists[4]) {
+    transpose4(b.vx, b.vy, b.vz, b.im);
+    transpose4(b.wx, b.wy, b.wz, b.ij);
+    const V lin[4] = {b.vx, b.vy, b.vz, b.im}, ang[4] = {b.wx, b.wy, b.wz, b.ij};
+    for (int k = 0; k < 4; ++k) {
+        if (!exists[k]) continue;
+        _mm256_store_pd(p[k]->v.data(), lin[k]);
+        _mm256_store_pd(p[k]->w.data(), ang[k]);
+    }
+}
+
+/// Π_K per lane, as project_friction_cone: polar cone → 0, inside → unchanged, else the
+/// cone's surface (computed for every lane, selected by blends).
+inline V3 project4(const V3& g, V mu) {
+    const V zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+    const V gn = g.x;
+    const V t2 = g.y * g.y + g.z * g.z;
+    const V mu2 = mu * mu;
+    const V polar = _mm256_and_pd(_mm256_cmp_pd(gn, zero, _CMP_LE_OQ),
+                                  _mm256_cmp_pd(mu2 * t2, gn * gn, _CMP_LE_OQ));
+    const V inside = _mm256_and_pd(_mm256_cmp_pd(gn, zero, _CMP_GE_OQ),
+                                   _mm256_cmp_pd(t2, mu2 * gn * gn, _CMP_LE_OQ));
+    const V t = _mm256_sqrt_pd(t2);
+    const V n = (gn + mu * t) / (one + mu2);
+    const V s = mu * n / t;
+    V3 r{n, s * g.y, s * g.z};
+    r.x = _mm256_blendv_pd(_mm256_blendv_pd(r.x, gn, inside), zero, polar);
+    r.y = _mm256_blendv_pd(_mm256_blendv_pd(r.y, g.y, inside), zero, polar);
+    r.z = _mm256_blendv_pd(_mm256_blendv_pd(r.z, g.z, inside), zero, polar);
+    return r;
+}
+
+/// Adds sign · (v + ω × r) to rel, as add_point_velocity.
+inline void add_point_velocity4(const Bodies4& b, const V3& r, V sign, V3& rel) {
+    rel.x = rel.x + sign * (b.vx + (b.wy * r.z - b.wz * r.y));
+    rel.y = rel.y + sign * (b.vy + (b.wz * r.x - b.wx * r.z));
+    rel.z = rel.z + sign * (b.vz + (b.wx * r.y - b.wy * r.x));
+}
+
+/// One body side of ν += M⁻¹ D Δγ, as push_body for isotropic bodies.
+inline void push_body4(Bodies4& b, const V3& r, const V3& p, V sign) {
+    const V m = sign * b.im;
+    b.vx = b.vx + m * p.x;
+    b.vy = b.vy + m * p.y;
+    b.vz = b.vz + m * p.z;
+    const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
+    const V k = sign * b.ij;
+    b.wx = b.wx + k * tx;
+    b.wy = b.wy + k * ty;
+    b.wz = b.wz + k * tz;
+}
+
+alignas(64) const SolverBody kZeroBody{Vec3(0.0, 0.0, 0.0), 0.0, Vec3(0.0, 0.0, 0.0), 0.0};
+
+/// Contacts i … i+3 (no dynamic body shared). Returns false, touching nothing, when one of
+/// their bodies is anisotropic; otherwise folds their excesses into `excess`.
+inline bool pgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2,
+                        bool relaxed, V& excess) {
+    SolverBody* pa[4];
+    SolverBody* pb[4];
+    bool has_a[4], has_b[4];
+    SolverBody* zero = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
+    for (int k = 0; k < 4; ++k) {
+        const int32_t a = batch.a[i + k], b = batch.b[i + k];
+        has_a[k] = a != kNoBody;
+        has_b[k] = b != kNoBody;
+        pa[k] = has_a[k] ? &sb.body[std::size_t(a)] : zero;
+        pb[k] = has_b[k] ? &sb.body[std::size_t(b)] : zero;
+    }
+    Bodies4 A = load_bodies(pa), B = load_bodies(pb);
+    const V zerov = _mm256_setzero_pd();
+    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(A.ij, zerov, _CMP_LT_OQ),
+                                        _mm256_cmp_pd(B.ij, zerov, _CMP_LT_OQ))) != 0)
+        return false;
+
+    const V3 n = load3(batch.normal[i].data());
+    const V3 u = load3(batch.tangent[i].data());
+    const V3 w{n.y * u.z - n.z * u.y, n.z * u.x - n.x * u.z, n.x * u.y - n.y * u.x};
+    const V3 ra = load3(batch.lever_a[i].data());
+    const V3 rb = load3(batch.lever_b[i].data());
+    const V3 rhs = load3(batch.rhs[i].data());
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = _mm256_loadu_pd(&batch.eta[i]);
+    const V mu = _mm256_loadu_pd(&batch.mu[i]);
+
+    V3 rel{zerov, zerov, zerov};
+    add_point_velocity4(B, rb, _mm256_set1_pd(1.0), rel);
+    add_point_velocity4(A, ra, _mm256_set1_pd(-1.0), rel);
+    const V3 d{rhs.x + ((n.x * rel.x + n.y * rel.y) + n.z * rel.z),
+               rhs.y + ((u.x * rel.x + u.y * rel.y) + u.z * rel.z),
+               rhs.z + ((w.x * rel.x + w.y * rel.y) + w.z * rel.z)};
+
+    const V oe = omega * eta;
+    const V3 g = project4({g0.x - oe * d.x, g0.y - oe * d.y, g0.z - oe * d.z}, mu);
+    const V3 full = relaxed ? project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu) : g;
+    store3(batch.gamma[i].data(), g);
+
+    const V3 dg{g.x - g0.x, g.y - g0.y, g.z - g0.z};
+    const V3 p{(n.x * dg.x + u.x * dg.y) + w.x * dg.z, (n.y * dg.x + u.y * dg.y) + w.y * dg.z,
+               (n.z * dg.x + u.z * dg.y) + w.z * dg.z};
+    push_body4(B, rb, p, _mm256_set1_pd(1.0));
+    push_body4(A, ra, p, _mm256_set1_pd(-1.0));
+    store_bodies(B, pb, has_b);
+    store_bodies(A, pa, has_a);
+
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    const V x = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+    excess = _mm256_max_pd(x, excess);  // as std::max(excess, x): a NaN x is dropped
+    return true;
+}
+
+double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                   double omega, double tol2) {
+    double excess = -1.0;
+    V excess4 = _mm256_set1_pd(-1.0);
+    const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
+    const bool relaxed = omega != 1.0;
+    std::size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
+            prefetch_bodies(batch, bodies, j);
+        if (pgs_update4(batch, bodies, i, omega4, tol24, relaxed, excess4)) continue;
+        for (std::size_t j = i; j < i + 4; ++j)
+            excess = std::max(excess, pgs_update(batch, bodies, j, omega, tol2));
+    }
+    for (; i < hi; ++i) excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, excess4);
+    for (double x : lanes) excess = std::max(excess, x);
+    return excess;
+}
+
+#pragma GCC pop_options
+
+/// AVX lanes unless the CPU lacks AVX or TALUS_PGS_SCALAR is set in the environment (to
+/// measure the scalar kernel; the results are the same bits either way).
+bool use_lanes() {
+    static const bool use = [] {
+        __builtin_cpu_init();
+        const char* off = std::getenv("TALUS_PGS_SCALAR");
+        return __builtin_cpu_supports("avx") && !(off && *off && std::string_view(off) != "0");
+    }();
+    return use;
+}
+
+}  // namespace
+
+double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                        std::size_t hi, double omega, double tol2) {
+    double excess = -1.0;
+    for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
+    }
+    return excess;
+}
+
+bool pgs_lanes_available() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx");
+}
+
+double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                       std::size_t hi, double omega, double tol2) {
+    return lanes_range(batch, bodies, lo, hi, omega, tol2);
+}
+
+double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                 double omega, double tol2, bool independent) {
+    if (independent && use_lanes()) return lanes_range(batch, bodies, lo, hi, omega, tol2);
+    return pgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
+}
+
+}  // namespace talus
