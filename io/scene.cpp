@@ -567,8 +567,8 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             *c, "recovery_speed", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
         s.recovery_speed = *v;
     if (auto v = r.number(
-            *c, "stabilization", Need::Optional, [](double x) { return x > 0.0 && x <= 1.0; },
-            "in (0, 1]"))
+            *c, "stabilization", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
+            "in [0, 1]"))
         s.stabilization = *v;
     if (auto v = r.boolean(*c, "warm_start", Need::Optional)) s.warm_start = *v;
     if (auto v = r.integer(*c, "friction_directions", Need::Optional, 4, 64)) {

@@ -39,7 +39,8 @@ struct SolverSettings {
     double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]
-    double stabilization = 0.2;     ///< γ_s ∈ (0, 1], share of a penetration corrected per step [-]
+    double stabilization = 0.2;     ///< γ_s ∈ [0, 1], share of a penetration corrected per step [-];
+                                    ///< 0 turns the correction off (drift then grows: experiments)
     bool warm_start = true;         ///< start from the last step's impulses
     int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
                                     ///< even, in [4, 64] [-]
