@@ -53,7 +53,7 @@ const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
                              {"renumber_interval"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
-                         {"friction_directions"}};
+                         {"friction_directions"}, {"position_iterations"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
 const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}};
 const Fields kFrictionPairKeys{{"materials"}, {"friction"}};
@@ -577,6 +577,8 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
         else
             s.friction_directions = int(*v);
     }
+    if (auto v = r.integer(*c, "position_iterations", Need::Optional, 0, 50))
+        s.position_iterations = int(*v);
     return s;
 }
 

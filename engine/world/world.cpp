@@ -45,7 +45,14 @@ StepStatus World::step() {
         return s;
     }
     clock.restart();
+    const bool relinearise_after = solver.position_iterations > 0;
+    if (relinearise_after) {
+        star_v_.assign(bodies.velocity.begin(), bodies.velocity.end());
+        star_w_.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
+    }
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
+    diag_.relinearisations = 0;
+    if (relinearise_after && result_.refused.empty()) relinearise(h, star_v_, star_w_);  // 5b.
     clock.lap(diag_.solver_wall_time);
 
     StepStatus status;

@@ -32,6 +32,7 @@ struct StepDiagnostics {
     double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
     double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
+    uint32_t relinearisations = 0;  ///< extra solves of the position-level variant (§3.6)
     /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;
@@ -89,6 +90,9 @@ private:
     /// Fails when the narrow phase met a pair of shapes it cannot collide.
     StepStatus check_supported() const;
     void renumber();
+    /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
+    /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is given.
+    void relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star);
 
     StepDiagnostics diag_;
     PairList pairs_;
@@ -104,6 +108,10 @@ private:
     std::vector<double> reach_;
     std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering  // per body: radius + its share of the envelope [m]
     std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure
+    std::vector<Vec3> star_v_, star_w_;    // ν* of the step (position-level variant)
+    BodyStore predicted_;                  // q̂ of the position-level variant
+    ContactList next_contacts_;            // its contacts and batch
+    AssembledBatch next_batch_;
 };
 
 }  // namespace talus

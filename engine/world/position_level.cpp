@@ -1,0 +1,74 @@
+// The position-level variant of Stewart & Trinkle (seed 000 §3.6), selected by
+// `[solver] position_iterations = K > 0`.
+//
+// The velocity-level step linearises every contact at the start of the step, q^l:
+// Φ(q^{l+1}) ≈ Φ(q^l) + h n(q^l)ᵀ ν. On curved surfaces (an ellipse rocking, a rod's
+// rounded end) q^{l+1} can then be admissible for that linearisation and still penetrate,
+// and the next step pays for it with a large impulse. §3.6 asks instead for the non-linear
+// condition Φ(q^{l+1}) ≥ 0 ⊥ c_n ≥ 0 with n = n(q^{l+1}), solved by a fixed-point sequence
+// of LCPs: with the latest estimate q̂ = q^l + h ν̂, linearise there,
+//   Φ(q^{l+1}) ≈ Φ(q̂) + h n(q̂)ᵀ (ν − ν̂),
+// i.e. the same problem as a velocity-level step at q̂ with the gap Φ(q̂) and the constant
+// shifted by −n(q̂)ᵀ ν̂. The condition is Φ(q^{l+1}) ≥ 0, so a penetration at q̂ is removed
+// in full (γ_s = 1, DESIGN §4), only capped by recovery_speed. Frames, lever arms and the world inertia come from q̂ too. The first solve is
+// the ordinary one at q^l; each further solve re-linearises at q^l + h ν⁺ of the previous,
+// up to K times or until ν⁺ changes by at most the solver tolerance [m/s]. Walls in q̂ are
+// where they will be at t + h; their motion is prescribed, so it takes no shift.
+#include <algorithm>
+
+#include "engine/core/parallel.hpp"
+#include "engine/world/world.hpp"
+#include "solvers/contact_ops.hpp"
+
+namespace talus {
+
+void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star) {
+    for (int k = 0; k < solver.position_iterations; ++k) {
+        // q̂ = q^l + h ν̂, with ν̂ the last solve's velocities (still in `bodies`).
+        BodyStore& pred = predicted_;
+        pred = bodies;
+        parallel_each(pred.size(), [&](std::size_t i) {
+            pred.position[i] += h * pred.velocity[i];
+            pred.orientation[i] = integrate_orientation(pred.orientation[i], pred.angular_velocity[i], h);
+        });
+        narrow_phase(pred, walls, pairs_, reach_, wall_margin_, time + h, next_contacts_,
+                     narrow_scratch_);
+        colour_contacts(pred.size(), next_contacts_, colouring_);
+        SolverSettings full = solver;
+        full.stabilization = 1.0;
+        assemble(pred, next_contacts_, materials, full, h, warm_, next_batch_);
+
+        // Shift each contact by the relative normal velocity ν̂ gives it at q̂ (wall terms
+        // cancel: rhs_n = b − n·v_wall and the shift is n·(v̂_B − v_wall) for a wall).
+        SolverBodies hat(pred);  // world-frame ν̂ at q̂
+        AssembledBatch& c = next_batch_;
+        parallel_each(c.size(), [&](std::size_t i) {
+            // d_n = n·v̂_rel(bodies) + b − n·v_wall, so the shift n·v̂_rel − n·v_wall = d_n − b.
+            const double shift = contact_velocity(c, hat, i)[0] - c.stab[i];
+            c.stab[i] -= shift;
+            c.rhs[i][0] -= shift;
+        });
+
+        // Solve at q̂ from ν* again.
+        std::copy(v_star.begin(), v_star.end(), pred.velocity.begin());
+        std::copy(w_star.begin(), w_star.end(), pred.angular_velocity.begin());
+        SolverResult r = solve_ccp(next_batch_, pred, solver, solver_work_);
+        const bool refused = !r.refused.empty();
+        double change = 0.0;
+        for (std::size_t i = 0; i < bodies.size() && !refused; ++i)
+            change = std::max({change, (pred.velocity[i] - bodies.velocity[i]).cwiseAbs().maxCoeff(),
+                               (pred.angular_velocity[i] - bodies.angular_velocity[i]).cwiseAbs().maxCoeff()});
+        r.iterations += result_.iterations;  // report the work of the whole sequence
+        result_ = std::move(r);
+        if (refused) return;
+        std::copy(pred.velocity.begin(), pred.velocity.end(), bodies.velocity.begin());
+        std::copy(pred.angular_velocity.begin(), pred.angular_velocity.end(),
+                  bodies.angular_velocity.begin());
+        std::swap(contacts_, next_contacts_);
+        std::swap(batch_, next_batch_);
+        ++diag_.relinearisations;
+        if (change <= solver.tolerance) return;
+    }
+}
+
+}  // namespace talus
