@@ -604,7 +604,7 @@ constexpr double elem(const V&) {
 }
 
 /// Bytes a solver iteration reads or writes per contact, from the sizes of the arrays it
-/// touches (solvers/pgs.cpp, pj.cpp, contact_ops.hpp, body_contacts.cpp). `streamed`: the
+/// touches (solvers/pgs.cpp, pgs_kernels.cpp, pj.cpp, contact_ops.hpp). `streamed`: the
 /// per-contact arrays, read in order (the part that must come from memory: they are far
 /// larger than the caches). `bodies`: the body arrays, at random, which the 32 MB L3 can
 /// hold for 100k bodies. Written data are counted once.
@@ -628,27 +628,20 @@ Traffic pgs_traffic(const World::Problem& p) {
 
 Traffic pj_traffic(const World::Problem& p) {
     const AssembledBatch& c = p.batch;
-    const BodyStore& b = p.bodies;
     SolverWorkspace w;
     std::size_t ends = 0;
     for (std::size_t i = 0; i < c.size(); ++i) ends += (c.a[i] != kNoBody) + (c.b[i] != kNoBody);
     const double n = double(std::max<std::size_t>(1, c.size()));
-    const double per_end = double(ends) / n, per_body = double(b.size()) / n;
     Traffic t;
     // contact pass: d_i as in PGS, eta, mu, the step s_i, γ read, the new γ written;
-    // the gather, per contact end: entry, γ, n, u, one lever (contacts in body order:
-    // scattered, but every byte of them is used once per end).
-    t.streamed = elem(c.a) + elem(c.b) + elem(c.normal) + elem(c.tangent) + elem(c.lever_a) +
-                 elem(c.lever_b) + elem(c.rhs) + elem(c.eta) + elem(c.mu) + elem(w.s0) +
-                 elem(c.gamma) + elem(w.c0) +
-                 per_end * (elem(w.body_contacts.entry) + elem(c.gamma) + elem(c.normal) +
-                            elem(c.tangent) + elem(c.lever_a));
-    // contact pass reads one SolverBody line per end; the gather per body reads start and
-    // ν* and reads and writes its SolverBody line.
-    const double line = double(sizeof(SolverBody));
-    t.bodies = per_end * line +
-               per_body * (elem(w.body_contacts.start) + elem(w.bodies.v_free) +
-                           elem(w.bodies.w_free) + 2.0 * line);
+    // colour pass (ν += M⁻¹ D Δγ): a, b, n, u, both levers, γ and the new γ read, γ written.
+    const double frame = elem(c.a) + elem(c.b) + elem(c.normal) + elem(c.tangent) +
+                         elem(c.lever_a) + elem(c.lever_b);
+    t.streamed = frame + elem(c.rhs) + elem(c.eta) + elem(c.mu) + elem(w.s0) + elem(c.gamma) +
+                 elem(w.c0) + frame + 2.0 * elem(c.gamma) + elem(w.c0);
+    // per body end: one SolverBody line read in the contact pass, read and written in the
+    // colour pass.
+    t.bodies = double(ends) / n * 3.0 * double(sizeof(SolverBody));
     return t;
 }
 

@@ -2,8 +2,10 @@
 //   min f(γ) = ½ γᵀ N γ + pᵀ γ  s.t. γ_i ∈ K_i,   N = Dᵀ M⁻¹ D,  p = Dᵀ ν* + rhs
 // after Mazhar, Heyn, Tasora and Negrut 2015 (Nesterov's method with adaptive step and
 // restart), matrix-free, as DESIGN §6 lays out:
-//  - N z is two passes: gather M⁻¹ D z body by body, then D_iᵀ of it per contact;
-//    the gradient at γ is N γ + p, i.e. the contact velocities d(γ).
+//  - N z is two passes over the contacts: M⁻¹ D z accumulated on per-body scratch colour by
+//    colour (no two contacts of a colour share a body: parallel without races, and each
+//    body sums in the fixed colour order), then D_iᵀ of it per contact; the gradient at γ
+//    is N γ + p, i.e. the contact velocities d(γ).
 //  - L₀ = ‖N(γ₀ − γ̂₀)‖/‖γ₀ − γ̂₀‖ with γ̂₀ = γ₀ + 1; step t = 1/L.
 //  - x_{k+1} = Π_K(y_k − t ∇f(y_k)); backtrack L ← 2L while
 //    ½ (x−y)ᵀ N (x−y) > ½ L ‖x − y‖² (the sufficient-decrease test, written with the
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <limits>
 
+#include "solvers/colour_sweep.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "engine/core/parallel.hpp"
@@ -26,13 +29,23 @@
 namespace talus {
 namespace {
 
-/// out = N z, using the workspace's per-body scratch.
+constexpr std::size_t kGrain = 2048;  // contacts per task of the colour scatter (fixed)
+
+/// out = N z, using the workspace's per-body scratch (its inverse masses loaded).
 void apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<Vec3>& z,
              std::vector<Vec3>& out) {
-    impulse_velocities(c, work.body_contacts, work.bodies, z, work.tmp_v, work.tmp_w);
+    SolverBodies& s = work.scratch;
+    parallel_each(s.size(), [&](std::size_t b) {
+        s.body[b].v = Vec3::Zero();
+        s.body[b].w = Vec3::Zero();
+    });
+    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
+        for (std::size_t i = lo; i < hi; ++i) apply_impulse(c, contact_frame(c, i), s, i, z[i]);
+        return 0.0;
+    });
     out.resize(c.size());
     parallel_each(c.size(), [&](std::size_t i) {
-        out[i] = jacobian_velocity(c, contact_frame(c, i), work.tmp_v, work.tmp_w, i);
+        out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
     });
 }
 
@@ -56,6 +69,8 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
     bool stopped_early = n == 0;
 
     if (n > 0) {
+        work.scratch.body = work.bodies.body;  // inverse masses; velocities are overwritten
+        work.scratch.inv_inertia_world = work.bodies.inv_inertia_world;
         p.resize(n);
         xn.resize(n);
         parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, work.bodies, i); });

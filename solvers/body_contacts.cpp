@@ -29,15 +29,4 @@ void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
     });
 }
 
-void impulse_velocities(const AssembledBatch& c, const BodyContacts& bc, const SolverBodies& sb,
-                        const std::vector<Vec3>& gamma, std::vector<Vec3>& out_v,
-                        std::vector<Vec3>& out_w) {
-    out_v.resize(bc.body_count());
-    out_w.resize(bc.body_count());
-    for_each_body_impulse(c, bc, gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
-        out_v[b] = sb.body[b].inv_mass * f;
-        out_w[b] = sb.inv_inertia_times(b, t);
-    });
-}
-
 }  // namespace talus

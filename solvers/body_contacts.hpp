@@ -58,9 +58,4 @@ void for_each_body_impulse(const AssembledBatch& c, const BodyContacts& bc,
 void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
                        const std::vector<Vec3>& gamma, SolverBodies& sb);
 
-/// M⁻¹ D γ alone, as world-frame arrays (v, ω) per body.
-void impulse_velocities(const AssembledBatch& c, const BodyContacts& bc, const SolverBodies& sb,
-                        const std::vector<Vec3>& gamma, std::vector<Vec3>& out_v,
-                        std::vector<Vec3>& out_w);
-
 }  // namespace talus

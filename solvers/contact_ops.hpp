@@ -71,6 +71,16 @@ TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const ContactFrame& f,
     return Vec3(rhs[0] + d[0], rhs[1] + d[1], rhs[2] + d[2]);
 }
 
+/// D_iᵀ ν at the solver bodies' velocities (no constant part) [m/s].
+TALUS_HOT Vec3 jacobian_velocity(const AssembledBatch& c, const ContactFrame& f,
+                                 const SolverBodies& sb, std::size_t i) {
+    const int32_t a = c.a[i], b = c.b[i];
+    double rel[3] = {0.0, 0.0, 0.0};
+    if (b != kNoBody) add_point_velocity(sb.body[b].v, sb.body[b].w, c.lever_b[i], 1.0, rel);
+    if (a != kNoBody) add_point_velocity(sb.body[a].v, sb.body[a].w, c.lever_a[i], -1.0, rel);
+    return f.to_contact(Vec3(rel[0], rel[1], rel[2]));
+}
+
 TALUS_HOT Vec3 contact_velocity(const AssembledBatch& c, const SolverBodies& sb, std::size_t i) {
     return contact_velocity(c, contact_frame(c, i), sb, i);
 }

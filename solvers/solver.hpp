@@ -17,7 +17,7 @@ namespace talus {
 struct SolverWorkspace {
     SolverBodies bodies;                  ///< what the iterations update (world frame), and ν*
     BodyContacts body_contacts;           ///< body-major view of the batch
-    std::vector<Vec3> tmp_v, tmp_w;       ///< per-body scratch
+    SolverBodies scratch;                 ///< M⁻¹ D z of APGD's products (per body)
     std::vector<Vec3> c0, c1, c2, c3, c4, c5, c6;  ///< per-contact scratch (PJ, APGD)
     std::vector<double> s0;               ///< per-contact scratch (PJ step sizes)
     std::vector<double> gn_quarter;       ///< γ_n at ¼ of the cap (growth test)
