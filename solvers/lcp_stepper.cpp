@@ -34,8 +34,8 @@
 // `converged` is false and the step's diagnostics show it. Problems of more than
 // kLcpMaxUnknowns unknowns are refused (SolverResult::refused), which stops the run with a
 // message. Warm start, tolerance, max_iterations and relaxation are not used (direct method).
-// The position-level variant of seed 000 §3.6 is not implemented here: it needs the narrow
-// phase re-run at the predicted positions, which the World owns.
+// The position-level variant of seed 000 §3.6 re-runs this solver on problems linearised at
+// the predicted positions; the World owns that loop (engine/world/position_level.cpp).
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
