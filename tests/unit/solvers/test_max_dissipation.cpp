@@ -14,7 +14,10 @@
 #include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <vector>
@@ -428,6 +431,65 @@ TEST(MaxDissipation, NoLiftOffWhereTheCcpLiftsOff) {
         }
 }
 
+// The seed's Figures 2–4: a contact whose plane of maximum compression cuts the cone in a
+// hyperbola, so the objective along the conic section has two local minima of which only
+// one is global. The exact solution is the global one (objective within 1e-9 E of the
+// brute force, γ within 1e-6 ‖γ‖), strictly below the other local minimum. Writes
+// <build>/validation/max_dissipation_hyperbola.csv (W, b, μ, both solutions, and the
+// objective along the section) for tools/validation/plot_max_dissipation.py.
+TEST(MaxDissipation, HyperbolaWithTwoLocalMinimaFindsTheGlobalOne) {
+    std::mt19937_64 rng(4);
+    for (int attempt = 0; attempt < 100000; ++attempt) {
+        const Mat3 W = random_spd(rng, 30.0);
+        const Vec3 b = random_colliding_b(rng);
+        const double mu = 0.8;
+        const Vec3 a = W.row(0).transpose() / W(0, 0);  // plane: γ_n = β − a_t·γ_t
+        if (mu * a.tail<2>().norm() <= 1.05) continue;  // the section is not a hyperbola
+        // objective along the section, by the angle of γ_t
+        constexpr int n = 3600;
+        std::vector<double> phi(n), f(n, std::numeric_limits<double>::quiet_NaN());
+        for (int k = 0; k < n; ++k) {
+            phi[k] = 2.0 * kPi * k / n;
+            const PlaneRay r = plane_ray(W, b, mu, phi[k]);
+            if (std::isfinite(r.rho_max) && r.rho_max > 0.0) f[k] = f_of(W, b, r.g0 + r.rho_max * r.v);
+        }
+        std::vector<int> minima;
+        for (int k = 0; k < n; ++k) {
+            const double l = f[(k + n - 1) % n], r = f[(k + 1) % n];
+            if (std::isfinite(f[k]) && std::isfinite(l) && std::isfinite(r) && f[k] < l && f[k] < r)
+                minima.push_back(k);
+        }
+        const MaxDissipationImpulse sol = solve_max_dissipation_contact(W, b, mu);
+        if (minima.size() != 2 || sol.state != ImpactState::Sliding) continue;
+        const double E = energy_scale(W, b);
+        const double f_other = std::max(f[minima[0]], f[minima[1]]);
+        const double f_global = std::min(f[minima[0]], f[minima[1]]);
+        if (f_other - f_global < 1e-3 * E) continue;  // want two clearly distinct minima
+        const Best bf = brute_force(W, b, mu);
+        const double fs = f_of(W, b, sol.gamma);
+        std::printf("[ maxdiss  ] hyperbola case after %d draws: f = %.6g, brute force %.6g, "
+                    "other local minimum %.6g (E = %.4g)\n", attempt + 1, fs, bf.f, f_other, E);
+        EXPECT_NEAR(fs, bf.f, 1e-9 * E);
+        EXPECT_LE((sol.gamma - bf.gamma).norm(), 1e-6 * bf.gamma.norm());
+        EXPECT_LT(fs, f_other - 1e-3 * E);
+        EXPECT_LE(fs, f_global + 1e-6 * E);
+
+        const std::filesystem::path dir = std::filesystem::path(TALUS_BINARY_DIR) / "validation";
+        std::filesystem::create_directories(dir);
+        std::ofstream csv(dir / "max_dissipation_hyperbola.csv");
+        csv.precision(17);
+        csv << "kind,i,a,b,c\n";
+        for (int r = 0; r < 3; ++r) csv << "W," << r << ',' << W(r, 0) << ',' << W(r, 1) << ',' << W(r, 2) << '\n';
+        csv << "b,0," << b[0] << ',' << b[1] << ',' << b[2] << '\n';
+        csv << "mu,0," << mu << ",0,0\n";
+        csv << "gamma,0," << sol.gamma[0] << ',' << sol.gamma[1] << ',' << sol.gamma[2] << '\n';
+        csv << "brute,0," << bf.gamma[0] << ',' << bf.gamma[1] << ',' << bf.gamma[2] << '\n';
+        for (int k = 0; k < n; ++k) csv << "section," << k << ',' << phi[k] << ',' << f[k] << ",0\n";
+        return;
+    }
+    FAIL() << "no hyperbola case with two local minima found";
+}
+
 // Sweep on one contact: a sphere (r = 5 cm) sliding at 2 m/s on a plane with μ = 0.3
 // decelerates at exactly μ g (v(t) = v0 − μ g t within 1e-9 m/s) with normal velocity
 // zero (≤ 1e-12 m/s) and angular acceleration 5/2 μ g / r, until it rolls; from then on it
@@ -444,10 +506,26 @@ TEST(MaxDissipation, SlidingSphereDeceleratesAtMuGWithoutLiftOff) {
         return w;
     };
     World w = make(SolverType::MaxDiss);
+    World p = make(SolverType::PGS);
+    // Both trajectories for docs/validation (tools/validation/plot_max_dissipation.py).
+    const std::filesystem::path dir = std::filesystem::path(TALUS_BINARY_DIR) / "validation";
+    std::filesystem::create_directories(dir);
+    std::ofstream csv(dir / "max_dissipation_sliding_sphere.csv");
+    csv << "model,t,vx,vz,omega_r\n";
+    auto record = [&](const char* model, const World& x) {
+        csv << model << ',' << x.time << ',' << x.bodies.velocity[0].x() << ','
+            << x.bodies.velocity[0].z() << ',' << x.bodies.angular_velocity[0].y() * r << '\n';
+    };
+    for (int s = 0; s < 300; ++s) {
+        ASSERT_TRUE(p.step().ok);
+        record("pgs", p);
+    }
+    csv.flush();
     const double t_roll = 2.0 * v0 / (7.0 * mu * g);  // ≈ 0.136 s
     int k = 1;
     for (; k * h < t_roll - 2 * h; ++k) {
         ASSERT_TRUE(w.step().ok);
+        record("maxdiss", w);
         ASSERT_TRUE(w.diagnostics().converged);
         const double t = k * h;
         EXPECT_NEAR(w.bodies.velocity[0].x(), v0 - mu * g * t, 1e-9) << "step " << k;
@@ -455,14 +533,17 @@ TEST(MaxDissipation, SlidingSphereDeceleratesAtMuGWithoutLiftOff) {
         EXPECT_NEAR(w.bodies.position[0].z(), r, 1e-12) << "step " << k;
         EXPECT_NEAR(w.bodies.angular_velocity[0].y() * r, 2.5 * mu * g * t, 1e-9) << "step " << k;
     }
-    for (; k * h < 0.3; ++k) ASSERT_TRUE(w.step().ok);
+    for (; k * h < 0.3; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        record("maxdiss", w);
+    }
     EXPECT_NEAR(w.bodies.velocity[0].x(), 5.0 / 7.0 * v0, 1e-9);
     EXPECT_NEAR(w.bodies.angular_velocity[0].y() * r, 5.0 / 7.0 * v0, 1e-9);
     EXPECT_LE(std::abs(w.bodies.velocity[0].z()), 1e-12);
 
-    World p = make(SolverType::PGS);
-    ASSERT_TRUE(p.step().ok);
-    EXPECT_GT(p.bodies.velocity[0].z(), 0.5 * mu * v0) << "PGS (CCP) lift-off expected";
+    World first = make(SolverType::PGS);
+    ASSERT_TRUE(first.step().ok);
+    EXPECT_GT(first.bodies.velocity[0].z(), 0.5 * mu * v0) << "PGS (CCP) lift-off expected";
 }
 
 /// A small pile (75 spheres) settled for 0.3 s with PGS, as in the solver suite.
