@@ -8,6 +8,8 @@
 #include <Eigen/LU>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -139,6 +141,38 @@ TEST(Lemke, NonsymmetricPMatrixMatchesEnumeration) {
             for (int i = 0; i < n; ++i) q[i] = uniform(gen, -1.0, 1.0);
             check_against_enumeration(M, q, "diagonally dominant");
         }
+}
+
+// For docs/validation/lemke.md: errors against enumeration for n ≤ 12 and pivots and
+// residuals up to n = 400, both matrix kinds, written to <build>/validation/lemke_sizes.csv
+// (tools/validation/plot_lemke.py). Asserts every problem solved: enumeration's solution
+// to 1e-9 where it exists, the LCP conditions to 1e-10 of the data's size otherwise.
+TEST(Lemke, SizesTable) {
+    const std::filesystem::path dir = std::filesystem::path(TALUS_BINARY_DIR) / "validation";
+    std::filesystem::create_directories(dir);
+    std::ofstream csv(dir / "lemke_sizes.csv");
+    csv << "kind,n,seed,pivots,residual,error_vs_enumeration\n";
+    for (int n : {2, 4, 6, 8, 10, 12, 25, 50, 100, 200, 400})
+        for (std::uint32_t seed = 1; seed <= 5; ++seed)
+            for (const char* kind : {"spd", "dominant"}) {
+                std::mt19937 gen(7000 * n + 13 * seed + (kind[0] == 'd'));
+                const MatrixXd M = kind[0] == 's' ? spd_matrix(gen, n) : dominant_matrix(gen, n);
+                VectorXd q(n);
+                for (int i = 0; i < n; ++i) q[i] = uniform(gen, -1.0, 1.0);
+                const LemkeResult r = solve_lcp_lemke(M, q);
+                SCOPED_TRACE(::testing::Message() << kind << " n = " << n << " seed " << seed);
+                expect_solves(M, q, r, 1e-10);
+                double error = -1.0;
+                if (n <= 12) {
+                    const std::vector<VectorXd> sol = enumerate_solutions(M, q);
+                    ASSERT_EQ(sol.size(), 1u);
+                    error = (r.z - sol[0]).cwiseAbs().maxCoeff();
+                    EXPECT_LE(error, 1e-9 * std::max(1.0, sol[0].cwiseAbs().maxCoeff()));
+                }
+                csv << kind << ',' << n << ',' << seed << ',' << r.pivots << ',' << r.residual << ',';
+                if (error >= 0.0) csv << error;
+                csv << '\n';
+            }
 }
 
 // Units must not matter: LCP(d q, c M) is solved by (d / c) z. Factors that are not powers
