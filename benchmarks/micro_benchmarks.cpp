@@ -9,7 +9,7 @@
 #include "collision/broad_phase.hpp"
 #include "engine/world/world.hpp"
 #include "solvers/contact_ops.hpp"
-#include "solvers/pgs_kernels.hpp"
+#include "solvers/contact_kernels.hpp"
 #include "solvers/solver.hpp"
 
 namespace {

@@ -604,7 +604,7 @@ constexpr double elem(const V&) {
 }
 
 /// Bytes a solver iteration reads or writes per contact, from the sizes of the arrays it
-/// touches (solvers/pgs.cpp, pgs_kernels.cpp, pj.cpp, contact_ops.hpp). `streamed`: the
+/// touches (solvers/pgs.cpp, contact_kernels.cpp, pj.cpp, contact_ops.hpp). `streamed`: the
 /// per-contact arrays, read in order (the part that must come from memory: they are far
 /// larger than the caches). `bodies`: the body arrays, at random, which the 32 MB L3 can
 /// hold for 100k bodies. Written data are counted once.

@@ -9,13 +9,13 @@
 // parallel loop without races, and since each update reads and writes only its own two
 // bodies, the result is the same for any number of threads. Colours run in a fixed order;
 // an overflow colour, whose contacts may share bodies, runs serially. The update itself is
-// in solvers/pgs_kernels.cpp (scalar, and four contacts at a time with AVX; same bits).
+// in solvers/contact_kernels.cpp (scalar, and four contacts at a time with AVX; same bits).
 // Each sweep also records each contact's residual term at the moment it is visited (free:
 // no extra memory traffic); once that drops below the tolerance, the residual of DESIGN §6
 // (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
 #include "solvers/colour_sweep.hpp"
 #include "solvers/contact_ops.hpp"
-#include "solvers/pgs_kernels.hpp"
+#include "solvers/contact_kernels.hpp"
 #include "solvers/solver.hpp"
 
 namespace talus {

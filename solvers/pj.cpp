@@ -21,6 +21,7 @@
 
 #include "solvers/colour_sweep.hpp"
 #include "solvers/cone_projection.hpp"
+#include "solvers/contact_kernels.hpp"
 #include "solvers/contact_ops.hpp"
 #include "engine/core/parallel.hpp"
 #include "solvers/solver.hpp"
@@ -29,23 +30,11 @@ namespace talus {
 namespace {
 
 constexpr std::size_t kGrain = 2048;  // contacts per task (fixed: determinism)
-constexpr std::size_t kPrefetch = 8;  // contacts ahead whose body lines are requested
-
-TALUS_HOT void prefetch_bodies(const AssembledBatch& c, const SolverBodies& sb, std::size_t j) {
-    if (c.a[j] != kNoBody) __builtin_prefetch(&sb.body[std::size_t(c.a[j])], 1);
-    if (c.b[j] != kNoBody) __builtin_prefetch(&sb.body[std::size_t(c.b[j])], 1);
-}
 
 /// ν += M⁻¹ D (next − γ), then γ ← next, colour by colour.
 void apply_step(AssembledBatch& c, std::vector<Vec3>& next, SolverBodies& sb) {
-    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
-        for (std::size_t i = lo; i < hi; ++i) {
-            if (i + kPrefetch < hi) prefetch_bodies(c, sb, i + kPrefetch);
-            const Vec3& g = c.gamma[i];
-            const Vec3 dg(next[i][0] - g[0], next[i][1] - g[1], next[i][2] - g[2]);
-            c.gamma[i] = next[i];
-            apply_impulse(c, contact_frame(c, i), sb, i, dg);
-        }
+    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool independent) {
+        pj_apply_range(c, next.data(), sb, lo, hi, independent);
         return 0.0;
     });
 }
@@ -77,15 +66,8 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
         const double r = tbb::parallel_reduce(
             tbb::blocked_range<std::size_t>(0, n, kGrain), 0.0,
             [&](const tbb::blocked_range<std::size_t>& range, double m) {
-                for (std::size_t i = range.begin(); i != range.end(); ++i) {
-                    if (i + kPrefetch < range.end()) prefetch_bodies(batch, sb, i + kPrefetch);
-                    const Vec3 d = contact_velocity(batch, sb, i);
-                    const Vec3& g = batch.gamma[i];
-                    const double eta = batch.eta[i];
-                    next[i] = project_friction_cone(g - step[i] * d, batch.mu[i]);
-                    m = std::max(m, (g - project_friction_cone(g - eta * d, batch.mu[i])).norm() / eta);
-                }
-                return m;
+                return std::max(m, pj_contacts_range(batch, sb, step.data(), next.data(),
+                                                     range.begin(), range.end()));
             },
             [](double x, double y) { return std::max(x, y); });
         if (settings.record_history) result.history.push_back({it - 1, scope.seconds(), r});

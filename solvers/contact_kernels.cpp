@@ -1,4 +1,5 @@
-// The PGS block update (DESIGN §6), scalar and four contacts at a time with AVX.
+// The per-contact kernels of the PGS sweep and of the two PJ passes (DESIGN §6), scalar and
+// four contacts at a time with AVX.
 //
 // Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
 // contact, cone projection with a square root and two divisions, impulse back to both
@@ -11,9 +12,9 @@
 // blends of both outcomes, and a missing body is a zero body whose contributions are exact
 // zeros (x + 0 and x − 0 are x, lever arms of missing bodies are 0). Hence which contacts
 // happen to be grouped — which depends on where a range starts — never changes a bit,
-// and results stay independent of the thread count. tests/unit/solvers/test_pgs_kernels.cpp
+// and results stay independent of the thread count. tests/unit/solvers/test_contact_kernels.cpp
 // compares the two kernels bit for bit.
-#include "solvers/pgs_kernels.hpp"
+#include "solvers/contact_kernels.hpp"
 
 #include <immintrin.h>
 
@@ -58,6 +59,29 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
     apply_impulse(batch, f, sb, i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
     const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
     return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+}
+
+/// PJ's contact pass on contact i: next_i = Π_K(γ_i − s_i d_i); returns the DESIGN §6
+/// residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i.
+TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
+                            Vec3* next, std::size_t i) {
+    const Vec3 d = contact_velocity(batch, contact_frame(batch, i), sb, i);
+    const Vec3& g0 = batch.gamma[i];
+    const double s = step[i], eta = batch.eta[i];
+    next[i] = project_friction_cone(Vec3(g0[0] - s * d[0], g0[1] - s * d[1], g0[2] - s * d[2]),
+                                    batch.mu[i]);
+    const Vec3 full = project_friction_cone(
+        Vec3(g0[0] - eta * d[0], g0[1] - eta * d[1], g0[2] - eta * d[2]), batch.mu[i]);
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return std::sqrt((e0 * e0 + e1 * e1) + e2 * e2) / eta;
+}
+
+/// PJ's second pass on contact i: ν += M⁻¹ D_i (next_i − γ_i), γ_i ← next_i.
+TALUS_HOT void pj_apply(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
+    const Vec3 g0 = batch.gamma[i];
+    const Vec3& g = next[i];
+    batch.gamma[i] = g;
+    apply_impulse(batch, contact_frame(batch, i), sb, i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
 }
 
 // ---- four contacts at a time (AVX) ----------------------------------------------------
@@ -179,56 +203,88 @@ inline void push_body4(Bodies4& b, const V3& r, const V3& p, V sign) {
 
 alignas(64) const SolverBody kZeroBody{Vec3(0.0, 0.0, 0.0), 0.0, Vec3(0.0, 0.0, 0.0), 0.0};
 
+/// The largest lane (in lane order, as a chain of std::max would take them).
+inline double hmax(V x) {
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, x);
+    double m = lanes[0];
+    for (int k = 1; k < 4; ++k) m = std::max(m, lanes[k]);
+    return m;
+}
+
 /// Contacts i … i+3 (no dynamic body shared). Returns false, touching nothing, when one of
 /// their bodies is anisotropic; otherwise folds their excesses into `excess`.
-inline bool pgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2,
-                        bool relaxed, V& excess) {
+/// Four consecutive contacts i … i+3 with no dynamic body shared: their bodies (a missing
+/// one reads the zero body and is never written) and their frames and lever arms.
+struct Group4 {
     SolverBody* pa[4];
     SolverBody* pb[4];
     bool has_a[4], has_b[4];
+    Bodies4 A, B;
+    V3 n, u, w, ra, rb;
+};
+
+/// Loads the group; false (nothing else loaded) when one of its bodies is anisotropic.
+inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group4& g) {
     SolverBody* zero = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
     for (int k = 0; k < 4; ++k) {
         const int32_t a = batch.a[i + k], b = batch.b[i + k];
-        has_a[k] = a != kNoBody;
-        has_b[k] = b != kNoBody;
-        pa[k] = has_a[k] ? &sb.body[std::size_t(a)] : zero;
-        pb[k] = has_b[k] ? &sb.body[std::size_t(b)] : zero;
+        g.has_a[k] = a != kNoBody;
+        g.has_b[k] = b != kNoBody;
+        g.pa[k] = g.has_a[k] ? &sb.body[std::size_t(a)] : zero;
+        g.pb[k] = g.has_b[k] ? &sb.body[std::size_t(b)] : zero;
     }
-    Bodies4 A = load_bodies(pa), B = load_bodies(pb);
+    g.A = load_bodies(g.pa);
+    g.B = load_bodies(g.pb);
     const V zerov = _mm256_setzero_pd();
-    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(A.ij, zerov, _CMP_LT_OQ),
-                                        _mm256_cmp_pd(B.ij, zerov, _CMP_LT_OQ))) != 0)
+    if (_mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(g.A.ij, zerov, _CMP_LT_OQ),
+                                        _mm256_cmp_pd(g.B.ij, zerov, _CMP_LT_OQ))) != 0)
         return false;
+    g.n = load3(batch.normal[i].data());
+    g.u = load3(batch.tangent[i].data());
+    g.w = {g.n.y * g.u.z - g.n.z * g.u.y, g.n.z * g.u.x - g.n.x * g.u.z, g.n.x * g.u.y - g.n.y * g.u.x};
+    g.ra = load3(batch.lever_a[i].data());
+    g.rb = load3(batch.lever_b[i].data());
+    return true;
+}
 
-    const V3 n = load3(batch.normal[i].data());
-    const V3 u = load3(batch.tangent[i].data());
-    const V3 w{n.y * u.z - n.z * u.y, n.z * u.x - n.x * u.z, n.x * u.y - n.y * u.x};
-    const V3 ra = load3(batch.lever_a[i].data());
-    const V3 rb = load3(batch.lever_b[i].data());
-    const V3 rhs = load3(batch.rhs[i].data());
+/// d = Aᵀ [(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] + rhs, as contact_velocity.
+inline V3 contact_velocity4(const Group4& g, const V3& rhs) {
+    const V zerov = _mm256_setzero_pd();
+    V3 rel{zerov, zerov, zerov};
+    add_point_velocity4(g.B, g.rb, _mm256_set1_pd(1.0), rel);
+    add_point_velocity4(g.A, g.ra, _mm256_set1_pd(-1.0), rel);
+    return {rhs.x + ((g.n.x * rel.x + g.n.y * rel.y) + g.n.z * rel.z),
+            rhs.y + ((g.u.x * rel.x + g.u.y * rel.y) + g.u.z * rel.z),
+            rhs.z + ((g.w.x * rel.x + g.w.y * rel.y) + g.w.z * rel.z)};
+}
+
+/// ν += M⁻¹ D Δγ on the group's bodies, written back, as apply_impulse.
+inline void apply4(Group4& g, const V3& dg) {
+    const V3 p{(g.n.x * dg.x + g.u.x * dg.y) + g.w.x * dg.z, (g.n.y * dg.x + g.u.y * dg.y) + g.w.y * dg.z,
+               (g.n.z * dg.x + g.u.z * dg.y) + g.w.z * dg.z};
+    push_body4(g.B, g.rb, p, _mm256_set1_pd(1.0));
+    push_body4(g.A, g.ra, p, _mm256_set1_pd(-1.0));
+    store_bodies(g.B, g.pb, g.has_b);
+    store_bodies(g.A, g.pa, g.has_a);
+}
+
+/// PGS on contacts i … i+3. Returns false, touching nothing, when one of their bodies is
+/// anisotropic; otherwise folds their excesses into `excess`.
+inline bool pgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2,
+                        bool relaxed, V& excess) {
+    Group4 grp;
+    if (!load_group(batch, sb, i, grp)) return false;
     const V3 g0 = load3(batch.gamma[i].data());
     const V eta = _mm256_loadu_pd(&batch.eta[i]);
     const V mu = _mm256_loadu_pd(&batch.mu[i]);
-
-    V3 rel{zerov, zerov, zerov};
-    add_point_velocity4(B, rb, _mm256_set1_pd(1.0), rel);
-    add_point_velocity4(A, ra, _mm256_set1_pd(-1.0), rel);
-    const V3 d{rhs.x + ((n.x * rel.x + n.y * rel.y) + n.z * rel.z),
-               rhs.y + ((u.x * rel.x + u.y * rel.y) + u.z * rel.z),
-               rhs.z + ((w.x * rel.x + w.y * rel.y) + w.z * rel.z)};
+    const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
 
     const V oe = omega * eta;
     const V3 g = project4({g0.x - oe * d.x, g0.y - oe * d.y, g0.z - oe * d.z}, mu);
     const V3 full = relaxed ? project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu) : g;
     store3(batch.gamma[i].data(), g);
-
-    const V3 dg{g.x - g0.x, g.y - g0.y, g.z - g0.z};
-    const V3 p{(n.x * dg.x + u.x * dg.y) + w.x * dg.z, (n.y * dg.x + u.y * dg.y) + w.y * dg.z,
-               (n.z * dg.x + u.z * dg.y) + w.z * dg.z};
-    push_body4(B, rb, p, _mm256_set1_pd(1.0));
-    push_body4(A, ra, p, _mm256_set1_pd(-1.0));
-    store_bodies(B, pb, has_b);
-    store_bodies(A, pa, has_a);
+    apply4(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
 
     const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
     const V x = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
@@ -251,10 +307,59 @@ double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, 
             excess = std::max(excess, pgs_update(batch, bodies, j, omega, tol2));
     }
     for (; i < hi; ++i) excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
-    alignas(32) double lanes[4];
-    _mm256_store_pd(lanes, excess4);
-    for (double x : lanes) excess = std::max(excess, x);
-    return excess;
+    return std::max(excess, hmax(excess4));
+}
+
+/// PJ's contact pass on contacts i … i+3; false when a body is anisotropic.
+inline bool pj_contacts4(const AssembledBatch& batch, SolverBodies& sb, const double* step,
+                         Vec3* next, std::size_t i, V& worst) {
+    Group4 grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = _mm256_loadu_pd(&batch.eta[i]);
+    const V mu = _mm256_loadu_pd(&batch.mu[i]);
+    const V s = _mm256_loadu_pd(step + i);
+    const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
+    store3(next[i].data(), project4({g0.x - s * d.x, g0.y - s * d.y, g0.z - s * d.z}, mu));
+    const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    worst = _mm256_max_pd(_mm256_sqrt_pd((e0 * e0 + e1 * e1) + e2 * e2) / eta, worst);
+    return true;
+}
+
+double pj_contacts_lanes(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
+                         Vec3* next, std::size_t lo, std::size_t hi) {
+    double worst = 0.0;
+    V worst4 = _mm256_setzero_pd();
+    std::size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
+            prefetch_bodies(batch, bodies, j);
+        if (pj_contacts4(batch, bodies, step, next, i, worst4)) continue;
+        for (std::size_t j = i; j < i + 4; ++j)
+            worst = std::max(worst, pj_contact(batch, bodies, step, next, j));
+    }
+    for (; i < hi; ++i) worst = std::max(worst, pj_contact(batch, bodies, step, next, i));
+    return std::max(worst, hmax(worst4));
+}
+
+void pj_apply_lanes(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
+                    std::size_t hi) {
+    std::size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
+            prefetch_bodies(batch, bodies, j);
+        Group4 grp;
+        if (!load_group(batch, bodies, i, grp)) {
+            for (std::size_t j = i; j < i + 4; ++j) pj_apply(batch, next, bodies, j);
+            continue;
+        }
+        const V3 g0 = load3(batch.gamma[i].data());
+        const V3 g = load3(next[i].data());
+        store3(batch.gamma[i].data(), g);
+        apply4(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
+    }
+    for (; i < hi; ++i) pj_apply(batch, next, bodies, i);
 }
 
 #pragma GCC pop_options
@@ -296,6 +401,26 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
                  double omega, double tol2, bool independent) {
     if (independent && use_lanes()) return lanes_range(batch, bodies, lo, hi, omega, tol2);
     return pgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
+}
+
+double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
+                         Vec3* next, std::size_t lo, std::size_t hi, bool lanes) {
+    if (lanes && use_lanes()) return pj_contacts_lanes(batch, bodies, step, next, lo, hi);
+    double worst = 0.0;
+    for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        worst = std::max(worst, pj_contact(batch, bodies, step, next, i));
+    }
+    return worst;
+}
+
+void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
+                    std::size_t hi, bool independent) {
+    if (independent && use_lanes()) return pj_apply_lanes(batch, next, bodies, lo, hi);
+    for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        pj_apply(batch, next, bodies, i);
+    }
 }
 
 }  // namespace talus

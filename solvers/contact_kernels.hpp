@@ -1,9 +1,10 @@
 #pragma once
-/// The PGS block update over a range of contacts (solvers/pgs.cpp sweeps the colours).
-/// Two kernels compute the same bits: a scalar one, and one that updates four contacts at
+/// The per-contact kernels of PGS (solvers/pgs.cpp) and PJ (solvers/pj.cpp) over ranges of
+/// contacts. Each comes twice and both compute the same bits: scalar, and four contacts at
 /// once in 256-bit AVX registers (same operations in the same order per lane, no fused
-/// multiply-add). The AVX kernel needs the four contacts to share no dynamic body, which
-/// holds within a colour; it is chosen at run time when the CPU has AVX.
+/// multiply-add). The AVX kernels that write bodies need the four contacts to share no
+/// dynamic body, which holds within a colour; AVX is chosen at run time when the CPU has
+/// it (and TALUS_PGS_SCALAR is not set).
 #include <cstddef>
 
 #include "solvers/assemble.hpp"
@@ -26,5 +27,16 @@ double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
 double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                        std::size_t hi, double omega, double tol2);
 bool pgs_lanes_available();
+
+/// PJ's contact pass over [lo, hi): next_i = Π_K(γ_i − step_i d_i) from the current
+/// velocities (read only); returns the largest DESIGN §6 residual term
+/// ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i (0 for an empty range). `lanes`: allow the AVX kernel.
+double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
+                         Vec3* next, std::size_t lo, std::size_t hi, bool lanes = true);
+
+/// PJ's second pass over [lo, hi): ν += M⁻¹ D_i (next_i − γ_i), then γ_i ← next_i.
+/// `independent` as for pgs_range.
+void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
+                    std::size_t hi, bool independent);
 
 }  // namespace talus

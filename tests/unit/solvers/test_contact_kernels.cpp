@@ -1,5 +1,6 @@
-// The two PGS kernels (solvers/pgs_kernels.cpp) compute the same bits: the AVX kernel that
-// updates four contacts at once and the scalar one, on a random independent range with
+// The two versions of each contact kernel (solvers/contact_kernels.cpp: PGS, PJ's contact
+// pass and PJ's apply pass) compute the same bits: the AVX one that handles four contacts at
+// once and the scalar one, on a random independent range with
 // walls (missing bodies), anisotropic bodies (scalar fallback inside the AVX kernel), all
 // three cases of the cone projection, with and without relaxation, and ranges that start
 // off a multiple of four. Bit-identity is what keeps PGS thread-count independent: which
@@ -11,7 +12,7 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
-#include "solvers/pgs_kernels.hpp"
+#include "solvers/contact_kernels.hpp"
 
 namespace talus {
 namespace {
@@ -106,6 +107,33 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
             EXPECT_GT(polar, 20);
             EXPECT_GT(inside, 20);
             EXPECT_GT(surface, 20);
+        }
+    }
+}
+
+TEST(PgsKernels, PjPassesLanesMatchScalarBitForBit) {
+    if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
+    for (bool anisotropic : {false, true}) {
+        Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
+        Case lanes = scalar;
+        std::vector<double> step(403);
+        for (std::size_t i = 0; i < 403; ++i) step[i] = 0.5 * scalar.batch.eta[i] / double(1 + i % 3);
+        std::vector<Vec3> next_s(403, Vec3::Zero()), next_l(403, Vec3::Zero());
+        for (int it = 0; it < 4; ++it) {
+            for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}}) {
+                const double rs = pj_contacts_range(scalar.batch, scalar.bodies, step.data(),
+                                                    next_s.data(), lo, hi, false);
+                const double rl = pj_contacts_range(lanes.batch, lanes.bodies, step.data(),
+                                                    next_l.data(), lo, hi, true);
+                EXPECT_EQ(0, std::memcmp(&rs, &rl, sizeof rs));
+                EXPECT_GT(rs, 0.0);
+            }
+            EXPECT_EQ(0, std::memcmp(next_s.data(), next_l.data(), 403 * sizeof(Vec3)));
+            for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}}) {
+                pj_apply_range(scalar.batch, next_s.data(), scalar.bodies, lo, hi, false);
+                pj_apply_range(lanes.batch, next_l.data(), lanes.bodies, lo, hi, true);
+            }
+            expect_same_bits(scalar, lanes);
         }
     }
 }
