@@ -130,6 +130,19 @@ struct SavedState {
 
 static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 arrays are stored as N x 3 doubles");
 
+/// The per-body datasets of the cached state, one list for writing and reading: calls
+/// f(name, HDF5 type, data, columns) for each; `wxyz` holds the orientations as 4 doubles.
+template <class State, class F>
+void for_each_state_dataset(State& s, std::vector<double>& wxyz, F&& f) {
+    f("id", H5T_NATIVE_UINT64, s.id.data(), 1);
+    f("position", H5T_NATIVE_DOUBLE, s.position.data(), 3);
+    f("orientation", H5T_NATIVE_DOUBLE, wxyz.data(), 4);
+    f("velocity", H5T_NATIVE_DOUBLE, s.velocity.data(), 3);
+    f("angular_velocity", H5T_NATIVE_DOUBLE, s.angular_velocity.data(), 3);
+    f("radius", H5T_NATIVE_DOUBLE, s.radius.data(), 1);
+    f("material", H5T_NATIVE_UINT32, s.material.data(), 1);
+}
+
 std::vector<double> quats_wxyz(const std::vector<Quat>& q) {
     std::vector<double> out(4 * q.size());
     for (std::size_t i = 0; i < q.size(); ++i) {
@@ -160,15 +173,8 @@ void save_state(const fs::path& path, const World& w, const std::string& scene_t
             if (!set.valid() || H5Dwrite(set.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
                 fail(std::string("dataset ") + name);
         };
-        const BodyStore& b = w.bodies;
-        const std::vector<double> q = quats_wxyz(b.orientation);
-        dataset("id", H5T_NATIVE_UINT64, b.id.data(), 1);
-        dataset("position", H5T_NATIVE_DOUBLE, b.position.data(), 3);
-        dataset("orientation", H5T_NATIVE_DOUBLE, q.data(), 4);
-        dataset("velocity", H5T_NATIVE_DOUBLE, b.velocity.data(), 3);
-        dataset("angular_velocity", H5T_NATIVE_DOUBLE, b.angular_velocity.data(), 3);
-        dataset("radius", H5T_NATIVE_DOUBLE, b.radius.data(), 1);
-        dataset("material", H5T_NATIVE_UINT32, b.material.data(), 1);
+        std::vector<double> q = quats_wxyz(w.bodies.orientation);
+        for_each_state_dataset(w.bodies, q, dataset);
 
         auto attribute = [&](const char* name, hid_t type, const void* data) {
             Hid space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -245,13 +251,7 @@ SavedState read_state(const fs::path& path) {
     s.radius.resize(n);
     s.material.resize(n);
     std::vector<double> q(4 * n);
-    dataset("id", H5T_NATIVE_UINT64, s.id.data(), 1);
-    dataset("position", H5T_NATIVE_DOUBLE, s.position.data(), 3);
-    dataset("orientation", H5T_NATIVE_DOUBLE, q.data(), 4);
-    dataset("velocity", H5T_NATIVE_DOUBLE, s.velocity.data(), 3);
-    dataset("angular_velocity", H5T_NATIVE_DOUBLE, s.angular_velocity.data(), 3);
-    dataset("radius", H5T_NATIVE_DOUBLE, s.radius.data(), 1);
-    dataset("material", H5T_NATIVE_UINT32, s.material.data(), 1);
+    for_each_state_dataset(s, q, dataset);
     s.orientation.resize(n);
     for (std::size_t i = 0; i < n; ++i)
         s.orientation[i] = Quat(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]);
