@@ -10,6 +10,9 @@
 // ω = 0.3 without s_i, as DESIGN suggests, diverged on a settling bed where a grain had
 // 10+ contacts.) Since all d_i come from one ν, the residual terms computed during the
 // update are exactly the DESIGN §6 residual of the current iterate, at no extra cost.
+// Joint rows (solvers/bilateral.hpp) take the same Jacobi step with the free cone,
+// λ_j ← λ_j − ω s_j η_j (b_j + G_jᵀ ν), their term |b_j + G_jᵀ ν| in the residual; with
+// rows, k counts a body's contacts and rows, so the step bound above still holds.
 #include <algorithm>
 
 #include "solvers/cone_projection.hpp"
@@ -31,23 +34,44 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
     std::vector<double>& step = work.s0;  // ω s_i η_i
     step.resize(n);
     const BodyContacts& bc = work.body_contacts;
+    BilateralBatch& rows = batch.bilateral;
+    const std::size_t m = rows.size();
+    std::vector<uint32_t> row_count;  // rows per body (only with joints)
+    if (m > 0) {
+        row_count.assign(bodies.size(), 0);
+        for (std::size_t j = 0; j < m; ++j) {
+            if (rows.a[j] != kNoBody) ++row_count[std::size_t(rows.a[j])];
+            if (rows.b[j] != kNoBody) ++row_count[std::size_t(rows.b[j])];
+        }
+    }
     auto count = [&](int32_t body) {
-        return body == kNoBody ? 1u : bc.start[body + 1] - bc.start[body];
+        if (body == kNoBody) return 1u;
+        const uint32_t k = bc.start[body + 1] - bc.start[body];
+        return m > 0 ? k + row_count[std::size_t(body)] : k;
     };
+    std::vector<double> next_l(m), step_l(m);
+    for (std::size_t j = 0; j < m; ++j)
+        step_l[j] = omega * rows.eta[j] / double(std::max(count(rows.a[j]), count(rows.b[j])));
     parallel_each(n, [&](std::size_t i) {
         step[i] = omega * batch.eta[i] / double(std::max(count(batch.a[i]), count(batch.b[i])));
     });
-    bool stopped_early = n == 0;
+    bool stopped_early = n == 0 && m == 0;
     SolverBodies& sb = work.bodies;
     solver_velocities(batch, bc, batch.gamma, sb);
+    if (m > 0) add_row_impulses(rows, rows.lambda, sb);
     for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
-        const double r = parallel_max(n, [&](std::size_t i) {
+        double r = parallel_max(n, [&](std::size_t i) {
             const Vec3 d = contact_velocity(batch, sb, i);
             const Vec3& g = batch.gamma[i];
             const double eta = batch.eta[i];
             next[i] = project_friction_cone(g - step[i] * d, batch.mu[i]);
             return (g - project_friction_cone(g - eta * d, batch.mu[i])).norm() / eta;
         });
+        for (std::size_t j = 0; j < m; ++j) {  // rows: serial, in fixed order
+            const double d = row_velocity(rows, sb, j);
+            next_l[j] = rows.lambda[j] - step_l[j] * d;
+            r = std::max(r, std::abs(d));
+        }
         if (settings.record_history) result.history.push_back({it - 1, scope.seconds(), r});
         if (r <= tol) {  // the current iterate already solves the problem
             stopped_early = true;
@@ -55,6 +79,10 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
         }
         batch.gamma.swap(next);
         solver_velocities(batch, bc, batch.gamma, sb);
+        if (m > 0) {
+            rows.lambda.swap(next_l);
+            add_row_impulses(rows, rows.lambda, sb);
+        }
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
     }
