@@ -15,7 +15,8 @@
 //  - slide rows (prismatic): g_k = t_kᵀ (p_B − p_A), t_k ⊥ the axis, fixed in A;
 //    ġ_k = (ω_A × t_k)ᵀ d + t_kᵀ (ṗ_B − ṗ_A) gives l = ±t_k, k_b = r_B × t_k and
 //    k_a = −(p_B − x_A) × t_k (the point of A under p_B);
-//  - motor (revolute): a velocity row a_Aᵀ (ω_B − ω_A) = ω_target, i.e. k_b = a_A = −k_a
+//  - motor (revolute): a velocity row a_Aᵀ (ω_A − ω_B) = ω_target (A spins relative to B,
+//    so a body joined to the world as body_a spins at +ω_target), i.e. k_a = a_A = −k_b
 //    and b = −ω_target; no position term.
 // Row order is joint order, then the order above: the PGS row sweep is serial in it, so
 // results do not depend on the thread count.
@@ -127,7 +128,7 @@ void joint_rows(const Joint& j, int32_t a, int32_t b, const BodyStore& bodies, d
                 const Vec3 k = t.cross(axis_b);
                 w.row(Vec3::Zero(), k, Vec3::Zero(), -k, t.dot(axis_b));
             }
-            if (j.motor) w.row(Vec3::Zero(), -axis_a, Vec3::Zero(), axis_a, 0.0, false, -j.motor_speed);
+            if (j.motor) w.row(Vec3::Zero(), axis_a, Vec3::Zero(), -axis_a, 0.0, false, -j.motor_speed);
             break;
         }
         case JointType::Prismatic: {

@@ -43,8 +43,8 @@ struct Joint {
     Vec3 axis_b = Vec3::UnitZ();    ///< the same axis in B's frame (revolute) [-]
     Quat rest = Quat::Identity();   ///< q_A⁻¹ q_B at creation (prismatic, fixed) [-]
     double length = 0.0;            ///< distance joint: ‖p_B − p_A‖ [m]
-    bool motor = false;             ///< revolute: drive ω_B − ω_A along the axis at motor_speed
-    double motor_speed = 0.0;       ///< (ω_B − ω_A)·axis target [rad/s]
+    bool motor = false;             ///< revolute: drive ω_A − ω_B along the axis at motor_speed
+    double motor_speed = 0.0;       ///< target (ω_A − ω_B)·axis, A spinning relative to B [rad/s]
 
     /// Rows this joint adds to a step's bilateral batch.
     int rows() const {

@@ -170,7 +170,7 @@ TEST(Joints, RevoluteMotorSpinsAtThePrescribedSpeed) {
     World w = make_world(1e-3, Vec3(0, 0, -kG), 1e-10, 500);
     const uint32_t m = add_material(w, 1000.0, 0.5);
     add_sphere(w, Vec3(arm, 0, 0), 0.05, m);
-    Joint j = make_joint(JointType::Revolute, w.bodies, -1, 0, Vec3::Zero(), Vec3::UnitZ());
+    Joint j = make_joint(JointType::Revolute, w.bodies, 0, -1, Vec3::Zero(), Vec3::UnitZ());
     j.motor = true;
     j.motor_speed = omega;
     w.joints.push_back(j);
