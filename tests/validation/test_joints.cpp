@@ -127,6 +127,30 @@ TEST(Joints, PjAndApgdSwingThePendulumLikePgs) {
     }
 }
 
+TEST(Joints, PendulumComesToRestAgainstAWallWithEverySolver) {
+    // Rows and contacts in one problem: a bob on a 0.5 m distance joint swings into a
+    // frictionless vertical wall that keeps its centre at x ≥ 0.05 m. The inelastic
+    // contact stops the swing and the bob slides down the wall to where both hold:
+    // x = 0.05 m, z = 1 − √(L² − x²).
+    const double L = 0.5, r = 0.05, x_eq = 0.05;
+    for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
+        World w = make_world(1e-3, Vec3(0, 0, -kG), 1e-10, 2000);
+        w.solver.type = type;
+        const uint32_t m = add_material(w, 1000.0, 0.0);
+        add_plane(w, Vec3::Zero(), Vec3::UnitX(), m);
+        const Vec3 pivot(0, 0, 1);
+        add_sphere(w, pivot + L * Vec3(0.3, 0, -std::sqrt(1.0 - 0.09)), r, m);
+        w.joints.push_back(make_joint(JointType::Distance, w.bodies, 0, -1, w.bodies.position[0],
+                                      Vec3::UnitZ(), pivot));
+        run_steps(w, 2000);
+        const Vec3 x = w.bodies.position[0];
+        EXPECT_NEAR(x.x(), x_eq, 1e-4) << solver_name(type);
+        EXPECT_NEAR(x.z(), 1.0 - std::sqrt(L * L - x_eq * x_eq), 1e-4) << solver_name(type);
+        EXPECT_LT(w.bodies.velocity[0].norm(), 1e-3) << solver_name(type);
+        EXPECT_EQ(w.diagnostics().contacts, 1u) << solver_name(type);
+    }
+}
+
 TEST(Joints, MaxDissAndLemkeRefuseJoints) {
     for (SolverType s : {SolverType::MaxDiss, SolverType::Lemke}) {
         World w = pendulum(JointType::Distance, 0.01, 1.0, 0.1, s);
