@@ -196,6 +196,16 @@ std::string describe_trajectory(const std::filesystem::path& path) {
             line("last step:", fmt::format("{}: residual {:.6g} m/s after {} iterations ({})",
                                            dstep[steps - 1], residual.back(), iterations.back(),
                                            converged.back() != 0 ? "converged" : "not converged"));
+            // written since joints exist; older files lack it
+            const char* joint_column = "/diagnostics/joint_infeasibility";
+            if (const auto rows = dataset_rows(f, joint_column); rows && *rows >= steps) {
+                const auto joint = read_column<double>(f, joint_column, H5T_NATIVE_DOUBLE, steps, path);
+                const double worst = *std::max_element(joint.begin(), joint.end());
+                if (worst > 0.0)
+                    line("joints:", fmt::format("infeasibility max |g| {:.3g} over the run, {:.3g} "
+                                                "at the last step (m or rad)",
+                                                worst, joint.back()));
+            }
         }
     } else {
         line("steps:", "no diagnostics");

@@ -91,7 +91,7 @@ struct TrajectoryWriter::Impl {
     Column frame_time, frame_step, frame_first_row, frame_row_count;
     // /diagnostics
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
-        d_wall, d_envelope, d_converged;
+        d_wall, d_envelope, d_converged, d_joint_infeasibility;
 
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
@@ -109,9 +109,9 @@ struct TrajectoryWriter::Impl {
     std::array<Column*, 4> frame_columns() {
         return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
     }
-    std::array<Column*, 10> diagnostic_columns() {
+    std::array<Column*, 11> diagnostic_columns() {
         return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
-                &d_potential, &d_wall, &d_envelope, &d_converged};
+                &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility};
     }
 
     [[noreturn]] void fail(const std::string& what) const {
@@ -258,6 +258,10 @@ struct TrajectoryWriter::Impl {
                       "collision envelope used this step");
         create_column(d_converged, "/diagnostics/converged", u8, nu8, 1, k, "1",
                       "1 if the residual reached the tolerance before the iteration cap");
+        create_column(d_joint_infeasibility, "/diagnostics/joint_infeasibility", f64, nf64, 1, k,
+                      "m or rad",
+                      "joint infeasibility max |g_j| after the step (Anitescu 2003 eq. 3.15); "
+                      "0 without joints");
     }
 
     void open_columns() {
@@ -309,7 +313,8 @@ struct TrajectoryWriter::Impl {
         const hsize_t n = pending.size();
         if (n == 0) return;
         std::vector<uint64_t> step(n);
-        std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n);
+        std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
+            joint(n);
         std::vector<uint32_t> contacts(n), iterations(n);
         std::vector<uint8_t> converged(n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -323,6 +328,7 @@ struct TrajectoryWriter::Impl {
             potential[i] = d.potential_energy;
             wall[i] = d.solver_wall_time;
             envelope[i] = d.envelope;
+            joint[i] = d.joint_infeasibility;
             converged[i] = d.converged ? 1 : 0;
         }
         const hsize_t r = diag_rows;
@@ -334,6 +340,7 @@ struct TrajectoryWriter::Impl {
         append(d_potential, r, n, potential.data());
         append(d_wall, r, n, wall.data());
         append(d_envelope, r, n, envelope.data());
+        append(d_joint_infeasibility, r, n, joint.data());
         append(d_converged, r, n, converged.data());
         for (Column* c : diagnostic_columns())
             if (c != &d_step) flush(*c);

@@ -16,6 +16,9 @@
 //  - restart (θ = 1, y = x) when ∇f(y_k)ᵀ(x_{k+1} − x_k) > 0;
 //  - the DESIGN §6 residual of every iterate comes from N x + p (no extra pass), and the
 //    iterate with the lowest residual is returned, not the last.
+// Joint rows (solvers/bilateral.hpp) join the QP as unconstrained variables λ_j (their
+// projection is the identity): N and p grow by the rows G_j, every sum and max takes the
+// rows' terms too, serially in row order after the contacts'. Without rows nothing changes.
 // Every sum is a fixed-order reduction, so the result does not depend on the thread count.
 #include <cmath>
 #include <limits>
@@ -31,9 +34,11 @@ namespace {
 
 constexpr std::size_t kGrain = 2048;  // contacts per task of the colour scatter (fixed)
 
-/// out = N z, using the workspace's per-body scratch (its inverse masses loaded).
+/// (out, out_l) = N (z, z_l) over contacts and joint rows, using the workspace's per-body
+/// scratch (its inverse masses loaded): M⁻¹ (D z + G z_l) accumulated on it (contacts
+/// colour by colour, then the rows serially in order), then Dᵀ and Gᵀ of it.
 void apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<Vec3>& z,
-             std::vector<Vec3>& out) {
+             const std::vector<double>& z_l, std::vector<Vec3>& out, std::vector<double>& out_l) {
     SolverBodies& s = work.scratch;
     parallel_each(s.size(), [&](std::size_t b) {
         s.body[b].v = Vec3::Zero();
@@ -43,10 +48,23 @@ void apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<V
         for (std::size_t i = lo; i < hi; ++i) apply_impulse(c, contact_frame(c, i), s, i, z[i]);
         return 0.0;
     });
+    const BilateralBatch& rows = c.bilateral;
+    if (!rows.empty()) add_row_impulses(rows, z_l, s);
     out.resize(c.size());
     parallel_each(c.size(), [&](std::size_t i) {
         out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
     });
+    out_l.resize(rows.size());
+    for (std::size_t j = 0; j < rows.size(); ++j)
+        out_l[j] = row_jacobian_velocity(rows, s, j);
+}
+
+/// Σ_j f(j) over the rows, serially (0 without rows).
+template <class F>
+double row_sum(std::size_t m, F&& f) {
+    double s = 0.0;
+    for (std::size_t j = 0; j < m; ++j) s += f(j);
+    return s;
 }
 
 }  // namespace
@@ -66,35 +84,49 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
     std::vector<Vec3>& nxn = work.c5;  // N x_{k+1}
     std::vector<Vec3>& best = work.c6; // lowest-residual iterate
     std::vector<Vec3>& x = batch.gamma;
-    bool stopped_early = n == 0;
+    BilateralBatch& rows = batch.bilateral;
+    const std::size_t m = rows.size();
+    // the rows' parts of the same vectors (empty without joints)
+    std::vector<double> lp(m), lnx, ly, lny, lxn(m), lnxn, lbest;
+    std::vector<double>& lx = rows.lambda;
+    bool stopped_early = n == 0 && m == 0;
 
-    if (n > 0) {
+    if (n > 0 || m > 0) {
         work.scratch.body = work.bodies.body;  // inverse masses; velocities are overwritten
         work.scratch.inv_inertia_world = work.bodies.inv_inertia_world;
         p.resize(n);
         xn.resize(n);
         parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, work.bodies, i); });
-        apply_n(batch, work, x, nx);
+        for (std::size_t j = 0; j < m; ++j) lp[j] = row_velocity(rows, work.bodies, j);
+        apply_n(batch, work, x, lx, nx, lnx);
 
-        auto residual_of = [&](const std::vector<Vec3>& g, const std::vector<Vec3>& ng) {
-            return parallel_max(n, [&](std::size_t i) {
+        auto residual_of = [&](const std::vector<Vec3>& g, const std::vector<Vec3>& ng,
+                               const std::vector<double>& lng) {
+            double r = parallel_max(n, [&](std::size_t i) {
                 const Vec3 d = ng[i] + p[i];
                 const double eta = batch.eta[i];
                 return (g[i] - project_friction_cone(g[i] - eta * d, batch.mu[i])).norm() / eta;
             });
+            for (std::size_t j = 0; j < m; ++j) r = std::max(r, std::abs(lng[j] + lp[j]));
+            return r;
         };
-        double r_best = residual_of(x, nx);
+        double r_best = residual_of(x, nx, lnx);
         best = x;
+        lbest = lx;
         if (r_best <= tol) stopped_early = true;
 
         // L₀ from the product with γ₀ − γ̂₀ = −1 (a vector of ones): ‖N 1‖ / ‖1‖.
         y.assign(n, Vec3::Ones());
-        apply_n(batch, work, y, ny);
-        double L = std::sqrt(deterministic_sum(n, partial, [&](std::size_t i) { return ny[i].squaredNorm(); }) /
-                             (3.0 * double(n)));
+        ly.assign(m, 1.0);
+        apply_n(batch, work, y, ly, ny, lny);
+        double norm2 = deterministic_sum(n, partial, [&](std::size_t i) { return ny[i].squaredNorm(); });
+        if (m > 0) norm2 += row_sum(m, [&](std::size_t j) { return lny[j] * lny[j]; });
+        double L = std::sqrt(norm2 / (3.0 * double(n) + double(m)));
         if (!(L > 0.0)) L = 1.0;
         y = x;
         ny = nx;
+        ly = lx;
+        lny = lnx;
         double theta = 1.0;
 
         for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
@@ -105,28 +137,36 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                 parallel_each(n, [&](std::size_t i) {
                     xn[i] = project_friction_cone(y[i] - t * (ny[i] + p[i]), batch.mu[i]);
                 });
-                apply_n(batch, work, xn, nxn);
+                for (std::size_t j = 0; j < m; ++j) lxn[j] = ly[j] - t * (lny[j] + lp[j]);
+                apply_n(batch, work, xn, lxn, nxn, lnxn);
                 dist2 = deterministic_sum(n, partial, [&](std::size_t i) {
                     return (xn[i] - y[i]).squaredNorm();
                 });
-                const double curv = deterministic_sum(n, partial, [&](std::size_t i) {
+                double curv = deterministic_sum(n, partial, [&](std::size_t i) {
                     return (xn[i] - y[i]).dot(nxn[i] - ny[i]);
                 });
+                if (m > 0) {
+                    dist2 += row_sum(m, [&](std::size_t j) { return (lxn[j] - ly[j]) * (lxn[j] - ly[j]); });
+                    curv += row_sum(m, [&](std::size_t j) { return (lxn[j] - ly[j]) * (lnxn[j] - lny[j]); });
+                }
                 if (curv <= L * dist2 * (1.0 + 1e-12)) break;
                 L *= 2.0;
             }
             const double theta_next = 0.5 * (-theta * theta + theta * std::sqrt(theta * theta + 4.0));
             const double beta = theta * (1.0 - theta) / (theta * theta + theta_next);
-            const double restart_test = deterministic_sum(n, partial, [&](std::size_t i) {
+            double restart_test = deterministic_sum(n, partial, [&](std::size_t i) {
                 return (ny[i] + p[i]).dot(xn[i] - x[i]);
             });
+            if (m > 0)
+                restart_test += row_sum(m, [&](std::size_t j) { return (lny[j] + lp[j]) * (lxn[j] - lx[j]); });
 
-            const double r = residual_of(xn, nxn);
+            const double r = residual_of(xn, nxn, lnxn);
             result.iterations = it;
             if (settings.record_history) result.history.push_back({it, scope.seconds(), r});
             if (r < r_best) {
                 r_best = r;
                 best = xn;
+                if (m > 0) lbest = lxn;
             }
             if (r <= tol) {
                 stopped_early = true;
@@ -135,16 +175,24 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             if (restart_test > 0.0) {  // momentum points uphill: restart from x_{k+1}
                 y = xn;
                 ny = nxn;
+                ly = lxn;
+                lny = lnxn;
                 theta = 1.0;
             } else {
                 parallel_each(n, [&](std::size_t i) {
                     y[i] = xn[i] + beta * (xn[i] - x[i]);
                     ny[i] = (1.0 + beta) * nxn[i] - beta * nx[i];
                 });
+                for (std::size_t j = 0; j < m; ++j) {
+                    ly[j] = lxn[j] + beta * (lxn[j] - lx[j]);
+                    lny[j] = (1.0 + beta) * lnxn[j] - beta * lnx[j];
+                }
                 theta = theta_next;
             }
             x.swap(xn);
             nx.swap(nxn);
+            lx.swap(lxn);
+            lnx.swap(lnxn);
             L *= 0.9;
             detail::note_iteration(it, settings.max_iterations, x, work);
         }
@@ -154,6 +202,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
         }
         x = best;
+        if (m > 0) lx = lbest;
     }
     scope.finish(batch, bodies, tol, false, result);
     return result;

@@ -8,6 +8,7 @@
 #include "engine/core/contacts.hpp"
 #include "engine/core/materials.hpp"
 #include "engine/core/settings.hpp"
+#include "solvers/bilateral.hpp"
 
 namespace talus {
 
@@ -33,6 +34,9 @@ struct AssembledBatch {
     std::vector<Vec3> gamma;    ///< impulses (n, u, w) [N s]: warm start in, solution out
     std::vector<uint32_t> colour_start;  ///< colour ranges, as in ContactList
     bool overflow_colour = false;        ///< last colour must be swept serially
+    /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
+    /// size() counts contacts only.
+    BilateralBatch bilateral;
 
     std::size_t size() const { return a.size(); }
 };

@@ -21,6 +21,7 @@ namespace talus {
 template <class RangeFn>
 double sweep_colours(const AssembledBatch& batch, std::size_t grain, double init, RangeFn&& range) {
     double result = init;
+    if (batch.colour_start.size() < 2) return result;  // no contacts
     const std::size_t colours = batch.colour_start.size() - 1;
     for (std::size_t k = 0; k < colours; ++k) {
         const std::size_t lo = batch.colour_start[k], hi = batch.colour_start[k + 1];

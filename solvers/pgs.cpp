@@ -13,6 +13,10 @@
 // Each sweep also records each contact's residual term at the moment it is visited (free:
 // no extra memory traffic); once that drops below the tolerance, the residual of DESIGN §6
 // (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
+// Joint rows (solvers/bilateral.hpp), when there are any, are swept after the colours of
+// each sweep, serially in their fixed order: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν), free cone.
+#include <algorithm>
+
 #include "solvers/colour_sweep.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/contact_kernels.hpp"
@@ -37,19 +41,22 @@ SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSet
                        SolverWorkspace& work) {
     const detail::SolveScope scope(batch, bodies, work);
     SolverResult result;
-    if (batch.size() == 0) {
+    BilateralBatch& rows = batch.bilateral;
+    if (batch.size() == 0 && rows.empty()) {
         scope.finish(batch, bodies, settings.tolerance, false, result);
         return result;
     }
     // ν = ν* + M⁻¹ D γ⁰ (warm start)
     SolverBodies& sb = work.bodies;
     solver_velocities(batch, work.body_contacts, batch.gamma, sb);
+    if (!rows.empty()) add_row_impulses(rows, rows.lambda, sb);  // + M⁻¹ G λ⁰
     const double omega = settings.effective_relaxation();
     const double tol = settings.tolerance;
     bool stopped_early = false;
     double history_cost = 0.0;
     for (int it = 1; it <= settings.max_iterations; ++it) {
-        const double excess = sweep(batch, sb, omega, tol * tol);
+        double excess = batch.size() > 0 ? sweep(batch, sb, omega, tol * tol) : -1.0;
+        if (!rows.empty()) excess = std::max(excess, sweep_rows(rows, sb, omega, tol * tol));
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
         if (settings.record_history) {  // the extra residual pass is not the solver's time

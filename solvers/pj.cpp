@@ -17,6 +17,10 @@
 // order, so the result does not depend on the threads. Both passes stream the contacts in
 // order and touch two body lines each; rebuilding ν body by body instead (gathering each
 // body's scattered contacts) cost four times as much per iteration.
+// Joint rows (solvers/bilateral.hpp) take the same Jacobi step with the free cone,
+// λ_j ← λ_j − ω s_j η_j (b_j + G_jᵀ ν), their term |b_j + G_jᵀ ν| in the residual; with
+// rows, k counts a body's contacts and rows, so the step bound above still holds. Their
+// M⁻¹ G Δλ is applied serially in row order after the contacts'.
 #include <algorithm>
 
 #include "solvers/colour_sweep.hpp"
@@ -53,29 +57,55 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
     std::vector<double>& step = work.s0;  // ω s_i η_i
     step.resize(n);
     const BodyContacts& bc = work.body_contacts;
+    BilateralBatch& rows = batch.bilateral;
+    const std::size_t m = rows.size();
+    std::vector<uint32_t> row_count;  // rows per body (only with joints)
+    if (m > 0) {
+        row_count.assign(bodies.size(), 0);
+        for (std::size_t j = 0; j < m; ++j) {
+            if (rows.a[j] != kNoBody) ++row_count[std::size_t(rows.a[j])];
+            if (rows.b[j] != kNoBody) ++row_count[std::size_t(rows.b[j])];
+        }
+    }
     auto count = [&](int32_t body) {
-        return body == kNoBody ? 1u : bc.start[body + 1] - bc.start[body];
+        if (body == kNoBody) return 1u;
+        const uint32_t k = bc.start[body + 1] - bc.start[body];
+        return m > 0 ? k + row_count[std::size_t(body)] : k;
     };
+    std::vector<double> next_l(m), step_l(m);
+    for (std::size_t j = 0; j < m; ++j)
+        step_l[j] = omega * rows.eta[j] / double(std::max(count(rows.a[j]), count(rows.b[j])));
     parallel_each(n, [&](std::size_t i) {
         step[i] = omega * batch.eta[i] / double(std::max(count(batch.a[i]), count(batch.b[i])));
     });
-    bool stopped_early = n == 0;
+    bool stopped_early = n == 0 && m == 0;
     SolverBodies& sb = work.bodies;
     solver_velocities(batch, bc, batch.gamma, sb);
+    if (m > 0) add_row_impulses(rows, rows.lambda, sb);
     for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
-        const double r = tbb::parallel_reduce(
+        double r = n == 0 ? 0.0 : tbb::parallel_reduce(
             tbb::blocked_range<std::size_t>(0, n, kGrain), 0.0,
-            [&](const tbb::blocked_range<std::size_t>& range, double m) {
-                return std::max(m, pj_contacts_range(batch, sb, step.data(), next.data(),
-                                                     range.begin(), range.end()));
+            [&](const tbb::blocked_range<std::size_t>& range, double best) {
+                return std::max(best, pj_contacts_range(batch, sb, step.data(), next.data(),
+                                                        range.begin(), range.end()));
             },
             [](double x, double y) { return std::max(x, y); });
+        for (std::size_t j = 0; j < m; ++j) {  // rows: serial, in fixed order
+            const double d = row_velocity(rows, sb, j);
+            next_l[j] = rows.lambda[j] - step_l[j] * d;
+            r = std::max(r, std::abs(d));
+        }
         if (settings.record_history) result.history.push_back({it - 1, scope.seconds(), r});
         if (r <= tol) {  // the current iterate already solves the problem
             stopped_early = true;
             break;
         }
-        apply_step(batch, next, sb);
+        if (n > 0) apply_step(batch, next, sb);
+        for (std::size_t j = 0; j < m; ++j) {  // ν += M⁻¹ G Δλ, rows in fixed order
+            const double dl = next_l[j] - rows.lambda[j];
+            rows.lambda[j] = next_l[j];
+            apply_row(rows, sb, j, dl);
+        }
         result.iterations = it;
         detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
     }

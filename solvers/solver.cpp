@@ -39,6 +39,14 @@ namespace talus {
 
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
+    if (!batch.bilateral.empty() &&
+        (settings.type == SolverType::MaxDiss || settings.type == SolverType::Lemke)) {
+        SolverResult refused;
+        refused.refused = std::string("the \"") + solver_name(settings.type) +
+                          "\" solver does not support joints (bilateral constraints); use "
+                          "\"pgs\", \"pj\" or \"apgd\"";
+        return refused;
+    }
     switch (settings.type) {
         case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);
         case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
@@ -50,12 +58,15 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
 }
 
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
-    return parallel_max(c.size(), [&](std::size_t i) {
+    const double r = parallel_max(c.size(), [&](std::size_t i) {
         const Vec3 d = contact_velocity(c, sb, i);
         const Vec3& g = c.gamma[i];
         const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
         return diff.norm() / c.eta[i];
     });
+    // Bilateral rows: the free cone's projection is the identity, so the term is |b + Gᵀν|.
+    if (c.bilateral.empty()) return r;
+    return std::max(r, bilateral_residual(c.bilateral, sb));
 }
 
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
@@ -105,6 +116,23 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
         const Vec3 t_body = store->orientation[b].conjugate() * t;
         store->angular_velocity[b] += store->inv_inertia[b].cwiseProduct(t_body);
     });
+    if (!batch.bilateral.empty()) {  // + M⁻¹ G λ, serially in row order
+        const BilateralBatch& r = batch.bilateral;
+        add_row_impulses(r, r.lambda, sb);
+        if (store) {
+            auto push = [&](int32_t body, const Vec3& lin, const Vec3& ang, double l) {
+                if (body == kNoBody) return;
+                const std::size_t i = std::size_t(body);
+                store->velocity[i] += (store->inv_mass[i] * l) * lin;
+                const Vec3 t_body = store->orientation[i].conjugate() * Vec3(l * ang);
+                store->angular_velocity[i] += store->inv_inertia[i].cwiseProduct(t_body);
+            };
+            for (std::size_t j = 0; j < r.size(); ++j) {
+                push(r.a[j], r.lin_a[j], r.ang_a[j], r.lambda[j]);
+                push(r.b[j], r.lin_b[j], r.ang_b[j], r.lambda[j]);
+            }
+        }
+    }
     return ccp_residual(batch, sb);
 }
 

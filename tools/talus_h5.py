@@ -27,6 +27,8 @@ UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet
 BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
 DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
                      "potential_energy", "solver_wall_time", "envelope", "converged")
+# written since joints were added; older files lack it
+OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility",)
 
 
 class NotATrajectory(ValueError):
@@ -101,6 +103,9 @@ class Trajectory:
         m = min(d[name].shape[0] for name in DIAGNOSTIC_FIELDS)
         steps = _leading_written(d["step"][:m])
         self.diagnostics = {name: d[name][:steps] for name in DIAGNOSTIC_FIELDS}
+        for name in OPTIONAL_DIAGNOSTIC_FIELDS:
+            if name in d and d[name].shape[0] >= steps:
+                self.diagnostics[name] = d[name][:steps]
 
     def refresh(self):
         """Re-read the index of a file that is still being written."""
@@ -108,8 +113,9 @@ class Trajectory:
             self._file[name].refresh()
         for name in BODY_FIELDS:
             self._file["bodies/" + name].refresh()
-        for name in DIAGNOSTIC_FIELDS:
-            self._file["diagnostics/" + name].refresh()
+        for name in DIAGNOSTIC_FIELDS + OPTIONAL_DIAGNOSTIC_FIELDS:
+            if name in self._file["diagnostics"]:
+                self._file["diagnostics/" + name].refresh()
         self._read_index()
 
     def __len__(self):

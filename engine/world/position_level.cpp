@@ -13,7 +13,8 @@
 // in full (γ_s = 1, DESIGN §4), only capped by recovery_speed. Frames, lever arms and the world inertia come from q̂ too. The first solve is
 // the ordinary one at q^l; each further solve re-linearises at q^l + h ν⁺ of the previous,
 // up to K times or until ν⁺ changes by at most the solver tolerance [m/s]. Walls in q̂ are
-// where they will be at t + h; their motion is prescribed, so it takes no shift.
+// where they will be at t + h; their motion is prescribed, so it takes no shift. Joint rows
+// are kept as built at q^l (velocity level, γ-stabilised), their λ warm from the last solve.
 #include <algorithm>
 
 #include "engine/core/parallel.hpp"
@@ -37,6 +38,7 @@ void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::ve
         SolverSettings full = solver;
         full.stabilization = 1.0;
         assemble(pred, next_contacts_, materials, full, h, warm_, next_batch_);
+        next_batch_.bilateral = batch_.bilateral;  // joints stay linearised at q^l (λ: warm)
 
         // Shift each contact by the relative normal velocity ν̂ gives it at q̂ (wall terms
         // cancel: rhs_n = b − n·v_wall and the shift is n·(v̂_B − v_wall) for a wall).

@@ -39,7 +39,12 @@ StepStatus World::step() {
 
     StageClock clock;
     const auto [envelope, colours] = prepare_solve(h);                   // 1.–4.
-    if (StepStatus s = check_supported(); !s.ok) {
+    StepStatus supported = check_supported();
+    if (supported.ok && !joint_error_.empty()) {
+        supported.ok = false;
+        supported.message = "at t = " + std::to_string(time) + " s: " + joint_error_;
+    }
+    if (StepStatus s = supported; !s.ok) {
         std::copy(saved_v_.begin(), saved_v_.end(), bodies.velocity.begin());
         std::copy(saved_w_.begin(), saved_w_.end(), bodies.angular_velocity.begin());
         return s;
@@ -73,6 +78,8 @@ StepStatus World::step() {
     warm_.store(contacts_, batch_, h);
     integrate_positions(h);                                              // 6.
     clock.lap(diag_.time_integrate);
+    diag_.joint_infeasibility =
+        joints.empty() ? 0.0 : joint_infeasibility(joints, joint_a_, joint_b_, bodies);
     time = double(step_count + 1) * h;  // t = k h, not a running sum: no drift
     ++step_count;
 
@@ -103,8 +110,26 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     clock.lap(diag_.time_narrow);
     const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
+    build_joint_rows(h);                                                 // 4b.
     clock.lap(diag_.time_assemble);
     return {envelope, colours};
+}
+
+void World::build_joint_rows(double h) {
+    // Joints name bodies by stable id; the dense indices are looked up again only after a
+    // renumbering. Rows are built at the poses of the step's start, like the contacts.
+    if (joints.empty()) {
+        batch_.bilateral.clear();
+        joint_error_.clear();
+        return;
+    }
+    joint_error_ = map_joint_bodies(joints, bodies, joint_a_, joint_b_);
+    if (!joint_error_.empty()) {
+        batch_.bilateral.clear();
+        return;
+    }
+    build_bilateral_rows(joints, joint_a_, joint_b_, bodies, solver.stabilization, h,
+                         solver.warm_start, batch_.bilateral);
 }
 
 void World::renumber() {

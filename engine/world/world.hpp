@@ -9,6 +9,7 @@
 #include "collision/narrow_phase.hpp"
 #include "engine/core/body_store.hpp"
 #include "engine/core/contacts.hpp"
+#include "engine/core/joints.hpp"
 #include "engine/core/materials.hpp"
 #include "engine/core/settings.hpp"
 #include "engine/core/walls.hpp"
@@ -33,6 +34,10 @@ struct StepDiagnostics {
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
     double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
     uint32_t relinearisations = 0;  ///< extra solves of the position-level variant (§3.6)
+    /// Joint infeasibility after the step, I(q) = max_j |g_j(q)| over the joints' position
+    /// rows (Anitescu et al. 2003, eq. 3.15) [m for point rows, rad for angular rows]; 0
+    /// without joints.
+    double joint_infeasibility = 0.0;
     /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;
@@ -53,6 +58,9 @@ public:
     MaterialTable materials;
     std::vector<Wall> walls;
     BodyStore bodies;
+    /// Bilateral constraints, by stable body id (engine/core/joints.hpp); each step turns
+    /// them into solver rows at the current poses (solvers/bilateral.hpp).
+    std::vector<Joint> joints;
 
     double time = 0.0;       ///< [s]
     uint64_t step_count = 0;
@@ -84,6 +92,8 @@ private:
     /// Stages 1–4 of a step (forces … assembly); returns the envelope and colour count.
     std::pair<double, std::size_t> prepare_solve(double h);
     void apply_forces(double h);
+    /// Stage 4b: the joints' rows at the current poses into batch_.bilateral.
+    void build_joint_rows(double h);
     void integrate_positions(double h);
     StepStatus check_finite() const;
     StepStatus check_bounded() const;
@@ -105,13 +115,15 @@ private:
     WarmStartCache warm_;
     SolverWorkspace solver_work_;
     double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
-    std::vector<double> reach_;
-    std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering  // per body: radius + its share of the envelope [m]
+    std::vector<double> reach_;         // per body: radius + its share of the envelope [m]
+    std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering
     std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure
     std::vector<Vec3> star_v_, star_w_;    // ν* of the step (position-level variant)
     BodyStore predicted_;                  // q̂ of the position-level variant
     ContactList next_contacts_;            // its contacts and batch
     AssembledBatch next_batch_;
+    std::vector<int32_t> joint_a_, joint_b_;  // dense indices of each joint's bodies
+    std::string joint_error_;                 // a joint whose body is gone ("" if none)
 };
 
 }  // namespace talus

@@ -495,6 +495,143 @@ std::string header(const fs::path& file, const std::string& key) {
     return {};
 }
 
+TEST(Scene, JointTablesReachTheWorld) {
+    const Scene s = parse_scene(kMaterials + R"(
+[solver]
+max_iterations = 300
+tolerance = 1e-9
+
+[[body]]
+shape = "sphere"
+radius = 0.02
+material = "steel"
+position = [0.3, 0, 1]
+
+[[body]]
+shape = "sphere"
+radius = 0.02
+material = "steel"
+position = [0, 0, 0.7]
+
+[[joint]]
+type = "revolute"
+body_a = 0
+anchor = [0, 0, 1]
+axis = [0, 0, 2]
+motor_speed = 1.5
+
+[[joint]]
+type = "distance"
+body_a = 1
+body_b = 0
+anchor = [0.3, 0, 1]
+
+[[joint]]
+type = "fixed"
+body_a = 1
+body_b = "world"
+anchor = [0, 0, 0.7]
+)",
+                                "mem/scene.toml");
+    const World& w = s.world;
+    ASSERT_EQ(w.joints.size(), 3u);
+    const Joint& rev = w.joints[0];
+    EXPECT_EQ(rev.type, JointType::Revolute);
+    EXPECT_EQ(rev.body_a, 0u);
+    EXPECT_EQ(rev.body_b, kWorldBody);
+    EXPECT_TRUE(rev.anchor_a.isApprox(Vec3(-0.3, 0, 0), 1e-15));  // body frame of body 0
+    EXPECT_TRUE(rev.anchor_b.isApprox(Vec3(0, 0, 1), 1e-15));     // the world point
+    EXPECT_TRUE(rev.axis_a.isApprox(Vec3::UnitZ(), 1e-15));       // normalised
+    EXPECT_TRUE(rev.motor);
+    EXPECT_EQ(rev.motor_speed, 1.5);
+    const Joint& dist = w.joints[1];
+    EXPECT_EQ(dist.type, JointType::Distance);
+    EXPECT_EQ(dist.body_a, 1u);
+    EXPECT_EQ(dist.body_b, 0u);
+    EXPECT_NEAR(dist.length, std::sqrt(0.3 * 0.3 + 0.3 * 0.3), 1e-15);
+    EXPECT_EQ(w.joints[2].type, JointType::Fixed);
+    EXPECT_EQ(w.joints[2].body_b, kWorldBody);
+
+    // Run it: body 1 is fixed on the axis below, so the distance joint is compatible with
+    // the hinge, and the motor turns body 0 at 1.5 rad/s about the vertical axis.
+    World run = w;
+    for (int k = 0; k < 200; ++k) ASSERT_TRUE(run.step().ok);
+    for (std::size_t i = 0; i < run.bodies.size(); ++i) {
+        const Vec3 omega = run.bodies.orientation[i] * run.bodies.angular_velocity[i];
+        if (run.bodies.id[i] == 0) {
+            EXPECT_NEAR(omega.z(), 1.5, 1e-6);
+            EXPECT_NEAR(std::hypot(run.bodies.position[i].x(), run.bodies.position[i].y()), 0.3, 1e-4);
+        } else {
+            EXPECT_LT(omega.norm(), 1e-6);
+            EXPECT_LT((run.bodies.position[i] - Vec3(0, 0, 0.7)).norm(), 1e-6);
+        }
+    }
+    EXPECT_LT(run.diagnostics().joint_infeasibility, 1e-4);
+}
+
+TEST(Scene, BadJointValuesNameTheirKeys) {
+    const std::string bodies = kMaterials + R"(
+[[body]]
+shape = "sphere"
+radius = 0.02
+material = "steel"
+position = [0.3, 0, 1]
+)";
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "hinge"
+body_a = 0
+anchor = [0, 0, 1]
+)").find("joint.0.type: unknown joint type 'hinge'"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "spherical"
+body_a = "world"
+anchor = [0, 0, 1]
+)").find("joint.0.body_a: must be a body"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "spherical"
+body_a = 0
+body_b = 0
+anchor = [0, 0, 1]
+)").find("joint.0.body_b: must differ from body_a"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "spherical"
+body_a = 0
+anchor = [0, 0, 1]
+axis = [0, 0, 1]
+)").find("joint.0.axis: not used by a spherical joint"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "prismatic"
+body_a = 0
+anchor = [0, 0, 1]
+axis = [0, 0, 0]
+)").find("joint.0.axis: must not be zero"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "distance"
+body_a = 0
+anchor = [0.3, 0, 1]
+)").find("joint.0.length: the two ends coincide"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "distance"
+body_a = 0
+anchor = [0, 0, 1]
+length = -1
+)").find("joint.0.length: must be > 0"), std::string::npos);
+    EXPECT_NE(error_of(bodies + R"(
+[[joint]]
+type = "spherical"
+body_a = 0
+anchor = [0, 0, 1]
+motr_speed = 1
+)").find("joint.0.motr_speed: unknown key (did you mean 'motor_speed'?)"), std::string::npos);
+}
+
 TEST(Scene, EveryBadSceneIsRefusedWithItsFileAndLine) {
     std::set<std::string> seen;
     for (const auto& entry : fs::directory_iterator(kSource / "tests/data/bad_scenes")) {
