@@ -26,7 +26,17 @@
 // solver reports, in m/s (zero at an exact solution). The DESIGN §6 CCP residual does not
 // vanish at the LCP's solution (the cones differ), so it is not what we report.
 //
-// Result: γ_n = c_n, (γ_u, γ_w) = Σ_l β_l (cos θ_l, sin θ_l); SolveScope::finish rebuilds ν⁺.
+// Joints (bilateral rows j, solvers/bilateral.hpp; Anitescu 2003 §2, the mixed LCP): the
+// equality b_j + G_jᵀν = 0 with λ_j free becomes two complementary pairs by splitting
+// λ_j = λ⁺_j − λ⁻_j, both ≥ 0:
+//     ρ⁺_j =  (G_jᵀν + b_j) ≥ 0 ⊥ λ⁺_j ≥ 0,    ρ⁻_j = −(G_jᵀν + b_j) ≥ 0 ⊥ λ⁻_j ≥ 0,
+// which forces the equality at any solution (if both λ± vanish, ρ⁺ ≥ 0 and −ρ⁺ ≥ 0). The
+// Delassus matrix then spans the contacts' rows n, u, w and the joint rows; λ is scaled by
+// the row's η_j like the impulses. This keeps redundant joints (a singular G ᵀM⁻¹G, e.g.
+// closed loops) solvable, where eliminating λ by a Schur complement would not.
+//
+// Result: γ_n = c_n, (γ_u, γ_w) = Σ_l β_l (cos θ_l, sin θ_l), λ_j = λ⁺_j − λ⁻_j;
+// SolveScope::finish rebuilds ν⁺.
 // Failure (ray termination, pivot cap, which seed 000 §3.2 rules out in exact arithmetic
 // when the normals are independent; an over-constrained grain makes the LCP infeasible):
 // never fatal (unless Lemke's last point solves the LCP to round-off, see kAcceptResidual:
@@ -43,6 +53,7 @@
 #include <string>
 #include <vector>
 
+#include "solvers/bilateral.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/lemke.hpp"
 #include "solvers/solver.hpp"
@@ -54,52 +65,54 @@ namespace {
 /// at most this times max|q| (round-off) [-].
 constexpr double kAcceptResidual = 1e-10;
 
-/// One contact end on a body: the contact's rows of J for that body, world frame.
-struct EndRows {
-    uint32_t contact;
-    double sign;  ///< +1 on side B, −1 on side A
-    Vec3 lin[3];  ///< n, u, w
-    Vec3 ang[3];  ///< r × n, r × u, r × w
-    Vec3 iang[3];  ///< I⁻¹ (r × ·)
+/// One Jacobian row's part on one body (world frame): its index in the Delassus matrix
+/// (contact i: 3i + 0, 1, 2 for n, u, w; joint row j: 3m + j), linear and angular parts
+/// with the side's sign included, and I⁻¹ times the angular part.
+struct BodyRow {
+    Eigen::Index index;
+    Vec3 lin, ang, iang;
 };
 
-/// The 3m × 3m Delassus matrix W = J M⁻¹ Jᵀ [1/kg], blocks in each contact's (n, u, w).
+/// The Delassus matrix W = J M⁻¹ Jᵀ [1/kg] over the contacts' rows (n, u, w) and the joint
+/// rows, summed body by body in a fixed order (contacts in body-major order, then rows).
 Eigen::MatrixXd delassus_matrix(const AssembledBatch& c, const SolverWorkspace& work) {
     const std::size_t m = c.size();
-    Eigen::MatrixXd W = Eigen::MatrixXd::Zero(Eigen::Index(3 * m), Eigen::Index(3 * m));
+    const BilateralBatch& rows = c.bilateral;
+    const Eigen::Index size = Eigen::Index(3 * m + rows.size());
+    Eigen::MatrixXd W = Eigen::MatrixXd::Zero(size, size);
     const BodyContacts& bc = work.body_contacts;
     const SolverBodies& sb = work.bodies;
-    std::vector<EndRows> ends;
-    for (std::size_t b = 0; b < bc.body_count(); ++b) {
-        const uint32_t lo = bc.start[b], hi = bc.start[b + 1];
-        if (lo == hi) continue;
-        ends.clear();
-        for (uint32_t e = lo; e < hi; ++e) {
+    std::vector<std::vector<BodyRow>> per_body(sb.size());
+    for (std::size_t b = 0; b < bc.body_count(); ++b)
+        for (uint32_t e = bc.start[b]; e < bc.start[b + 1]; ++e) {
             const uint32_t entry = bc.entry[e];
             const std::size_t i = entry >> 1;
             const ContactFrame f = contact_frame(c, i);
             const Vec3& r = (entry & 1) ? c.lever_b[i] : c.lever_a[i];
-            EndRows er;
-            er.contact = uint32_t(i);
-            er.sign = (entry & 1) ? 1.0 : -1.0;
-            er.lin[0] = f.n;
-            er.lin[1] = f.u;
-            er.lin[2] = f.w;
+            const double sign = (entry & 1) ? 1.0 : -1.0;
+            const Vec3 lin[3] = {f.n, f.u, f.w};
             for (int k = 0; k < 3; ++k) {
-                er.ang[k] = cross(r, er.lin[k]);
-                er.iang[k] = sb.inv_inertia_times(b, er.ang[k]);
+                const Vec3 ang = sign * cross(r, lin[k]);
+                per_body[b].push_back({Eigen::Index(3 * i + k), sign * lin[k], ang,
+                                       sb.inv_inertia_times(b, ang)});
             }
-            ends.push_back(er);
         }
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+        const Eigen::Index index = Eigen::Index(3 * m + j);
+        if (rows.a[j] != kNoBody) {
+            const std::size_t b = std::size_t(rows.a[j]);
+            per_body[b].push_back({index, rows.lin_a[j], rows.ang_a[j], sb.inv_inertia_times(b, rows.ang_a[j])});
+        }
+        if (rows.b[j] != kNoBody) {
+            const std::size_t b = std::size_t(rows.b[j]);
+            per_body[b].push_back({index, rows.lin_b[j], rows.ang_b[j], sb.inv_inertia_times(b, rows.ang_b[j])});
+        }
+    }
+    for (std::size_t b = 0; b < per_body.size(); ++b) {
         const double inv_mass = sb.body[b].inv_mass;
-        for (const EndRows& p : ends)
-            for (const EndRows& q : ends) {
-                const double s = p.sign * q.sign;
-                for (int k = 0; k < 3; ++k)
-                    for (int l = 0; l < 3; ++l)
-                        W(3 * p.contact + k, 3 * q.contact + l) +=
-                            s * (inv_mass * p.lin[k].dot(q.lin[l]) + p.ang[k].dot(q.iang[l]));
-            }
+        for (const BodyRow& p : per_body[b])
+            for (const BodyRow& q : per_body[b])
+                W(p.index, q.index) += inv_mass * p.lin.dot(q.lin) + p.ang.dot(q.iang);
     }
     return W;
 }
@@ -111,9 +124,11 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
     const detail::SolveScope scope(batch, bodies, work);
     SolverResult result;
     const std::size_t m = batch.size();
+    BilateralBatch& rows = batch.bilateral;
+    const std::size_t mr = rows.size();
     const int k = settings.friction_directions;
     const std::size_t per = std::size_t(k) + 2;  // c_n, β_0 … β_{k−1}, λ
-    const std::size_t n = m * per;
+    const std::size_t n = m * per + 2 * mr;      // then λ⁺_j, λ⁻_j per joint row
     if (k < 4 || k % 2 != 0) {
         result.refused = "friction_directions = " + std::to_string(k) +
                          ": the polyhedral cone needs an even number of directions ≥ 4";
@@ -121,11 +136,12 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
         result.refused = "the dense \"lemke\" solver takes at most " +
                          std::to_string(kLcpMaxUnknowns) + " LCP unknowns, and " +
                          std::to_string(m) + " contacts × (" + std::to_string(k) +
-                         " friction directions + 2) make " + std::to_string(n) +
+                         " friction directions + 2) + 2 × " + std::to_string(mr) +
+                         " joint rows make " + std::to_string(n) +
                          "; use an iterative solver (\"pgs\", \"apgd\") or fewer "
                          "friction_directions";
     }
-    if (m == 0 || !result.refused.empty()) {
+    if ((m == 0 && mr == 0) || !result.refused.empty()) {
         scope.finish(batch, bodies, settings.tolerance, false, result);
         result.residual = 0.0;
         result.converged = result.refused.empty();
@@ -174,6 +190,49 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
             M(lam, ri + 1 + l) = -1.0;  // −Eᵀβ (row divided by η_i, columns scaled by η_i)
         }
         M(lam, ri) = batch.mu[i];
+        // columns λ±_l of the joint rows: the response of (n, u, w)_i to λ_l = ±η_l
+        for (std::size_t l = 0; l < mr; ++l) {
+            const Index col = Index(m * per + 2 * l);
+            const Index wl = Index(3 * m + l);
+            const double e = rows.eta[l];
+            const double bn = e * W(Index(3 * i), wl);
+            const double bu = e * W(Index(3 * i + 1), wl), bw = e * W(Index(3 * i + 2), wl);
+            if (bn == 0.0 && bu == 0.0 && bw == 0.0) continue;
+            M(ri, col) = bn;
+            M(ri, col + 1) = -bn;
+            for (int l2 = 0; l2 < k; ++l2) {
+                M(ri + 1 + l2, col) = ct[l2] * bu + st[l2] * bw;
+                M(ri + 1 + l2, col + 1) = -(ct[l2] * bu + st[l2] * bw);
+            }
+        }
+    }
+    // joint rows: ρ⁺_j = G_jᵀν + b_j, ρ⁻_j = −ρ⁺_j
+    for (std::size_t j = 0; j < mr; ++j) {
+        const Index rp = Index(m * per + 2 * j), wj = Index(3 * m + j);
+        const double d = row_velocity(rows, work.bodies, j);  // bodies hold ν*
+        q[rp] = d;
+        q[rp + 1] = -d;
+        for (std::size_t i = 0; i < m; ++i) {
+            const Index cj = Index(i * per);
+            const double eta = batch.eta[i];
+            const double wn = W(wj, Index(3 * i)), wu = W(wj, Index(3 * i + 1)), ww = W(wj, Index(3 * i + 2));
+            if (wn == 0.0 && wu == 0.0 && ww == 0.0) continue;
+            M(rp, cj) = eta * wn;
+            M(rp + 1, cj) = -eta * wn;
+            for (int l = 0; l < k; ++l) {
+                M(rp, cj + 1 + l) = eta * (wu * ct[l] + ww * st[l]);
+                M(rp + 1, cj + 1 + l) = -eta * (wu * ct[l] + ww * st[l]);
+            }
+        }
+        for (std::size_t l = 0; l < mr; ++l) {
+            const double v = rows.eta[l] * W(wj, Index(3 * m + l));
+            if (v == 0.0) continue;
+            const Index col = Index(m * per + 2 * l);
+            M(rp, col) = v;
+            M(rp, col + 1) = -v;
+            M(rp + 1, col) = -v;
+            M(rp + 1, col + 1) = v;
+        }
     }
 
     const LemkeResult lcp = solve_lcp_lemke(M, q);
@@ -194,6 +253,10 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
                 gw += beta * st[l];
             }
             batch.gamma[i] = Vec3(eta * std::max(lcp.z[ri], 0.0), eta * gu, eta * gw);
+        }
+        for (std::size_t j = 0; j < mr; ++j) {
+            const Index rp = Index(m * per + 2 * j);
+            rows.lambda[j] = rows.eta[j] * (std::max(lcp.z[rp], 0.0) - std::max(lcp.z[rp + 1], 0.0));
         }
     }
     scope.finish(batch, bodies, settings.tolerance, false, result);  // ν⁺ from γ

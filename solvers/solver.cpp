@@ -39,12 +39,11 @@ namespace talus {
 
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
-    if (!batch.bilateral.empty() &&
-        (settings.type == SolverType::MaxDiss || settings.type == SolverType::Lemke)) {
+    if (!batch.bilateral.empty() && settings.type == SolverType::MaxDiss) {
         SolverResult refused;
         refused.refused = std::string("the \"") + solver_name(settings.type) +
                           "\" solver does not support joints (bilateral constraints); use "
-                          "\"pgs\", \"pj\" or \"apgd\"";
+                          "\"pgs\", \"pj\", \"apgd\" or \"lemke\"";
         return refused;
     }
     switch (settings.type) {
