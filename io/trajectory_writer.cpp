@@ -91,7 +91,7 @@ struct TrajectoryWriter::Impl {
     Column frame_time, frame_step, frame_first_row, frame_row_count;
     // /diagnostics
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
-        d_wall, d_envelope, d_converged, d_joint_infeasibility;
+        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility;
 
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
@@ -109,9 +109,10 @@ struct TrajectoryWriter::Impl {
     std::array<Column*, 4> frame_columns() {
         return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
     }
-    std::array<Column*, 11> diagnostic_columns() {
+    std::array<Column*, 12> diagnostic_columns() {
         return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
-                &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility};
+                &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
+                &d_contact_infeasibility};
     }
 
     [[noreturn]] void fail(const std::string& what) const {
@@ -262,6 +263,10 @@ struct TrajectoryWriter::Impl {
                       "m or rad",
                       "joint infeasibility max |g_j| after the step (Anitescu 2003 eq. 3.15); "
                       "0 without joints");
+        create_column(d_contact_infeasibility, "/diagnostics/contact_infeasibility", f64, nf64, 1,
+                      k, "m",
+                      "largest penetration among the step's contacts, at the start of the step "
+                      "(Anitescu 2003 eq. 3.15, contact part); 0 without penetration");
     }
 
     void open_columns() {
@@ -314,7 +319,7 @@ struct TrajectoryWriter::Impl {
         if (n == 0) return;
         std::vector<uint64_t> step(n);
         std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
-            joint(n);
+            joint(n), penetration(n);
         std::vector<uint32_t> contacts(n), iterations(n);
         std::vector<uint8_t> converged(n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -329,6 +334,7 @@ struct TrajectoryWriter::Impl {
             wall[i] = d.solver_wall_time;
             envelope[i] = d.envelope;
             joint[i] = d.joint_infeasibility;
+            penetration[i] = d.contact_infeasibility;
             converged[i] = d.converged ? 1 : 0;
         }
         const hsize_t r = diag_rows;
@@ -341,6 +347,7 @@ struct TrajectoryWriter::Impl {
         append(d_wall, r, n, wall.data());
         append(d_envelope, r, n, envelope.data());
         append(d_joint_infeasibility, r, n, joint.data());
+        append(d_contact_infeasibility, r, n, penetration.data());
         append(d_converged, r, n, converged.data());
         for (Column* c : diagnostic_columns())
             if (c != &d_step) flush(*c);

@@ -27,8 +27,8 @@ UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet
 BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
 DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
                      "potential_energy", "solver_wall_time", "envelope", "converged")
-# written since joints were added; older files lack it
-OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility",)
+# written since joints (and the contact infeasibility) were added; older files lack them
+OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility")
 
 
 class NotATrajectory(ValueError):

@@ -78,6 +78,8 @@ StepStatus World::step() {
     warm_.store(contacts_, batch_, h);
     integrate_positions(h);                                              // 6.
     clock.lap(diag_.time_integrate);
+    diag_.contact_infeasibility = 0.0;
+    for (double gap : contacts_.gap) diag_.contact_infeasibility = std::max(diag_.contact_infeasibility, -gap);
     diag_.joint_infeasibility =
         joints.empty() ? 0.0 : joint_infeasibility(joints, joint_a_, joint_b_, bodies);
     time = double(step_count + 1) * h;  // t = k h, not a running sum: no drift

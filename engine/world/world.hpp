@@ -38,6 +38,10 @@ struct StepDiagnostics {
     /// rows (Anitescu et al. 2003, eq. 3.15) [m for point rows, rad for angular rows]; 0
     /// without joints.
     double joint_infeasibility = 0.0;
+    /// The contact part of the same measure: the largest penetration max_i (−Φ_i)⁺ among
+    /// this step's contacts, measured at the start of the step (the narrow phase's gaps; with
+    /// position_iterations, at the last end-of-step estimate instead) [m].
+    double contact_infeasibility = 0.0;
     /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;

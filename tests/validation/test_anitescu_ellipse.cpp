@@ -70,9 +70,13 @@ Series run_ellipse(SolverType type, double gamma) {
     const int steps = int(std::lround(w.simulation.duration / w.simulation.dt));
     for (int k = 0; k <= steps; ++k) {
         if (k > 0) {
+            const double before = penetration(w);
             const StepStatus st = w.step();
             EXPECT_TRUE(st.ok) << st.message;
             if (!st.ok) break;
+            // The diagnostics' contact infeasibility is the same measure, taken by the narrow
+            // phase at the start of the step.
+            EXPECT_NEAR(w.diagnostics().contact_infeasibility, before, 1e-9) << "step " << k;
         }
         const Vec3 axis = w.bodies.orientation[0] * Vec3::UnitX();
         out.t.push_back(w.time);

@@ -13,6 +13,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "tests/support/world_builder.hpp"
 
@@ -23,14 +25,23 @@ using namespace talus::testing;
 
 constexpr double kG = 9.81;
 
+/// <build>/validation, for tools/validation/plot_joints.py.
+std::filesystem::path validation_dir() {
+    const std::filesystem::path dir = std::filesystem::path(TALUS_BINARY_DIR) / "validation";
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
 std::size_t index_of(const World& w, uint64_t id) {
     for (std::size_t i = 0; i < w.bodies.size(); ++i)
         if (w.bodies.id[i] == id) return i;
     throw std::runtime_error("no body with id " + std::to_string(id));
 }
 
-/// Period from the zero crossings of x(t) (linear interpolation), over `duration`.
-double measured_period(World& w, uint64_t id, double duration) {
+/// Period from the zero crossings of x(t) (linear interpolation), over `duration`;
+/// appends (t, x) of every step to `trace` when given.
+double measured_period(World& w, uint64_t id, double duration,
+                       std::vector<std::pair<double, double>>* trace = nullptr) {
     std::vector<double> crossings;
     double t_prev = w.time, x_prev = w.bodies.position[index_of(w, id)].x();
     const int steps = int(std::lround(duration / w.simulation.dt));
@@ -38,6 +49,7 @@ double measured_period(World& w, uint64_t id, double duration) {
         const StepStatus s = w.step();
         if (!s.ok) throw std::runtime_error(s.message);
         const double x = w.bodies.position[index_of(w, id)].x();
+        if (trace) trace->push_back({w.time, x});
         if ((x_prev < 0.0) != (x < 0.0)) crossings.push_back(t_prev + (w.time - t_prev) * x_prev / (x_prev - x));
         t_prev = w.time;
         x_prev = x;
@@ -67,7 +79,11 @@ TEST(Joints, DistancePendulumPeriodIsTwoPiRootLOverG) {
     const double L = 1.0, theta0 = 5.0 * kPi / 180.0;
     World w = pendulum(JointType::Distance, 0.01, L, theta0, SolverType::PGS);
     const double expected = 2.0 * kPi * std::sqrt(L / kG) * small_amplitude_factor(theta0);
-    const double T = measured_period(w, 0, 3.2 * expected);
+    std::vector<std::pair<double, double>> trace;
+    const double T = measured_period(w, 0, 3.2 * expected, &trace);
+    std::ofstream csv(validation_dir() / "joints_pendulum.csv");
+    csv << "t,x,expected_period\n";
+    for (const auto& [t, x] : trace) csv << t << ',' << x << ',' << expected << '\n';
     EXPECT_NEAR(T, expected, 0.01 * expected);
     std::printf("[ distance pendulum ] T = %.7f s, expected %.7f s, relative error %.2e\n", T, expected,
                 (T - expected) / expected);
@@ -198,6 +214,15 @@ TEST(Joints, ChainDriftIsBoundedWithStabilisationAndGrowsWithout) {
     // δ/γ_s ≈ 3e-4 m; without stabilisation (γ_s = 0) the drifts add up step after step.
     const std::vector<double> stab = chain_infeasibility(0.2);
     const std::vector<double> none = chain_infeasibility(0.0);
+    const std::vector<double> full = chain_infeasibility(1.0);
+    {
+        std::ofstream csv(validation_dir() / "joints_chain.csv");
+        csv << "t,gamma_0,gamma_0.2,gamma_1\n";
+        for (std::size_t k = 0; k < stab.size(); ++k)
+            csv << 1e-3 * double(k + 1) << ',' << none[k] << ',' << stab[k] << ',' << full[k] << '\n';
+    }
+    EXPECT_LT(*std::max_element(full.begin(), full.end()), *std::max_element(stab.begin(), stab.end()))
+        << "γ_s = 1 corrects faster than 0.2";
     const double stab_max = *std::max_element(stab.begin(), stab.end());
     std::vector<double> none_window(4, 0.0);  // the largest value in each 0.5 s
     for (std::size_t k = 0; k < none.size(); ++k)
