@@ -53,10 +53,10 @@ const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
                              {"renumber_interval"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
-                         {"friction_directions"}, {"position_iterations"}};
+                         {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
-const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}};
-const Fields kFrictionPairKeys{{"materials"}, {"friction"}};
+const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}, {"restitution"}};
+const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
 const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
                        {"normal"}, {"min"},      {"max"}};
 const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
@@ -582,6 +582,9 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     }
     if (auto v = r.integer(*c, "position_iterations", Need::Optional, 0, 50))
         s.position_iterations = int(*v);
+    if (auto v = r.number(
+            *c, "bounce_speed", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        s.bounce_speed = *v;
     return s;
 }
 
@@ -615,6 +618,10 @@ MaterialTable read_materials(Reader& r, const Ctx& root) {
         if (auto v = r.number(
                 c, "friction", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
             m.friction = *v;
+        if (auto v = r.number(
+                c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
+                "in [0, 1]"))
+            m.restitution = *v;
         if (!name) continue;
         if (name->empty()) {
             r.problem_at(c, "name", "must not be empty");
@@ -662,6 +669,9 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
     for (const Ctx& c : r.entries(root, "friction_pair")) {
         const auto mu = r.number(
             c, "friction", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0");
+        const auto e = r.number(
+            c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
+            "in [0, 1]");
         const toml::node* n = r.present(c, "materials", Need::Required);
         if (!n) continue;
         const toml::array* a = n->as_array();
@@ -679,6 +689,7 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
         }
         seen.push_back(key);
         materials.set_pair_friction(*m0, *m1, *mu);
+        if (e) materials.set_pair_restitution(*m0, *m1, *e);
     }
 }
 

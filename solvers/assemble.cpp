@@ -61,11 +61,25 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.lever_b[i] = side(b);
 
             const double gap = contacts.gap[i];
-            const double stab = gap >= 0.0
+            double stab = gap >= 0.0
                 ? gap / h
                 : std::max(settings.stabilization * gap / h, -settings.recovery_speed);
             const uint32_t mat_b = bodies.material[b];
             const double mu = materials.friction(contacts.material_a[i], mat_b);
+            // Restitution (Newton's law on the normal velocity): a contact that closes during
+            // this step at the free velocity ν*, approaching at v_in > bounce_speed, must
+            // leave at e v_in or faster: d_n = v_n⁺ − e v_in ≥ 0, i.e. b = −e v_in.
+            const double e = materials.restitution(contacts.material_a[i], mat_b);
+            if (e > 0.0) {
+                auto point_velocity = [&](int32_t body) -> Vec3 {
+                    const Vec3 r = contacts.point[i] - bodies.position[body];
+                    const Vec3 w = bodies.orientation[body] * bodies.angular_velocity[body];
+                    return bodies.velocity[body] + w.cross(r);
+                };
+                const Vec3 va = a == kNoBody ? contacts.velocity_a[i] : point_velocity(a);
+                const double vn = nrm.dot(point_velocity(b) - va);
+                if (-vn > settings.bounce_speed && gap + h * vn < 0.0) stab = std::min(stab, e * vn);
+            }
 
             out.a[i] = a;
             out.b[i] = b;

@@ -1,6 +1,6 @@
 #pragma once
-/// Materials and the friction of a pair (DESIGN §10): the pair table when the scene gives
-/// the pair, otherwise the smaller of the two coefficients.
+/// Materials and the friction and restitution of a pair (DESIGN §10): the pair table when
+/// the scene gives the pair, otherwise the smaller of the two coefficients.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -12,21 +12,24 @@ struct Material {
     std::string name;
     double density = 2500.0;  ///< [kg/m³]
     double friction = 0.5;    ///< Coulomb coefficient μ [-]
+    double restitution = 0.0; ///< Newton's coefficient e ∈ [0, 1] on the normal velocity [-]
 };
 
 struct MaterialTable {
     std::vector<Material> materials;
     /// Explicit pair coefficients, row-major n×n; negative = not given.
-    std::vector<double> pair_friction;
+    std::vector<double> pair_friction, pair_restitution;
 
     std::size_t size() const { return materials.size(); }
 
     uint32_t add(Material m) {
         const std::size_t n = materials.size();
-        std::vector<double> grown((n + 1) * (n + 1), -1.0);
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < n; ++j) grown[i * (n + 1) + j] = pair_friction[i * n + j];
-        pair_friction = std::move(grown);
+        for (std::vector<double>* table : {&pair_friction, &pair_restitution}) {
+            std::vector<double> grown((n + 1) * (n + 1), -1.0);
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < n; ++j) grown[i * (n + 1) + j] = (*table)[i * n + j];
+            *table = std::move(grown);
+        }
         materials.push_back(std::move(m));
         return static_cast<uint32_t>(n);
     }
@@ -35,6 +38,18 @@ struct MaterialTable {
         const std::size_t n = materials.size();
         pair_friction[a * n + b] = mu;
         pair_friction[b * n + a] = mu;
+    }
+
+    void set_pair_restitution(uint32_t a, uint32_t b, double e) {
+        const std::size_t n = materials.size();
+        pair_restitution[a * n + b] = e;
+        pair_restitution[b * n + a] = e;
+    }
+
+    double restitution(uint32_t a, uint32_t b) const {
+        const double given = pair_restitution[a * materials.size() + b];
+        if (given >= 0.0) return given;
+        return std::min(materials[a].restitution, materials[b].restitution);
     }
 
     double friction(uint32_t a, uint32_t b) const {

@@ -44,6 +44,8 @@ struct SolverSettings {
     bool warm_start = true;         ///< start from the last step's impulses
     int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
                                     ///< even, in [4, 64] [-]
+    double bounce_speed = 0.05;     ///< restitution applies only to contacts approaching faster
+                                    ///< than this, so resting contacts do not jitter [m/s]
     int position_iterations = 0;    ///< position-level variant (seed 000 §3.6): up to this many
                                     ///< extra solves re-linearised at q^l + h ν⁺; 0 = off [-]
     bool record_history = false;    ///< record (iteration, time, residual) per iteration (benchmarks; costs a pass)
