@@ -151,7 +151,7 @@ TriangleMesh::TriangleMesh(std::vector<Vec3> vertices,
 
 uint32_t TriangleMesh::build(uint32_t first, uint32_t count, std::vector<Vec3>& centroid) {
     const uint32_t id = uint32_t(node_.size());
-    node_.push_back({});
+    node_.push_back({Vec3::Zero(), Vec3::Zero(), 0, 0, 0, 0});
     Vec3 lo = vertex_[tri_[order_[first]][0]], hi = lo;
     Vec3 clo = centroid[order_[first]], chi = clo;
     for (uint32_t k = first; k < first + count; ++k) {
