@@ -27,8 +27,9 @@
 //      of a triangle holding the feature becomes that triangle's face contact (sphere
 //      centre exactly above an inner edge or vertex of a flat surface).
 //   5. Contacts whose normals agree within 1e-9 in cosine and whose gaps agree within
-//      1e-9 (Φ + r) are one contact: the first kept, face contacts before edge and vertex
-//      ones, each in ascending triangle order. This absorbs round-off at region borders
+//      1e-9 (r + |Φ|) are one contact (for a sphere, the same constraint: point and
+//      normal coincide): the first is kept, face contacts before edge and vertex ones, each
+//      in ascending triangle order. This absorbs round-off at region borders
 //      (two coplanar triangles both claiming the centre's projection).
 // A contact is named by the triangle that owns it (ContactList::feature), so the impulse
 // of a sphere rolling over one triangle is warm-started step after step.
