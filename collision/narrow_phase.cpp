@@ -27,6 +27,9 @@
 // the support point towards −n is x − R S² Rᵀ n / ‖S Rᵀ n‖ (S = diag(s)), so
 // Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
 // wall; the normal goes from the wall to the body.
+// Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
+// named by triangle), with the same envelope as the plane faces; other shapes near a mesh
+// are reported in NarrowPhaseScratch::unsupported_mesh.
 // Output order: contacts are counted per pair and per body, prefix-summed, then filled,
 // so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
 // of threads. When every body is a sphere the counting of pairs is skipped (each pair is
@@ -38,6 +41,7 @@
 #include <cmath>
 #include <limits>
 
+#include "collision/mesh.hpp"
 #include "engine/core/parallel.hpp"
 
 namespace talus {
@@ -306,6 +310,20 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return kept;
 }
 
+namespace {
+
+/// Per-thread buffers of the mesh queries (reused; never shared between threads).
+struct MeshBuffers {
+    std::vector<MeshContact> contacts;
+    TriangleMesh::Scratch scratch;
+};
+MeshBuffers& mesh_buffers() {
+    thread_local MeshBuffers b;
+    return b;
+}
+
+}  // namespace
+
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, double t,
                   ContactList& out, NarrowPhaseScratch& scratch) {
@@ -322,6 +340,9 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         const int k = wall_faces(walls[w], t, f);
         for (int j = 0; j < k; ++j) faces.push_back({f[j], uint32_t(w), uint32_t(j)});
     }
+    std::vector<uint32_t> meshes;  // mesh walls, ascending
+    for (std::size_t w = 0; w < walls.size(); ++w)
+        if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
@@ -350,14 +371,32 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     }
 
     scratch.wall_count.assign(nb + 1, 0);
+    if (!meshes.empty()) scratch.mesh_flag.assign(nb, 0);
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         ShapeContact tmp[kMaxShapeContacts];
         for (const Face& f : faces) c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, tmp));
+        if (!meshes.empty()) {
+            MeshBuffers& mb = mesh_buffers();
+            for (uint32_t w : meshes) {
+                if (bodies.shape[i] != Shape::Sphere) {
+                    walls[w].mesh->query(bodies.position[i], reach[i] + wall_margin, mb.scratch.found);
+                    if (!mb.scratch.found.empty()) scratch.mesh_flag[i] = 1;
+                    continue;
+                }
+                walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
+                                              mb.contacts, mb.scratch);
+                c += uint32_t(mb.contacts.size());
+            }
+        }
         scratch.wall_count[i + 1] = c;
     });
-    for (std::size_t i = 0; i < nb; ++i) scratch.wall_count[i + 1] += scratch.wall_count[i];
+    scratch.unsupported_mesh.clear();
+    for (std::size_t i = 0; i < nb; ++i) {
+        scratch.wall_count[i + 1] += scratch.wall_count[i];
+        if (!meshes.empty() && scratch.mesh_flag[i]) scratch.unsupported_mesh.push_back(uint32_t(i));
+    }
     const std::size_t nw = scratch.wall_count[nb];
     resize(out, n_pair_contacts + nw);
 
@@ -407,6 +446,25 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
                 out.gap[k] = c[j].gap;
                 out.velocity_a[k] = w.velocity;
                 out.material_a[k] = w.material;
+            }
+        }
+        if (meshes.empty() || bodies.shape[i] != Shape::Sphere) return;
+        MeshBuffers& mb = mesh_buffers();
+        for (uint32_t w : meshes) {
+            walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
+                                          mb.contacts, mb.scratch);
+            for (const MeshContact& m : mb.contacts) {
+                out.a[k] = kNoBody;
+                out.b[k] = int32_t(i);
+                out.key_a[k] = kWallKeyBit | w;
+                out.key_b[k] = bodies.id[i];
+                out.feature[k] = m.triangle;
+                out.point[k] = m.point;
+                out.normal[k] = m.normal;
+                out.gap[k] = m.gap;
+                out.velocity_a[k] = Vec3::Zero();
+                out.material_a[k] = walls[w].material;
+                ++k;
             }
         }
     });

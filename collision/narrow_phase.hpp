@@ -19,6 +19,10 @@ struct NarrowPhaseScratch {
     /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
     /// (ellipsoid–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
+    /// Bodies other than spheres whose bounding sphere (with envelope) reaches a mesh wall:
+    /// mesh contacts exist for spheres only. Callers must not ignore it either.
+    std::vector<uint32_t> unsupported_mesh;
+    std::vector<uint8_t> mesh_flag;  ///< per body: 1 when it belongs in unsupported_mesh
 };
 
 /// One contact of two shapes, before it is written to a ContactList.
@@ -54,8 +58,10 @@ double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& 
 /// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall face,
 /// at time t (walls at their position at t), when Φ ≤ (reach_i − r_i) + wall_margin.
 /// `reach` is the per-body bounding radius plus envelope share given to the broad phase.
+/// Mesh walls (spheres only) give their contacts after the plane and box faces of the
+/// body, by (wall, triangle); feature = triangle index (collision/mesh.hpp).
 /// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
-/// sub-feature); independent of thread count.
+/// sub-feature), then body–mesh by (body, wall, triangle); independent of thread count.
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, double t,
                   ContactList& out, NarrowPhaseScratch& scratch);

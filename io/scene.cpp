@@ -24,8 +24,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "collision/mesh.hpp"
 #include "collision/narrow_phase.hpp"
 #include "io/particle_fill.hpp"
+#include "io/stl.hpp"
 
 namespace talus {
 namespace {
@@ -58,7 +60,8 @@ const Fields kOutputKeys{{"path"}, {"interval"}};
 const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}, {"restitution"}};
 const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
 const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
-                       {"normal"}, {"min"},      {"max"}};
+                       {"normal"}, {"min"},      {"max"},      {"file"},
+                       {"scale"},  {"translate"}};
 const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
 const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"seed"}};
 const Fields kParticlesKeys{{"shape"},
@@ -695,7 +698,7 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
 
 /// Walls and the place of each (for overlap messages).
 std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& materials,
-                             std::vector<Place>& places) {
+                             const std::filesystem::path& scene_file, std::vector<Place>& places) {
     std::vector<Wall> walls;
     for (const Ctx& c : r.entries(root, "wall")) {
         Wall w;
@@ -716,7 +719,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
         };
         if (*type == "plane") {
             w.type = WallType::Plane;
-            unused({"min", "max"});
+            unused({"min", "max", "file", "scale", "translate"});
             const auto point = r.vec3(c, "point", Need::Required);
             const auto normal = r.vec3(c, "normal", Need::Required);
             if (point) w.point = *point;
@@ -731,7 +734,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             ok = ok && point && normal;
         } else if (*type == "box") {
             w.type = WallType::Box;
-            unused({"point", "normal"});
+            unused({"point", "normal", "file", "scale", "translate"});
             const auto lo = r.vec3(c, "min", Need::Required);
             const auto hi = r.vec3(c, "max", Need::Required);
             if (lo && hi) {
@@ -743,10 +746,45 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                 }
             }
             ok = ok && lo && hi;
+        } else if (*type == "mesh") {
+            w.type = WallType::Mesh;
+            unused({"point", "normal", "min", "max"});
+            if (r.find(c, "velocity") && w.velocity.squaredNorm() > 0.0) {
+                r.problem_at(c, "velocity", "mesh walls are static for now (moving meshes are "
+                                            "not implemented)");
+                ok = false;
+            }
+            const auto file = r.string(c, "file", Need::Required);
+            const auto scale = r.number(
+                c, "scale", Need::Optional, [](double x) { return x > 0.0; }, "> 0");
+            const auto shift = r.vec3(c, "translate", Need::Optional);
+            if (r.find(c, "scale") && !scale) ok = false;
+            if (r.find(c, "translate") && !shift) ok = false;
+            if (file && ok) {
+                std::filesystem::path path(*file);
+                if (path.is_relative()) path = (scene_file.parent_path() / path).lexically_normal();
+                try {
+                    StlMesh stl = read_stl(path);
+                    const double sc = scale.value_or(1.0);
+                    const Vec3 tr = shift.value_or(Vec3::Zero());
+                    for (Vec3& v : stl.vertices) v = sc * v + tr;
+                    auto mesh = std::make_shared<TriangleMesh>(std::move(stl.vertices), stl.triangles);
+                    if (mesh->size() == 0) {
+                        r.problem_at(c, "file", fmt::format("{} holds no triangles of non-zero area",
+                                                            path.string()));
+                        ok = false;
+                    }
+                    w.mesh = std::move(mesh);
+                } catch (const std::exception& e) {
+                    r.problem_at(c, "file", e.what());
+                    ok = false;
+                }
+            }
+            ok = ok && file.has_value();
         } else {
             r.problem_at(c, "type",
                          fmt::format("unknown wall type '{}'{}", *type,
-                                     suggest(*type, {"plane", "box"}, "known")));
+                                     suggest(*type, {"plane", "box", "mesh"}, "known")));
             continue;
         }
         if (ok) {
@@ -1060,7 +1098,8 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         return *(it - 1);
     };
     const auto wall_name = [&](std::size_t w) {
-        const char* kind = world.walls[w].type == WallType::Plane ? "plane" : "box";
+        const WallType type = world.walls[w].type;
+        const char* kind = type == WallType::Plane ? "plane" : type == WallType::Box ? "box" : "mesh";
         return wall_places[w].line > 0
                    ? fmt::format("{} wall.{} (line {})", kind, w, wall_places[w].line)
                    : fmt::format("{} wall.{}", kind, w);
@@ -1150,6 +1189,38 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         r.problem(e.place, e.path, text);
         last_entry = &e;
         ++listed;
+    }
+    // Mesh walls: the nearest triangle within the radius; mesh contacts are for spheres only.
+    std::vector<uint32_t> near;
+    for (std::size_t w = 0; w < world.walls.size(); ++w) {
+        const Wall& wall = world.walls[w];
+        if (wall.type != WallType::Mesh || !wall.mesh) continue;
+        for (std::size_t i = 0; i < bodies.size(); ++i) {
+            const double r_i = bodies.radius[i];
+            wall.mesh->query(bodies.position[i], r_i * (1.0 - kOverlapTolerance), near);
+            if (near.empty()) continue;
+            if (listed == kMaxListedOverlaps) {
+                ++unlisted;
+                continue;
+            }
+            uint32_t nearest = near[0];
+            double best = wall.mesh->distance(nearest, bodies.position[i]);
+            for (uint32_t t : near)
+                if (const double d = wall.mesh->distance(t, bodies.position[i]); d < best) {
+                    best = d;
+                    nearest = t;
+                }
+            const BodyEntry& e = entry_of(i);
+            r.problem(e.place, e.path,
+                      bodies.shape[i] == Shape::Sphere
+                          ? fmt::format("body {} overlaps {} (triangle {}) by {:.3g} m", i,
+                                        wall_name(w), nearest, r_i - best)
+                          : fmt::format("body {} is within its bounding radius of {} (triangle "
+                                        "{}): mesh walls collide with spheres only",
+                                        i, wall_name(w), nearest));
+            last_entry = &e;
+            ++listed;
+        }
     }
     if (unlisted > 0)
         r.problem(last_entry->place, last_entry->path,
@@ -1305,7 +1376,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     world.materials = read_materials(r, top);
     read_friction_pairs(r, top, world.materials);
     std::vector<Place> wall_places;
-    world.walls = read_walls(r, top, world.materials, wall_places);
+    world.walls = read_walls(r, top, world.materials, name, wall_places);
 
     // [[particles]] and [[body]] are separate arrays in the document; merge them back into
     // file order by the line of each entry's header, which fixes the ids.

@@ -15,6 +15,7 @@ inline constexpr uint64_t kWallKeyBit = uint64_t(1) << 63;
 /// (0 for a plane, 0–5 for a box) and which part of body B touches it (a capsule's end,
 /// 0 at +x and 1 at −x; 0 for spheres and ellipsoids). Between two bodies the face is 0
 /// and the sub-feature tells the contacts of one pair apart (parallel capsules: 0 and 1).
+/// For a mesh wall (spheres only) the whole feature is the index of the owning triangle.
 inline constexpr uint32_t kSubFeatureShift = 8;
 
 /// Candidate pairs from the broad phase: dense indices, a < b.

@@ -1,15 +1,19 @@
 #pragma once
 /// Boundary geometry: infinite planes and closed boxes (six inner faces), each optionally
-/// kinematic with a constant velocity. Walls have infinite mass (DESIGN §2, §3).
+/// kinematic with a constant velocity, and static triangle meshes (collision/mesh.hpp).
+/// Walls have infinite mass (DESIGN §2, §3).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "math.hpp"
 
 namespace talus {
 
-enum class WallType : uint8_t { Plane, Box };
+class TriangleMesh;  // collision/mesh.hpp
+
+enum class WallType : uint8_t { Plane, Box, Mesh };
 
 struct Wall {
     WallType type = WallType::Plane;
@@ -21,6 +25,9 @@ struct Wall {
     // box: corners at t = 0; bodies live inside
     Vec3 min = Vec3::Zero();       ///< [m]
     Vec3 max = Vec3::Zero();       ///< [m]
+    // mesh: the triangles in world coordinates, shared between copies of the wall; static
+    // (velocity must stay zero: moving meshes are not implemented)
+    std::shared_ptr<const TriangleMesh> mesh;
 
     bool kinematic() const { return velocity.squaredNorm() > 0.0; }
 };
@@ -31,8 +38,10 @@ struct WallFace {
     Vec3 normal;
 };
 
-/// Faces of `wall` at time t (1 for a plane, 6 for a box); returns their count.
+/// Faces of `wall` at time t (1 for a plane, 6 for a box, none for a mesh, whose triangles
+/// are collided by collision/mesh.hpp); returns their count.
 inline int wall_faces(const Wall& wall, double t, std::array<WallFace, 6>& out) {
+    if (wall.type == WallType::Mesh) return 0;
     const Vec3 shift = wall.velocity * t;
     if (wall.type == WallType::Plane) {
         out[0] = {wall.point + shift, wall.normal};

@@ -241,15 +241,27 @@ StepStatus World::check_supported() const {
     // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
     // stepping on would let them pass through each other silently.
     StepStatus s;
-    if (narrow_scratch_.unsupported.empty()) return s;
+    if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty()) return s;
     s.ok = false;
     std::ostringstream m;
-    m << "no contact routine for these shape pairs at t = " << time << " s (step "
-      << step_count + 1 << "): ellipsoid–ellipsoid contact is not implemented; bodies with id";
-    for (uint32_t k : narrow_scratch_.unsupported) {
-        for (int32_t i : {pairs_.a[k], pairs_.b[k]})
-            if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), bodies.id[i]) == s.bad_bodies.end() &&
-                s.bad_bodies.size() < 20) {
+    if (!narrow_scratch_.unsupported.empty()) {
+        m << "no contact routine for these shape pairs at t = " << time << " s (step "
+          << step_count + 1 << "): ellipsoid–ellipsoid contact is not implemented; bodies with id";
+        for (uint32_t k : narrow_scratch_.unsupported) {
+            for (int32_t i : {pairs_.a[k], pairs_.b[k]})
+                if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), bodies.id[i]) == s.bad_bodies.end() &&
+                    s.bad_bodies.size() < 20) {
+                    s.bad_bodies.push_back(bodies.id[i]);
+                    m << ' ' << bodies.id[i];
+                }
+        }
+    }
+    if (!narrow_scratch_.unsupported_mesh.empty()) {
+        if (!narrow_scratch_.unsupported.empty()) m << "\n";
+        m << "no contact routine for these bodies and a mesh wall at t = " << time << " s (step "
+          << step_count + 1 << "): mesh walls collide with spheres only; bodies with id";
+        for (uint32_t i : narrow_scratch_.unsupported_mesh)
+            if (s.bad_bodies.size() < 20) {
                 s.bad_bodies.push_back(bodies.id[i]);
                 m << ' ' << bodies.id[i];
             }
@@ -275,7 +287,9 @@ StepStatus World::check_bounded() const {
             s.bad_bodies.push_back(kb);
         if (++shown > 20) continue;
         m << "\n  body " << kb << " against ";
-        if (ka & kWallKeyBit)
+        if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Mesh)
+            m << "wall " << (ka & ~kWallKeyBit) << " (triangle " << contacts_.feature[i] << ")";
+        else if (ka & kWallKeyBit)
             m << "wall " << (ka & ~kWallKeyBit) << " (face "
               << (contacts_.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";
         else
