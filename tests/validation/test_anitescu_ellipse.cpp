@@ -19,11 +19,12 @@
 #include <vector>
 
 #include "io/scene.hpp"
+#include "tests/support/paper_scenes.hpp"
 
 namespace talus {
 namespace {
 
-const char* kEllipseScene = R"(
+const std::string kEllipseScene = std::string(R"(
 [simulation]
 dt = 0.05
 duration = 10
@@ -31,22 +32,7 @@ duration = 10
 max_iterations = 1000
 tolerance = 1e-8
 recovery_speed = 1000
-[[material]]
-name = "m"
-density = 1
-friction = 0.3
-[[wall]]
-type = "plane"
-point = [0, 0, 0]
-normal = [0, 0, 1]
-material = "m"
-[[body]]
-shape = "ellipsoid"
-semi_axes = [4, 2, 2]
-material = "m"
-position = [0, 0, 8]
-angular_velocity = [0, 3, 0]
-)";
+)") + testing::kAnitescuEllipseBodies;
 
 struct Series {
     std::vector<double> t, infeasibility, x, z, angle;

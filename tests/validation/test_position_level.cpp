@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "io/scene.hpp"
+#include "tests/support/paper_scenes.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -21,7 +22,7 @@ namespace {
 
 using namespace talus::testing;
 
-const char* kEllipse = R"(
+const std::string kEllipse = std::string(R"(
 [simulation]
 dt = 0.05
 duration = 10
@@ -29,22 +30,7 @@ duration = 10
 type = "lemke"
 stabilization = 0
 recovery_speed = 1000
-[[material]]
-name = "m"
-density = 1
-friction = 0.3
-[[wall]]
-type = "plane"
-point = [0, 0, 0]
-normal = [0, 0, 1]
-material = "m"
-[[body]]
-shape = "ellipsoid"
-semi_axes = [4, 2, 2]
-material = "m"
-position = [0, 0, 8]
-angular_velocity = [0, 3, 0]
-)";
+)") + kAnitescuEllipseBodies;
 
 struct EllipseRun {
     double max_penetration = 0.0, final_kinetic = 0.0;
@@ -117,32 +103,13 @@ TEST(PositionLevel, FlatContactNeedsOneResolveAndChangesNothing) {
 }
 
 TEST(PositionLevel, SpinningRodStoryWithoutPenetration) {
-    const char* rod = R"(
+    const std::string rod = std::string(R"(
 [simulation]
 dt = 0.01
 [solver]
 type = "lemke"
 position_iterations = 5
-[[material]]
-name = "rod"
-density = 1000
-friction = 0.6
-[[wall]]
-type = "plane"
-point = [0, 0, 0]
-normal = [0, 0, 1]
-material = "rod"
-[[body]]
-shape = "capsule"
-radius = 0.05
-length = 0.5
-material = "rod"
-position = [0, 0, 1]
-orientation = [0.9659258262890683, 0, -0.25881904510252074, 0]
-angular_velocity = [0, -4, 0]
-mass = 1.0
-inertia = [0.00122, 0.002, 0.002]
-)";
+)") + kSpinningRodBodies;
     Scene s = parse_scene(rod, "mem/rod.toml");
     World& w = s.world;
     double worst = 0.0, second = -1.0, rest = -1.0;

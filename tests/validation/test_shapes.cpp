@@ -20,6 +20,7 @@
 
 #include "collision/narrow_phase.hpp"
 #include "io/scene.hpp"
+#include "tests/support/paper_scenes.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -380,30 +381,8 @@ TEST(Shapes, StewartTrinkleSpinningRodFirstImpact) {
     // Rod: capsule of length 0.5 m between end centres, end radius 0.05 m, mass 1 kg,
     // transverse inertia 0.002 kg m², tilted 30° (+x end up), spinning at 4 rad/s so the
     // +x end keeps rising, centre 1 m above the plane z = 0, μ = 0.6.
-    const std::string scene = R"(
-[simulation]
-dt = 0.005
-duration = 1.0
-[[material]]
-name = "rod"
-density = 1000
-friction = 0.6
-[[wall]]
-type = "plane"
-point = [0, 0, 0]
-normal = [0, 0, 1]
-material = "rod"
-[[body]]
-shape = "capsule"
-radius = 0.05
-length = 0.5
-material = "rod"
-position = [0, 0, 1]
-orientation = [0.9659258262890683, 0, -0.25881904510252074, 0]
-angular_velocity = [0, -4, 0]
-mass = 1.0
-inertia = [0.00122, 0.002, 0.002]
-)";
+    const std::string scene = std::string("[simulation]\ndt = 0.005\nduration = 1.0\n") +
+                              kSpinningRodBodies;
     Scene s = parse_scene(scene, "mem/rod.toml");
     World& w = s.world;
     ASSERT_EQ(w.bodies.size(), 1u);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "io/scene.hpp"
+#include "tests/support/paper_scenes.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -23,33 +24,14 @@ namespace {
 
 using testing::kPi;
 
-const char* kRodScene = R"(
+const std::string kRodScene = std::string(R"(
 [simulation]
 dt = 0.01
 duration = 0.8
 [solver]
 type = "lemke"
 friction_directions = 8
-[[material]]
-name = "rod"
-density = 1000
-friction = 0.6
-[[wall]]
-type = "plane"
-point = [0, 0, 0]
-normal = [0, 0, 1]
-material = "rod"
-[[body]]
-shape = "capsule"
-radius = 0.05
-length = 0.5
-material = "rod"
-position = [0, 0, 1]
-orientation = [0.9659258262890683, 0, -0.25881904510252074, 0]
-angular_velocity = [0, -4, 0]
-mass = 1.0
-inertia = [0.00122, 0.002, 0.002]
-)";
+)") + testing::kSpinningRodBodies;
 
 struct Sample {
     double t;
