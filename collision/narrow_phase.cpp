@@ -1,4 +1,4 @@
-// Narrow phase for spheres, capsules and ellipsoids (DESIGN §3, §7).
+// Narrow phase for spheres, capsules, ellipsoids and clumps (DESIGN §3, §7).
 //
 // Every shape is a convex "core" swept by a radius: a sphere is a point swept by r, a
 // capsule the segment x ± h R e_x (h = half_length) swept by r, an ellipsoid the solid
@@ -20,6 +20,13 @@
 //   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
 //     to the segment is a convex function of the segment parameter; golden-section search.
 //   ellipsoid–ellipsoid: not implemented (reported as unsupported).
+//   clumps: a clump is its spheres (engine/core/clump.hpp), sphere k at x + R c_k with
+//     radius r_k. Against a sphere, a plane or box face, a mesh or another clump, every
+//     sub-sphere (pair) is collided as a sphere and gives its own contact, carrying the
+//     clump's body index so that the solver sees one rigid body. Sub-features: clump–sphere
+//     k, clump–clump (k_a << 8 | k_b), wall face k, mesh triangle | k << 24 (meshes of up
+//     to 2²⁴ triangles; larger ones are reported as unsupported near a clump). Clump
+//     against capsule or ellipsoid: not implemented (reported as unsupported).
 // Body–wall: each wall is one plane (or the six inner faces of a box) with normal n
 // pointing at the bodies; Φ = n·(x_c − p₀(t)) − r for each core point x_c nearest the
 // plane. Sphere: x_c = x. Capsule: both end centres x ± h a are tested, up to two contacts
@@ -28,8 +35,9 @@
 // Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
 // wall; the normal goes from the wall to the body.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
-// named by triangle), with the same envelope as the plane faces; other shapes near a mesh
-// are reported in NarrowPhaseScratch::unsupported_mesh.
+// named by triangle), with the same envelope as the plane faces, for spheres and for each
+// sphere of a clump; other shapes near a mesh are reported in
+// NarrowPhaseScratch::unsupported_mesh.
 // Output order: contacts are counted per pair and per body, prefix-summed, then filled,
 // so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
 // of threads. When every body is a sphere the counting of pairs is skipped (each pair is
@@ -266,8 +274,41 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
             out[0] = {x - q * param.cwiseProduct(sn) / extent, n, gap, face_index};
             return 1;
         }
+        case Shape::Clump:  // any number of contacts: the std::vector overload
+            return -1;
     }
     return 0;
+}
+
+namespace {
+
+/// World centre of sphere k (table index) of clump body i.
+Vec3 clump_sphere(const BodyStore& bodies, std::size_t i, uint32_t k) {
+    return bodies.position[i] + bodies.orientation[i] * bodies.clumps.centre[k];
+}
+
+}  // namespace
+
+int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
+                 double envelope, std::vector<ShapeContact>& out) {
+    out.clear();
+    if (bodies.shape[i] != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_face(bodies, i, face, face_index, envelope, c);
+        out.assign(c, c + m);
+        return m;
+    }
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    const Vec3& n = face.normal;
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+        const Vec3 c = clump_sphere(bodies, i, k);
+        const double r = t.radius[k];
+        const double gap = n.dot(c - face.point) - r;
+        if (gap > envelope) continue;
+        out.push_back({c - r * n, n, gap, face_index | ((k - t.begin(id)) << kSubFeatureShift)});
+    }
+    return int(out.size());
 }
 
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
@@ -276,6 +317,7 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     const double ra = bodies.shape_param[a].x(), rb = bodies.shape_param[b].x();
     const Vec3 fallback = Vec3::UnitZ();
     int count = 0;
+    if (sa == Shape::Clump || sb == Shape::Clump) return -1;  // the std::vector overload
     if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) return -1;
     if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
         const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A
@@ -310,16 +352,92 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return kept;
 }
 
+int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
+                 std::vector<ShapeContact>& out) {
+    out.clear();
+    const Shape sa = bodies.shape[a], sb = bodies.shape[b];
+    if (sa != Shape::Clump && sb != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_pair(bodies, a, b, envelope, c);
+        if (m > 0) out.assign(c, c + m);
+        return m;
+    }
+    const auto spheres = [](Shape s) { return s == Shape::Sphere || s == Shape::Clump; };
+    if (!spheres(sa) || !spheres(sb)) return -1;  // clump with capsule or ellipsoid
+    // Both are unions of spheres: a sphere is a clump of one sphere (sub-feature 0).
+    const ClumpTable& t = bodies.clumps;
+    const auto range = [&](std::size_t i, uint32_t& lo, uint32_t& hi) {
+        if (bodies.shape[i] == Shape::Clump) {
+            lo = t.begin(bodies.clump_of(i));
+            hi = t.end(bodies.clump_of(i));
+        } else {
+            lo = 0;
+            hi = 1;
+        }
+    };
+    const auto sphere = [&](std::size_t i, uint32_t k, Vec3& c, double& r) {
+        if (bodies.shape[i] == Shape::Clump) {
+            c = clump_sphere(bodies, i, k);
+            r = t.radius[k];
+        } else {
+            c = bodies.position[i];
+            r = bodies.radius[i];
+        }
+    };
+    uint32_t a0, a1, b0, b1;
+    range(a, a0, a1);
+    range(b, b0, b1);
+    const bool both = sa == Shape::Clump && sb == Shape::Clump;
+    for (uint32_t ka = a0; ka < a1; ++ka) {
+        Vec3 ca;
+        double ra;
+        sphere(a, ka, ca, ra);
+        // skip sub-spheres of A too far from B's bounding sphere
+        if ((ca - bodies.position[b]).norm() - ra - bodies.radius[b] > envelope) continue;
+        for (uint32_t kb = b0; kb < b1; ++kb) {
+            Vec3 cb;
+            double rb;
+            sphere(b, kb, cb, rb);
+            const uint32_t sub = both ? ((ka - a0) << 8 | (kb - b0)) : (sa == Shape::Clump ? ka - a0 : kb - b0);
+            const ShapeContact c =
+                core_contact(ca, ra, cb, rb, Vec3::UnitZ(), sub << kSubFeatureShift);
+            if (c.gap <= envelope) out.push_back(c);
+        }
+    }
+    return int(out.size());
+}
+
 namespace {
 
 /// Per-thread buffers of the mesh queries (reused; never shared between threads).
 struct MeshBuffers {
     std::vector<MeshContact> contacts;
     TriangleMesh::Scratch scratch;
+    std::vector<ShapeContact> shape;  ///< contacts of one body with one face or body
 };
 MeshBuffers& mesh_buffers() {
     thread_local MeshBuffers b;
     return b;
+}
+
+/// Spheres and clumps collide with meshes; a clump's mesh features need triangle < 2²⁴.
+bool mesh_supported(const BodyStore& bodies, std::size_t i, const TriangleMesh& mesh) {
+    if (bodies.shape[i] == Shape::Sphere) return true;
+    return bodies.shape[i] == Shape::Clump && mesh.size() <= (std::size_t(1) << kMeshSubFeatureShift);
+}
+
+/// Calls f(centre, radius, sub-feature) for the sphere of a sphere body or each sphere of
+/// a clump, in template order.
+template <class F>
+void for_each_mesh_sphere(const BodyStore& bodies, std::size_t i, F&& f) {
+    if (bodies.shape[i] != Shape::Clump) {
+        f(bodies.position[i], bodies.radius[i], 0u);
+        return;
+    }
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k)
+        f(clump_sphere(bodies, i, k), t.radius[k], k - t.begin(id));
 }
 
 }  // namespace
@@ -355,7 +473,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
         parallel_each(np, [&](std::size_t k) {
-            ShapeContact c[kMaxShapeContacts];
+            std::vector<ShapeContact>& c = mesh_buffers().shape;
             const int32_t a = pairs.a[k], b = pairs.b[k];
             const int m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
             scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
@@ -375,19 +493,20 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        ShapeContact tmp[kMaxShapeContacts];
-        for (const Face& f : faces) c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, tmp));
+        MeshBuffers& mb = mesh_buffers();
+        for (const Face& f : faces)
+            c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
         if (!meshes.empty()) {
-            MeshBuffers& mb = mesh_buffers();
             for (uint32_t w : meshes) {
-                if (bodies.shape[i] != Shape::Sphere) {
+                if (!mesh_supported(bodies, i, *walls[w].mesh)) {
                     walls[w].mesh->query(bodies.position[i], reach[i] + wall_margin, mb.scratch.found);
                     if (!mb.scratch.found.empty()) scratch.mesh_flag[i] = 1;
                     continue;
                 }
-                walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
-                                              mb.contacts, mb.scratch);
-                c += uint32_t(mb.contacts.size());
+                for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
+                    walls[w].mesh->collide_sphere(x, r, envelope, mb.contacts, mb.scratch);
+                    c += uint32_t(mb.contacts.size());
+                });
             }
         }
         scratch.wall_count[i + 1] = c;
@@ -402,10 +521,11 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
 
     parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
-        ShapeContact c[kMaxShapeContacts];
+        std::vector<ShapeContact>& c = mesh_buffers().shape;
         std::size_t at = k;
         int m = 1;
         if (all_spheres) {
+            c.resize(1);
             c[0] = core_contact(bodies.position[a], bodies.radius[a], bodies.position[b],
                                 bodies.radius[b], Vec3::UnitZ(), 0);
         } else {
@@ -431,7 +551,8 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         std::size_t k = n_pair_contacts + scratch.wall_count[i];
         if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        ShapeContact c[kMaxShapeContacts];
+        MeshBuffers& mb = mesh_buffers();
+        std::vector<ShapeContact>& c = mb.shape;
         for (const Face& f : faces) {
             const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
             const Wall& w = walls[f.wall];
@@ -448,24 +569,25 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
                 out.material_a[k] = w.material;
             }
         }
-        if (meshes.empty() || bodies.shape[i] != Shape::Sphere) return;
-        MeshBuffers& mb = mesh_buffers();
+        if (meshes.empty()) return;
         for (uint32_t w : meshes) {
-            walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
-                                          mb.contacts, mb.scratch);
-            for (const MeshContact& m : mb.contacts) {
-                out.a[k] = kNoBody;
-                out.b[k] = int32_t(i);
-                out.key_a[k] = kWallKeyBit | w;
-                out.key_b[k] = bodies.id[i];
-                out.feature[k] = m.triangle;
-                out.point[k] = m.point;
-                out.normal[k] = m.normal;
-                out.gap[k] = m.gap;
-                out.velocity_a[k] = Vec3::Zero();
-                out.material_a[k] = walls[w].material;
-                ++k;
-            }
+            if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;
+            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
+                walls[w].mesh->collide_sphere(x, r, envelope, mb.contacts, mb.scratch);
+                for (const MeshContact& m : mb.contacts) {
+                    out.a[k] = kNoBody;
+                    out.b[k] = int32_t(i);
+                    out.key_a[k] = kWallKeyBit | w;
+                    out.key_b[k] = bodies.id[i];
+                    out.feature[k] = m.triangle | (sub << kMeshSubFeatureShift);
+                    out.point[k] = m.point;
+                    out.normal[k] = m.normal;
+                    out.gap[k] = m.gap;
+                    out.velocity_a[k] = Vec3::Zero();
+                    out.material_a[k] = walls[w].material;
+                    ++k;
+                }
+            });
         }
     });
 }

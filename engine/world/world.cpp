@@ -245,8 +245,27 @@ StepStatus World::check_supported() const {
     s.ok = false;
     std::ostringstream m;
     if (!narrow_scratch_.unsupported.empty()) {
+        // Name each kind of pair once, in the order met.
+        const auto name = [](Shape sh) {
+            switch (sh) {
+                case Shape::Sphere: return "sphere";
+                case Shape::Capsule: return "capsule";
+                case Shape::Ellipsoid: return "ellipsoid";
+                case Shape::Clump: return "clump";
+            }
+            return "?";
+        };
+        std::vector<std::string> kinds;
+        for (uint32_t k : narrow_scratch_.unsupported) {
+            Shape sa = bodies.shape[pairs_.a[k]], sb = bodies.shape[pairs_.b[k]];
+            if (sa > sb) std::swap(sa, sb);
+            const std::string kind = std::string(name(sa)) + "–" + name(sb);
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+        }
         m << "no contact routine for these shape pairs at t = " << time << " s (step "
-          << step_count + 1 << "): ellipsoid–ellipsoid contact is not implemented; bodies with id";
+          << step_count + 1 << "): ";
+        for (std::size_t k = 0; k < kinds.size(); ++k) m << (k ? ", " : "") << kinds[k];
+        m << " contact is not implemented; bodies with id";
         for (uint32_t k : narrow_scratch_.unsupported) {
             for (int32_t i : {pairs_.a[k], pairs_.b[k]})
                 if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), bodies.id[i]) == s.bad_bodies.end() &&
@@ -259,7 +278,8 @@ StepStatus World::check_supported() const {
     if (!narrow_scratch_.unsupported_mesh.empty()) {
         if (!narrow_scratch_.unsupported.empty()) m << "\n";
         m << "no contact routine for these bodies and a mesh wall at t = " << time << " s (step "
-          << step_count + 1 << "): mesh walls collide with spheres only; bodies with id";
+          << step_count + 1 << "): mesh walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
+             "triangles); bodies with id";
         for (uint32_t i : narrow_scratch_.unsupported_mesh)
             if (s.bad_bodies.size() < 20) {
                 s.bad_bodies.push_back(bodies.id[i]);
