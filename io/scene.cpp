@@ -67,11 +67,12 @@ const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
 const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"seed"}};
 const Fields kParticlesKeys{{"shape"},
                             {"radius"},
+                            {"spheres"},
                             {"material"},
                             {"velocity"},
                             {"lattice", Kind::Table, &kLatticeKeys},
                             {"random", Kind::Table, &kRandomKeys}};
-const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},
+const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},  {"spheres"},
                        {"material"},    {"position"},  {"velocity"}, {"angular_velocity"},
                        {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
