@@ -90,7 +90,8 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         meta.scene_path = scene.file.string();
         meta.overrides = scene.overrides;
         meta.talus_version = TALUS_VERSION;
-        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force);
+        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
+                                                          &world.bodies.clumps);
         writer->write_frame(world.bodies, world.time, world.step_count);
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());
