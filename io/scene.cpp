@@ -1204,12 +1204,13 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
 
     // Bounding spheres first; a pair with a capsule or an ellipsoid is then measured exactly.
     std::vector<BodyOverlap> body_overlaps;
+    std::vector<BodyOverlap> unsupported;  // bounding spheres overlap, no contact routine
     for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
         if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
             std::vector<ShapeContact> c;
             const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
-            if (n < 0) {  // no contact routine: rejected in parse_scene already
-                body_overlaps.push_back(o);
+            if (n < 0) {  // no contact routine (ellipsoid pairs are rejected earlier)
+                unsupported.push_back(o);
                 continue;
             }
             double gap = std::numeric_limits<double>::infinity();
@@ -1219,6 +1220,28 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                 continue;
         }
         body_overlaps.push_back(o);
+    }
+    const auto shape_name = [](Shape sh) {
+        switch (sh) {
+            case Shape::Sphere: return "sphere";
+            case Shape::Capsule: return "capsule";
+            case Shape::Ellipsoid: return "ellipsoid";
+            case Shape::Clump: return "clump";
+        }
+        return "?";
+    };
+    for (const BodyOverlap& o : unsupported) {
+        if (listed == kMaxListedOverlaps) {
+            ++unlisted;
+            continue;
+        }
+        const BodyEntry& eb = entry_of(o.b);
+        r.problem(eb.place, eb.path,
+                  fmt::format("bodies {} and {} start within each other's bounding radius, and "
+                              "{}–{} contact is not implemented: keep them apart",
+                              o.a, o.b, shape_name(bodies.shape[o.a]), shape_name(bodies.shape[o.b])));
+        last_entry = &eb;
+        ++listed;
     }
     for (const BodyOverlap& o : body_overlaps) {
         if (listed == kMaxListedOverlaps) {
