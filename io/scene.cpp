@@ -75,7 +75,9 @@ const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes
                        {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
                         {"anchor_a"}, {"axis"}, {"length"}, {"motor_speed"}};
+const Fields kPeriodicKeys{{"x"}, {"y"}, {"z"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
+                       {"periodic", Kind::Table, &kPeriodicKeys},
                        {"solver", Kind::Table, &kSolverKeys},
                        {"output", Kind::Table, &kOutputKeys},
                        {"material", Kind::TableArray, &kMaterialKeys},
@@ -535,6 +537,67 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
         s.renumber_interval = int(*v);
     if (auto v = r.vec3(*c, "gravity", Need::Optional)) s.gravity = *v;
     return s;
+}
+
+/// [periodic] x|y|z = [lo, hi]: the periodic range of each periodic axis [m].
+PeriodicBox read_periodic(Reader& r, const Ctx& root) {
+    PeriodicBox p;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    if (!c) return p;
+    for (int k = 0; k < 3; ++k) {
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        const toml::node* n = r.find(*c, key);
+        if (!n) continue;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 2) {
+            r.problem_at(*c, key, a ? fmt::format("expected [lo, hi], got {} elements", a->size())
+                                    : fmt::format("expected [lo, hi], got {}", type_name(*n)));
+            continue;
+        }
+        auto lo = r.to_number((*a)[0], *c, key, "element 0: ");
+        auto hi = r.to_number((*a)[1], *c, key, "element 1: ");
+        if (!lo || !hi) continue;
+        if (!(*hi > *lo)) {
+            r.problem_at(*c, key, fmt::format("must have lo < hi (got [{}, {}])", *lo, *hi));
+            continue;
+        }
+        p.on[std::size_t(k)] = true;
+        p.lo[k] = *lo;
+        p.hi[k] = *hi;
+    }
+    return p;
+}
+
+/// Every body inside the periodic range, and each periodic length long enough for the
+/// broad phase (3 × (largest diameter + envelope)).
+void check_periodic(Reader& r, const Ctx& root, const World& world) {
+    const PeriodicBox& p = world.simulation.periodic;
+    if (!p.any()) return;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    double rmax = 0.0;
+    for (double rad : world.bodies.radius) rmax = std::max(rmax, rad);
+    const double cell = 2.0 * rmax + world.solver.envelope;
+    for (int k = 0; k < 3; ++k) {
+        if (!p.on[std::size_t(k)]) continue;
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        if (p.length(k) < 3.0 * cell) {
+            r.problem_at(*c, key,
+                         fmt::format("the period {} m must be at least 3 × (largest diameter + "
+                                     "solver.envelope) = {} m",
+                                     p.length(k), 3.0 * cell));
+            continue;
+        }
+        for (std::size_t i = 0; i < world.bodies.size(); ++i) {
+            const double x = world.bodies.position[i][k];
+            if (x < p.lo[k] || x >= p.hi[k]) {
+                r.problem_at(*c, key,
+                             fmt::format("body {} has {} = {} m, outside the periodic range [{}, {}) "
+                                         "(place bodies inside it)",
+                                         world.bodies.id[i], key, x, p.lo[k], p.hi[k]));
+                break;
+            }
+        }
+    }
 }
 
 SolverSettings read_solver(Reader& r, const Ctx& root) {
@@ -1371,6 +1434,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     scene.overrides = overrides;
     World& world = scene.world;
     world.simulation = read_simulation(r, top);
+    world.simulation.periodic = read_periodic(r, top);
     world.solver = read_solver(r, top);
     scene.output = read_output(r, top, name);
     world.materials = read_materials(r, top);
@@ -1408,6 +1472,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     place_bodies(r, entries, world);
     r.throw_if_any();
     check_overlaps(r, entries, world, wall_places);
+    check_periodic(r, top, world);
     if (world.bodies.size() == 0)
         r.problem(top.place, "body",
                   "the scene has no bodies (add a [[particles]] or [[body]] entry)");
