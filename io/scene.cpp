@@ -51,15 +51,17 @@ struct Field {
 };
 using Fields = std::vector<Field>;
 
-const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
-                             {"renumber_interval"}};
+const Fields kStopKeys{{"kinetic_energy_below"}, {"hold"}};
+const Fields kSimulationKeys{{"dt"},        {"duration"},          {"gravity"},
+                             {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys}};
+const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
 const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}, {"restitution"}};
 const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
-const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
+const Fields kWallKeys{{"type"},   {"name"},     {"material"}, {"velocity"}, {"point"},
                        {"normal"}, {"min"},      {"max"},      {"file"},
                        {"scale"},  {"translate"}};
 const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
@@ -85,7 +87,8 @@ const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"wall", Kind::TableArray, &kWallKeys},
                        {"particles", Kind::TableArray, &kParticlesKeys},
                        {"body", Kind::TableArray, &kBodyKeys},
-                       {"joint", Kind::TableArray, &kJointKeys}};
+                       {"joint", Kind::TableArray, &kJointKeys},
+                       {"stage", Kind::TableArray, &kStageKeys}};
 
 const Field* find_field(const Fields& fields, std::string_view name) {
     for (const Field& f : fields)
@@ -539,6 +542,79 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     return s;
 }
 
+/// `stop = { kinetic_energy_below = E, hold = t }` of [simulation] or a [[stage]].
+void read_stop(Reader& r, const Ctx& c, Stage& stage) {
+    const auto t = r.table(c, "stop", Need::Optional);
+    if (!t) return;
+    if (auto e = r.number(*t, "kinetic_energy_below", Need::Required,
+                          [](double x) { return x > 0.0; }, "> 0"))
+        stage.kinetic_energy_below = *e;
+    if (auto h = r.number(*t, "hold", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        stage.hold = *h;
+}
+
+/// The run's stages: the [[stage]] entries, or one stage of [simulation] duration and stop.
+std::vector<Stage> read_stages(Reader& r, const Ctx& root, const std::vector<Wall>& walls) {
+    std::vector<Stage> stages;
+    const auto sim = r.table(root, "simulation", Need::Optional);
+    const std::vector<Ctx> entries = r.entries(root, "stage");
+    if (entries.empty()) {
+        Stage s;
+        s.name = "run";
+        if (sim) {
+            if (auto d = r.number(*sim, "duration", Need::Optional)) s.duration = *d;
+            read_stop(r, *sim, s);
+        }
+        stages.push_back(std::move(s));
+        return stages;
+    }
+    if (sim) {
+        for (std::string_view k : {"duration", "stop"})
+            if (r.find(*sim, k))
+                r.problem_at(*sim, k,
+                             fmt::format("not allowed with [[stage]]: each stage has its own {}", k));
+    }
+    for (const Ctx& c : entries) {
+        Stage s;
+        s.name = r.string(c, "name", Need::Optional).value_or(c.path);
+        if (auto d = r.number(c, "duration", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+            s.duration = *d;
+        read_stop(r, c, s);
+        if (const toml::node* n = r.find(c, "remove_walls")) {
+            const toml::array* a = n->as_array();
+            if (!a) {
+                r.problem_at(c, "remove_walls",
+                             fmt::format("expected an array of wall names, got {}", type_name(*n)));
+            } else {
+                std::vector<std::string_view> names;
+                for (const Wall& w : walls)
+                    if (!w.name.empty()) names.push_back(w.name);
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const auto* name = (*a)[i].as_string();
+                    if (!name) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: expected a wall name, got {}", i,
+                                                 type_name((*a)[i])));
+                        continue;
+                    }
+                    std::size_t k = 0;
+                    while (k < walls.size() && walls[k].name != name->get()) ++k;
+                    if (k == walls.size()) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: no wall is named '{}'{}", i, name->get(),
+                                                 names.empty() ? std::string(" (give walls a name = \"...\")")
+                                                               : suggest(name->get(), names, "named walls")));
+                        continue;
+                    }
+                    s.remove_walls.push_back(uint32_t(k));
+                }
+            }
+        }
+        stages.push_back(std::move(s));
+    }
+    return stages;
+}
+
 /// [periodic] x|y|z = [lo, hi]: the periodic range of each periodic axis [m].
 PeriodicBox read_periodic(Reader& r, const Ctx& root) {
     PeriodicBox p;
@@ -772,6 +848,14 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
         else
             ok = false;
         if (auto v = r.vec3(c, "velocity", Need::Optional)) w.velocity = *v;
+        if (auto name = r.string(c, "name", Need::Optional)) {
+            for (std::size_t k = 0; k < walls.size(); ++k)
+                if (walls[k].name == *name) {
+                    r.problem_at(c, "name", fmt::format("wall name '{}' is already used by wall.{}", *name, k));
+                    ok = false;
+                }
+            w.name = *name;
+        }
         if (!type) continue;
         const auto unused = [&](std::initializer_list<std::string_view> keys) {
             for (std::string_view k : keys)
@@ -1441,6 +1525,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     read_friction_pairs(r, top, world.materials);
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
+    scene.stages = read_stages(r, top, world.walls);
 
     // [[particles]] and [[body]] are separate arrays in the document; merge them back into
     // file order by the line of each entry's header, which fixes the ids.

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "math.hpp"
@@ -17,6 +18,8 @@ enum class WallType : uint8_t { Plane, Box, Mesh };
 
 struct Wall {
     WallType type = WallType::Plane;
+    std::string name;              ///< optional, unique in a scene: stages refer to walls by it
+    bool active = true;            ///< false: removed by a stage (collides with nothing)
     uint32_t material = 0;
     Vec3 velocity = Vec3::Zero();  ///< constant translation velocity [m/s]; zero = static
     // plane: a point at t = 0 and the unit normal pointing into the region bodies occupy
@@ -39,9 +42,9 @@ struct WallFace {
 };
 
 /// Faces of `wall` at time t (1 for a plane, 6 for a box, none for a mesh, whose triangles
-/// are collided by collision/mesh.hpp); returns their count.
+/// are collided by collision/mesh.hpp, and none for a removed wall); returns their count.
 inline int wall_faces(const Wall& wall, double t, std::array<WallFace, 6>& out) {
-    if (wall.type == WallType::Mesh) return 0;
+    if (wall.type == WallType::Mesh || !wall.active) return 0;
     const Vec3 shift = wall.velocity * t;
     if (wall.type == WallType::Plane) {
         out[0] = {wall.point + shift, wall.normal};
