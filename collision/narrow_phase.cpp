@@ -357,7 +357,8 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     }
     std::vector<uint32_t> meshes;  // mesh walls, ascending
     for (std::size_t w = 0; w < walls.size(); ++w)
-        if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
+        if (walls[w].type == WallType::Mesh && walls[w].mesh && walls[w].active)
+            meshes.push_back(uint32_t(w));
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
