@@ -35,6 +35,17 @@ struct Wall {
     bool kinematic() const { return velocity.squaredNorm() > 0.0; }
 };
 
+/// The point about which a wall's torque is reported (output /walls/torque): a plane's
+/// point, a box's centre, the origin for a mesh; at t = 0 (it does not follow the wall).
+inline Vec3 wall_reference_point(const Wall& wall) {
+    switch (wall.type) {
+        case WallType::Plane: return wall.point;
+        case WallType::Box: return 0.5 * (wall.min + wall.max);
+        case WallType::Mesh: return Vec3::Zero();
+    }
+    return Vec3::Zero();
+}
+
 /// One planar face of a wall at a given time: bodies live on the side n·(x − p) > 0.
 struct WallFace {
     Vec3 point;

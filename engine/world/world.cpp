@@ -76,6 +76,7 @@ StepStatus World::step() {
         return status;
     }
     warm_.store(contacts_, batch_, h);
+    accumulate_wall_loads(h);
     integrate_positions(h);                                              // 6.
     clock.lap(diag_.time_integrate);
     diag_.contact_infeasibility = 0.0;
@@ -306,6 +307,30 @@ StepStatus World::check_bounded() const {
     m << "\n(a grain jammed between opposing walls, or squeezed by a moving wall)";
     s.message = m.str();
     return s;
+}
+
+void World::reset_wall_loads() {
+    wall_loads_.impulse.assign(walls.size(), Vec3::Zero());
+    wall_loads_.angular_impulse.assign(walls.size(), Vec3::Zero());
+    wall_loads_.time = 0.0;
+}
+
+void World::accumulate_wall_loads(double h) {
+    // The wall receives −P of each contact's impulse P = γ_n n + γ_u u + γ_w (n × u) on body
+    // B. Serial, in contact order: the sums are bitwise independent of the thread count.
+    if (wall_loads_.impulse.size() != walls.size()) reset_wall_loads();
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+        if (batch_.a[i] != kNoBody) continue;
+        const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
+        const Vec3& n = batch_.normal[i];
+        const Vec3& u = batch_.tangent[i];
+        const Vec3& g = batch_.gamma[i];
+        const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * n.cross(u));
+        wall_loads_.impulse[w] += on_wall;
+        wall_loads_.angular_impulse[w] +=
+            (contacts_.point[i] - wall_reference_point(walls[w])).cross(on_wall);
+    }
+    wall_loads_.time += h;
 }
 
 double World::kinetic_energy() const {
