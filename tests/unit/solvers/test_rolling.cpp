@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "solvers/contact_ops.hpp"
@@ -88,6 +89,31 @@ TEST(RollingBlock, OneStepOfARollingSphereMeetsTheTorqueBoundExactly) {
     EXPECT_LE(w.diagnostics().residual, 1e-12);
     // v₁ = v₀ − (5/7) μ_r g h / r exactly (to the tolerance)
     EXPECT_NEAR(w.bodies.velocity[0].x(), v0 - 5.0 / 7.0 * mu_r * g * h / r, 1e-11);
+}
+
+TEST(RollingBlock, WarmStartCarriesTheTorqueImpulseAcrossSteps) {
+    // A sphere decelerating under rolling resistance needs the same torque impulse every
+    // step: warm-started, the solve starts at the answer and stops after one sweep; cold,
+    // contact and torque rows must find each other again by Gauss–Seidel.
+    const double r = 0.05, g = 9.81, h = 1e-3, v0 = 0.5;
+    auto iterations_after = [&](bool warm) {
+        World w = make_world(h, Vec3(0, 0, -g), 1e-10, 500);
+        w.solver.warm_start = warm;
+        Material mat{"m", 2500.0, 0.5};
+        mat.rolling_friction = 0.002;
+        mat.spinning_friction = 0.001;
+        const uint32_t m = w.materials.add(mat);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        add_sphere(w, Vec3(0, 0, r), r, m, Vec3(v0, 0, 0), Vec3(0, v0 / r, 3.0));
+        for (int k = 0; k < 100; ++k)
+            if (!w.step().ok) return -1;
+        EXPECT_TRUE(w.diagnostics().converged);
+        return int(w.diagnostics().iterations);
+    };
+    const int warm = iterations_after(true), cold = iterations_after(false);
+    std::printf("[ rolling warm start ] iterations at step 100: warm %d, cold %d\n", warm, cold);
+    EXPECT_LE(warm, 2);
+    EXPECT_GE(cold, 5 * warm);
 }
 
 }  // namespace
