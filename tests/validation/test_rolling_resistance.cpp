@@ -90,6 +90,40 @@ TEST(RollingResistance, SpinningSphereSlowsAtFiveHalvesMuSGOverRSquaredThenRests
     EXPECT_LT(w.bodies.velocity[0].norm(), 1e-8);
 }
 
+TEST(RollingResistance, SpinningResistanceActsOnTheRelativeSpinOfTwoBodies) {
+    // Two equal spheres stacked on a frictionless-in-spin floor (μ_s = 0 there, by the pair
+    // table), the top one spinning about the vertical: the torque between them, μ_s m g,
+    // slows the top one and spins up the bottom one at the same rate (5/2) μ_s g / r² until
+    // their relative spin vanishes at t = ω₀ / (5 μ_s g / r²); then both turn at ω₀/2
+    // (angular momentum about the vertical is conserved: the floor exerts no spin torque).
+    const double mu_s = 0.001, w0 = 10.0;
+    const double alpha = 2.5 * mu_s * kG / (kR * kR);
+    World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
+    const uint32_t floor = add_material(w, 2500.0, 0.5);
+    const uint32_t m = add_resistant_material(w, 0.5, 0.0, mu_s);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), floor);  // pair (floor, m): min(0, μ_s) = 0
+    add_sphere(w, Vec3(0, 0, kR), kR, m);
+    add_sphere(w, Vec3(0, 0, 3.0 * kR), kR, m, Vec3::Zero(), Vec3(0, 0, w0));
+    double t_lock = -1.0, top_early = 0.0, top_late = 0.0, bottom_late = 0.0;
+    for (int k = 1; k <= 1000; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        const double top = w.bodies.angular_velocity[1].z(), bottom = w.bodies.angular_velocity[0].z();
+        if (k == 50) top_early = top;
+        if (k == 350) { top_late = top; bottom_late = bottom; }
+        if (t_lock < 0.0 && top - bottom <= 1e-9) t_lock = k * kH;
+    }
+    const double top_rate = (top_early - top_late) / 0.3;
+    std::printf("[ spinning pair ] top slows at %.6f rad/s² (%.6f), bottom at %.6f rad/s after "
+                "0.35 s (%.6f), lock at %.3f s (%.4f s)\n", top_rate, alpha, bottom_late,
+                alpha * 0.35, t_lock, w0 / (2.0 * alpha));
+    EXPECT_NEAR(top_rate, alpha, 0.01 * alpha);
+    EXPECT_NEAR(bottom_late, alpha * 0.35, 0.01 * alpha * 0.35);
+    EXPECT_NEAR(t_lock, w0 / (2.0 * alpha), 0.01 * w0 / (2.0 * alpha) + kH);
+    EXPECT_NEAR(w.bodies.angular_velocity[0].z(), 0.5 * w0, 1e-6 * w0);
+    EXPECT_NEAR(w.bodies.angular_velocity[1].z(), 0.5 * w0, 1e-6 * w0);
+    EXPECT_LT(w.bodies.position[1].head<2>().norm(), 1e-9) << "the stack must stay upright";
+}
+
 /// Distance rolled downhill in t_end on an incline θ with μ_r (μ = 0.5).
 double incline_distance(double theta, double mu_r, double t_end, double* speed = nullptr) {
     World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
