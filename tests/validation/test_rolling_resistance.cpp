@@ -124,6 +124,32 @@ TEST(RollingResistance, SpinningResistanceActsOnTheRelativeSpinOfTwoBodies) {
     EXPECT_LT(w.bodies.position[1].head<2>().norm(), 1e-9) << "the stack must stay upright";
 }
 
+TEST(RollingResistance, CapsuleRollingAboutItsAxisDeceleratesOnBothEnds) {
+    // A capsule (axis x) lying on a plane rests on two contacts, one per end; rolling along
+    // y without slipping, each end resists with μ_r N_i and N_1 + N_2 = m g, so
+    // m a = −F, J_x α = F r − μ_r m g, a = α r: a = μ_r g / (r (1 + J_x / (m r²))).
+    // An anisotropic body: the solver's world inverse inertia and the Gershgorin step.
+    const double r = 0.03, half = 0.1, mu_r = 0.001, v0 = 0.3;
+    World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
+    const uint32_t m = add_resistant_material(w, 0.5, mu_r, 0.0);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    w.bodies.add_capsule(0, Vec3(0, 0, r), r, half, 2500.0, m, Vec3(0, v0, 0), Vec3(-v0 / r, 0, 0));
+    const double mass = w.bodies.mass(0), jx = 1.0 / w.bodies.inv_inertia[0].x();
+    const double a = mu_r * kG / (r * (1.0 + jx / (mass * r * r)));
+    double v_early = 0.0, v_late = 0.0;
+    for (int k = 1; k <= 800; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        if (k == 100) v_early = w.bodies.velocity[0].y();
+        if (k == 700) v_late = w.bodies.velocity[0].y();
+    }
+    ASSERT_EQ(w.batch().rolling.size(), 2u) << "one torque entry per end contact";
+    const double measured = (v_early - v_late) / 0.6;
+    std::printf("[ rolling capsule ] a = %.6f m/s² (μ_r g / (r (1 + J/(m r²))) = %.6f)\n", measured, a);
+    EXPECT_NEAR(measured, a, 0.01 * a);
+    EXPECT_NEAR(w.bodies.velocity[0].x(), 0.0, 1e-9) << "rolls straight";
+    EXPECT_NEAR(w.bodies.position[0].z(), r, 1e-4 * r);
+}
+
 /// Distance rolled downhill in t_end on an incline θ with μ_r (μ = 0.5).
 double incline_distance(double theta, double mu_r, double t_end, double* speed = nullptr) {
     World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
