@@ -8,10 +8,17 @@
 // PJ takes them in its Jacobi step, and a solver that does not handle them refuses the
 // problem (solvers/solver.cpp).
 //
-// Tasora–Anitescu project (γ_n, γ_t, γ_s, γ_r) jointly onto a composite cone; here the
-// torque part is projected at the contact's current γ_n, a block Gauss–Seidel split of the
-// same conditions: at a fixed point both blocks satisfy their complementarity conditions,
-// which is all the residual asks. The step η_k uses a Gershgorin bound of the 3×3 block
+// Tasora–Anitescu state the model as one CCP: (γ_n, γ_t, γ_r, γ_s) in a composite cone,
+// whose dual-cone condition relaxes the normal velocity by μ‖d_t‖ + μ_r‖d_r‖ + μ_s|d_s|
+// (rolling and spinning would lift off as sliding does, DESIGN §4). Talus instead projects
+// the torque part onto R(γ_n) at the contact's current γ_n, leaving the contact block the
+// plain Coulomb CCP: at a fixed point the contact satisfies its CCP, and the torque
+// maximises dissipation within the bounds set by γ_n (|γ_s| = μ_s γ_n against a spin,
+// ‖γ_r‖ = μ_r γ_n against a roll, anything inside when the bodies do not turn). So
+// rolling and spinning cause no lift-off; but the problem is no longer a QP over a fixed
+// cone, which is why APGD (a projected gradient method for that QP) does not take these
+// rows. The residual's term for them is zero exactly at such a fixed point. The step η_k
+// uses a Gershgorin bound of the 3×3 block
 // W_k = A_iᵀ (I_A⁻¹ + I_B⁻¹) A_i: for spheres (W_k = (1/J_A + 1/J_B) I) it is the exact
 // inverse, for other bodies a safe under-estimate.
 #include "solvers/rolling.hpp"

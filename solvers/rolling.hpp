@@ -13,7 +13,8 @@
 /// η_k = 1 / (Gershgorin bound of W_k), W_k = A_iᵀ (I_A⁻¹ + I_B⁻¹) A_i (= the exact 1/λ for
 /// spheres, where W_k is a multiple of the identity), so ω η_k λ_max(W_k) ≤ ω and a
 /// relaxed step stays a descent step. Π_R clamps γ_s and scales γ_r onto its disc, both at
-/// the current γ_n (a fixed point of the sweeps is then a solution of the extended CCP).
+/// the current γ_n: unlike the paper's composite cone, this adds no lift-off (see
+/// solvers/rolling.cpp for the difference).
 /// The DESIGN §6 residual gets the term ‖γ_k − Π_R(γ_k − η_k d_k)‖ / η_k [rad/s], like the
 /// angular joint rows.
 #include <algorithm>

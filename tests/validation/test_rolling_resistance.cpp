@@ -61,6 +61,7 @@ TEST(RollingResistance, RollingSphereDeceleratesAtFiveSeventhsMuRGOverRThenRests
         EXPECT_NEAR(measured, a, 0.01 * a) << solver_name(type);
         EXPECT_NEAR(t_stop, v0 / a, 0.01 * v0 / a + kH) << solver_name(type);
         EXPECT_LT(slip, 1e-6) << solver_name(type) << ": the sphere must roll, not slide";
+        EXPECT_NEAR(w.bodies.position[0].z(), kR, 1e-9) << solver_name(type) << ": no lift-off";
         // 0.7 s after stopping: still at rest, not rolling back.
         EXPECT_LT(w.bodies.velocity[0].norm(), 1e-8) << solver_name(type);
         EXPECT_LT(w.bodies.angular_velocity[0].norm(), 1e-8 / kR) << solver_name(type);
