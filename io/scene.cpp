@@ -59,8 +59,10 @@ const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
-const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}, {"restitution"}};
-const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
+const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
+                           {"restitution"}, {"rolling_friction"}, {"spinning_friction"}};
+const Fields kFrictionPairKeys{{"materials"},        {"friction"},         {"restitution"},
+                               {"rolling_friction"}, {"spinning_friction"}};
 const Fields kWallKeys{{"type"},   {"name"},     {"material"}, {"velocity"}, {"point"},
                        {"normal"}, {"min"},      {"max"},      {"file"},
                        {"scale"},  {"translate"}};
@@ -748,7 +750,22 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
     return s;
 }
 
-MaterialTable read_materials(Reader& r, const Ctx& root) {
+/// Rolling and spinning resistance need a solver with the torque block (solvers/rolling.hpp).
+bool solver_has_rolling(SolverType t) { return t == SolverType::PGS || t == SolverType::PJ; }
+
+/// `rolling_friction` or `spinning_friction` of `c` (≥ 0, [m]); a positive value with a
+/// solver that lacks the torque block is an error on that key.
+std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view key, SolverType solver) {
+    auto v = r.number(c, key, Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0");
+    if (v && *v > 0.0 && !solver_has_rolling(solver))
+        r.problem_at(c, key,
+                     fmt::format("the \"{}\" solver does not support rolling or spinning "
+                                 "resistance (use \"pgs\" or \"pj\")",
+                                 solver_name(solver)));
+    return v;
+}
+
+MaterialTable read_materials(Reader& r, const Ctx& root, SolverType solver) {
     MaterialTable table;
     std::vector<uint32_t> line_of;  // per material, for duplicate messages
     for (const Ctx& c : r.entries(root, "material")) {
@@ -764,6 +781,8 @@ MaterialTable read_materials(Reader& r, const Ctx& root) {
                 c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
                 "in [0, 1]"))
             m.restitution = *v;
+        if (auto v = read_resistance(r, c, "rolling_friction", solver)) m.rolling_friction = *v;
+        if (auto v = read_resistance(r, c, "spinning_friction", solver)) m.spinning_friction = *v;
         if (!name) continue;
         if (name->empty()) {
             r.problem_at(c, "name", "must not be empty");
@@ -806,7 +825,7 @@ std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k
     return std::nullopt;
 }
 
-void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
+void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, SolverType solver) {
     std::vector<std::pair<uint32_t, uint32_t>> seen;
     for (const Ctx& c : r.entries(root, "friction_pair")) {
         const auto mu = r.number(
@@ -814,6 +833,8 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
         const auto e = r.number(
             c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
             "in [0, 1]");
+        const auto mu_r = read_resistance(r, c, "rolling_friction", solver);
+        const auto mu_s = read_resistance(r, c, "spinning_friction", solver);
         const toml::node* n = r.present(c, "materials", Need::Required);
         if (!n) continue;
         const toml::array* a = n->as_array();
@@ -832,6 +853,8 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
         seen.push_back(key);
         materials.set_pair_friction(*m0, *m1, *mu);
         if (e) materials.set_pair_restitution(*m0, *m1, *e);
+        if (mu_r) materials.set_pair_rolling(*m0, *m1, *mu_r);
+        if (mu_s) materials.set_pair_spinning(*m0, *m1, *mu_s);
     }
 }
 
@@ -1521,8 +1544,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     world.simulation.periodic = read_periodic(r, top);
     world.solver = read_solver(r, top);
     scene.output = read_output(r, top, name);
-    world.materials = read_materials(r, top);
-    read_friction_pairs(r, top, world.materials);
+    world.materials = read_materials(r, top, world.solver.type);
+    read_friction_pairs(r, top, world.materials, world.solver.type);
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
     scene.stages = read_stages(r, top, world.walls);

@@ -10,6 +10,7 @@
 // Stabilisation: b = Φ/h for an open gap, max(γ_s Φ/h, −v_rec) for a penetration.
 // Warm start: γ⁰ from the previous step's impulses of the same contact, friction
 // re-projected on the new tangents, scaled by h_new/h_old and projected onto K_i.
+// Rolling/spinning torque entries, when a material has them: solvers/rolling.cpp.
 #include "solvers/assemble.hpp"
 
 #include <oneapi/tbb/blocked_range.h>
@@ -108,6 +109,10 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.gamma[i] = g0;
         }
     });
+    if (materials.any_rolling())
+        assemble_rolling(bodies, contacts, materials, h, settings.warm_start, warm, out);
+    else
+        out.rolling.clear();
 }
 
 }  // namespace talus

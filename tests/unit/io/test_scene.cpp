@@ -164,6 +164,41 @@ position = [0, 0, 0]
     EXPECT_DOUBLE_EQ(m.friction(0, 0), 0.5);
 }
 
+TEST(Scene, RollingAndSpinningResistanceOfAPairIsTheTableEntryElseTheSmaller) {
+    const Scene s = parse_scene(R"(
+[[material]]
+name = "a"
+rolling_friction = 0.002
+spinning_friction = 0.001
+[[material]]
+name = "b"
+rolling_friction = 0.004
+[[material]]
+name = "c"
+[[friction_pair]]
+materials = ["b", "c"]
+friction = 0.4
+rolling_friction = 0.003
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "a"
+position = [0, 0, 0]
+)",
+                                "s.toml");
+    const MaterialTable& m = s.world.materials;
+    EXPECT_DOUBLE_EQ(m.materials[0].rolling_friction, 0.002);
+    EXPECT_DOUBLE_EQ(m.materials[0].spinning_friction, 0.001);
+    EXPECT_DOUBLE_EQ(m.materials[2].rolling_friction, 0.0);  // default: off
+    EXPECT_DOUBLE_EQ(m.rolling(0, 1), 0.002);   // min(0.002, 0.004)
+    EXPECT_DOUBLE_EQ(m.spinning(0, 1), 0.0);    // min(0.001, 0)
+    EXPECT_DOUBLE_EQ(m.spinning(0, 0), 0.001);
+    EXPECT_DOUBLE_EQ(m.rolling(1, 2), 0.003);   // given, larger than min(0.004, 0)
+    EXPECT_DOUBLE_EQ(m.rolling(2, 1), 0.003);
+    EXPECT_DOUBLE_EQ(m.spinning(1, 2), 0.0);    // not given in the pair: min(0, 0)
+    EXPECT_TRUE(m.any_rolling());
+}
+
 TEST(Scene, OmittedSectionsKeepTheDocumentedDefaults) {
     const Scene s = parse_scene(R"(
 [[material]]
