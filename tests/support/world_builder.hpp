@@ -33,7 +33,10 @@ inline void add_plane(World& w, const Vec3& point, const Vec3& normal, uint32_t 
     wall.point = point;
     wall.normal = normal.normalized();
     wall.material = material;
-    wall.velocity = velocity;
+    if (velocity.squaredNorm() > 0.0) {
+        wall.motion.kind = MotionKind::Translation;
+        wall.motion.velocity = velocity;
+    }
     w.walls.push_back(wall);
 }
 
