@@ -182,7 +182,9 @@ double World::choose_margins() {
     // Φ ≤ m_i + m_j: never less than the scene's envelope δ_min, and always more than the
     // pair can close in one step (ν* bounds the speeds the solve starts from). A wall
     // contact needs Φ ≤ δ_min + 1.25 h (‖v*_i‖ + ‖v_wall‖): the body's margin plus the
-    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖.
+    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖, the wall speed
+    // taken over the step's mean motion (a rotating wall's at the bodies' distance from
+    // its axis).
     const double h = simulation.dt;
     reach_.resize(bodies.size());
     const double half = 0.5 * solver.envelope;
