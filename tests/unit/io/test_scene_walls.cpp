@@ -26,14 +26,15 @@ position = [0, 0, 0.5]
 material = "steel"
 )";  // the wall's keys follow from line 14
 
-std::string error_of(const std::string& wall) {
+std::string error_of_text(const std::string& text) {
     try {
-        parse_scene(kHead + wall, "mem/scene.toml", {});
+        parse_scene(text, "mem/scene.toml", {});
     } catch (const SceneError& e) {
         return e.what();
     }
     return {};
 }
+std::string error_of(const std::string& wall) { return error_of_text(kHead + wall); }
 
 TEST(SceneWalls, CylinderAndMotionsAreReadAsWritten) {
     const Scene s = parse_scene(kHead + R"(type = "cylinder"
@@ -131,6 +132,17 @@ TEST(SceneWalls, BadCylindersAndMotionsNameTheirLineAndKey) {
     EXPECT_NE(error_of(plane + "velocity = [1, 0, 0]\nmotion = { type = \"translation\", velocity = [1, 0, 0] }\n")
                   .find("mem/scene.toml:17: wall.0.velocity: give either velocity or motion, not both"),
               std::string::npos);
+}
+
+TEST(SceneWalls, ACapsuleNearACylinderIsRefused) {
+    std::string text = kHead + "type = \"cylinder\"\npoint = [0, 0, 0.5]\naxis = [1, 0, 0]\nradius = 0.1\ninside = true\n";
+    text.replace(text.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
+    text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0, 0, 0.42]");  // 0.03 m from the wall
+    const std::string e = error_of_text(text);
+    EXPECT_NE(e.find("body 0 is within its bounding radius of cylinder wall.0 (line 13): cylinder walls "
+                     "collide with spheres only"),
+              std::string::npos)
+        << e;
 }
 
 TEST(WallMotion, PosesAndStepVelocitiesAreAsComputedByHand) {
