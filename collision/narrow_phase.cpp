@@ -60,7 +60,7 @@ constexpr uint8_t kNearMesh = 1, kNearCylinder = 2;  // NarrowPhaseScratch::wall
 void resize(ContactList& c, std::size_t n) {
     c.a.resize(n); c.b.resize(n); c.key_a.resize(n); c.key_b.resize(n); c.feature.resize(n);
     c.point.resize(n); c.normal.resize(n); c.gap.resize(n); c.velocity_a.resize(n);
-    c.material_a.resize(n);
+    c.material_a.resize(n); c.shift_b.resize(n);
 }
 
 /// A unit vector perpendicular to a (unit) vector, for coincident cores.
@@ -334,6 +334,21 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 
 namespace {
 
+/// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
+/// itself; otherwise the two bodies are copied (b displaced) into a per-thread two-body
+/// store, so every shape routine works on images unchanged. Only pairs that straddle a
+/// periodic boundary pay for the copy.
+int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, const Vec3& shift,
+                       double envelope, ShapeContact* out) {
+    if (shift.isZero(0.0)) return collide_pair(bodies, a, b, envelope, out);
+    thread_local BodyStore pair;
+    pair.clear();
+    pair.append_from(bodies, a);
+    pair.append_from(bodies, b);
+    pair.position[1] += shift;
+    return collide_pair(pair, 0, 1, envelope, out);
+}
+
 /// Per-thread buffers of the mesh queries (reused; never shared between threads).
 struct MeshBuffers {
     std::vector<MeshContact> contacts;
@@ -367,6 +382,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     struct Cyl { CylinderAt geom; uint32_t wall; };
     std::vector<Cyl> cylinders;    // cylinder walls at their pose, ascending
     for (std::size_t w = 0; w < walls.size(); ++w) {
+        if (!walls[w].active) continue;  // removed by a stage: collides with nothing
         if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
         if (walls[w].type == WallType::Cylinder)
             cylinders.push_back({CylinderAt(walls[w], states[w]), uint32_t(w)});
@@ -391,13 +407,15 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (bodies.shape[a] == Shape::Sphere && bodies.shape[b] == Shape::Sphere) return kInf;
         return (reach[a] - bodies.radius[a]) + (reach[b] - bodies.radius[b]);
     };
+    const bool periodic = !pairs.shift.empty();
+    auto pair_shift = [&](std::size_t k) { return periodic ? pairs.shift[k] : Vec3(Vec3::Zero()); };
     std::size_t n_pair_contacts = np;
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
         parallel_each(np, [&](std::size_t k) {
             ShapeContact c[kMaxShapeContacts];
             const int32_t a = pairs.a[k], b = pairs.b[k];
-            const int m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+            const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
             scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
         });
         for (std::size_t k = 0; k < np; ++k) {
@@ -460,13 +478,15 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         ShapeContact c[kMaxShapeContacts];
         std::size_t at = k;
         int m = 1;
+        const Vec3 shift = pair_shift(k);
         if (all_spheres) {
-            c[0] = core_contact(bodies.position[a], bodies.radius[a], bodies.position[b],
+            c[0] = core_contact(bodies.position[a], bodies.radius[a],
+                                periodic ? Vec3(bodies.position[b] + shift) : bodies.position[b],
                                 bodies.radius[b], Vec3::UnitZ(), 0);
         } else {
             at = scratch.pair_count[k];
             if (scratch.pair_count[k + 1] == at) return;
-            m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+            m = collide_pair_image(bodies, a, b, shift, pair_envelope(a, b), c);
         }
         for (int j = 0; j < m; ++j, ++at) {
             out.a[at] = a;
@@ -479,6 +499,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.gap[at] = c[j].gap;
             out.velocity_a[at] = Vec3::Zero();
             out.material_a[at] = bodies.material[a];
+            out.shift_b[at] = shift;
         }
     });
 
@@ -499,6 +520,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.gap[k] = gap;
             out.velocity_a[k] = states[wall].velocity_at(point);
             out.material_a[k] = walls[wall].material;
+            out.shift_b[k] = Vec3::Zero();
             ++k;
         };
         for (const Face& f : faces) {

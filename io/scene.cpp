@@ -51,8 +51,10 @@ struct Field {
 };
 using Fields = std::vector<Field>;
 
-const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
-                             {"renumber_interval"}};
+const Fields kStopKeys{{"kinetic_energy_below"}, {"hold"}};
+const Fields kSimulationKeys{{"dt"},        {"duration"},          {"gravity"},
+                             {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys}};
+const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
@@ -62,7 +64,7 @@ const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
 const Fields kMotionKeys{{"type"},      {"start"},         {"velocity"},  {"centre"},
                          {"axis"},      {"omega"},         {"times"},     {"displacements"},
                          {"direction"}, {"amplitude"},     {"frequency"}, {"phase"}};
-const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
+const Fields kWallKeys{{"type"},   {"name"},     {"material"}, {"velocity"}, {"point"},
                        {"normal"}, {"min"},      {"max"},      {"file"},
                        {"scale"},  {"translate"}, {"axis"},    {"radius"},
                        {"inside"}, {"length"},   {"motion", Kind::Table, &kMotionKeys}};
@@ -79,7 +81,9 @@ const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes
                        {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
                         {"anchor_a"}, {"axis"}, {"length"}, {"motor_speed"}};
+const Fields kPeriodicKeys{{"x"}, {"y"}, {"z"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
+                       {"periodic", Kind::Table, &kPeriodicKeys},
                        {"solver", Kind::Table, &kSolverKeys},
                        {"output", Kind::Table, &kOutputKeys},
                        {"material", Kind::TableArray, &kMaterialKeys},
@@ -87,7 +91,8 @@ const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"wall", Kind::TableArray, &kWallKeys},
                        {"particles", Kind::TableArray, &kParticlesKeys},
                        {"body", Kind::TableArray, &kBodyKeys},
-                       {"joint", Kind::TableArray, &kJointKeys}};
+                       {"joint", Kind::TableArray, &kJointKeys},
+                       {"stage", Kind::TableArray, &kStageKeys}};
 
 const Field* find_field(const Fields& fields, std::string_view name) {
     for (const Field& f : fields)
@@ -541,6 +546,140 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     return s;
 }
 
+/// `stop = { kinetic_energy_below = E, hold = t }` of [simulation] or a [[stage]].
+void read_stop(Reader& r, const Ctx& c, Stage& stage) {
+    const auto t = r.table(c, "stop", Need::Optional);
+    if (!t) return;
+    if (auto e = r.number(*t, "kinetic_energy_below", Need::Required,
+                          [](double x) { return x > 0.0; }, "> 0"))
+        stage.kinetic_energy_below = *e;
+    if (auto h = r.number(*t, "hold", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        stage.hold = *h;
+}
+
+/// The run's stages: the [[stage]] entries, or one stage of [simulation] duration and stop.
+std::vector<Stage> read_stages(Reader& r, const Ctx& root, const std::vector<Wall>& walls) {
+    std::vector<Stage> stages;
+    const auto sim = r.table(root, "simulation", Need::Optional);
+    const std::vector<Ctx> entries = r.entries(root, "stage");
+    if (entries.empty()) {
+        Stage s;
+        s.name = "run";
+        if (sim) {
+            if (auto d = r.number(*sim, "duration", Need::Optional)) s.duration = *d;
+            read_stop(r, *sim, s);
+        }
+        stages.push_back(std::move(s));
+        return stages;
+    }
+    if (sim) {
+        for (std::string_view k : {"duration", "stop"})
+            if (r.find(*sim, k))
+                r.problem_at(*sim, k,
+                             fmt::format("not allowed with [[stage]]: each stage has its own {}", k));
+    }
+    for (const Ctx& c : entries) {
+        Stage s;
+        s.name = r.string(c, "name", Need::Optional).value_or(c.path);
+        if (auto d = r.number(c, "duration", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+            s.duration = *d;
+        read_stop(r, c, s);
+        if (const toml::node* n = r.find(c, "remove_walls")) {
+            const toml::array* a = n->as_array();
+            if (!a) {
+                r.problem_at(c, "remove_walls",
+                             fmt::format("expected an array of wall names, got {}", type_name(*n)));
+            } else {
+                std::vector<std::string_view> names;
+                for (const Wall& w : walls)
+                    if (!w.name.empty()) names.push_back(w.name);
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const auto* name = (*a)[i].as_string();
+                    if (!name) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: expected a wall name, got {}", i,
+                                                 type_name((*a)[i])));
+                        continue;
+                    }
+                    std::size_t k = 0;
+                    while (k < walls.size() && walls[k].name != name->get()) ++k;
+                    if (k == walls.size()) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: no wall is named '{}'{}", i, name->get(),
+                                                 names.empty() ? std::string(" (give walls a name = \"...\")")
+                                                               : suggest(name->get(), names, "named walls")));
+                        continue;
+                    }
+                    s.remove_walls.push_back(uint32_t(k));
+                }
+            }
+        }
+        stages.push_back(std::move(s));
+    }
+    return stages;
+}
+
+/// [periodic] x|y|z = [lo, hi]: the periodic range of each periodic axis [m].
+PeriodicBox read_periodic(Reader& r, const Ctx& root) {
+    PeriodicBox p;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    if (!c) return p;
+    for (int k = 0; k < 3; ++k) {
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        const toml::node* n = r.find(*c, key);
+        if (!n) continue;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 2) {
+            r.problem_at(*c, key, a ? fmt::format("expected [lo, hi], got {} elements", a->size())
+                                    : fmt::format("expected [lo, hi], got {}", type_name(*n)));
+            continue;
+        }
+        auto lo = r.to_number((*a)[0], *c, key, "element 0: ");
+        auto hi = r.to_number((*a)[1], *c, key, "element 1: ");
+        if (!lo || !hi) continue;
+        if (!(*hi > *lo)) {
+            r.problem_at(*c, key, fmt::format("must have lo < hi (got [{}, {}])", *lo, *hi));
+            continue;
+        }
+        p.on[std::size_t(k)] = true;
+        p.lo[k] = *lo;
+        p.hi[k] = *hi;
+    }
+    return p;
+}
+
+/// Every body inside the periodic range, and each periodic length long enough for the
+/// broad phase (3 × (largest diameter + envelope)).
+void check_periodic(Reader& r, const Ctx& root, const World& world) {
+    const PeriodicBox& p = world.simulation.periodic;
+    if (!p.any()) return;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    double rmax = 0.0;
+    for (double rad : world.bodies.radius) rmax = std::max(rmax, rad);
+    const double cell = 2.0 * rmax + world.solver.envelope;
+    for (int k = 0; k < 3; ++k) {
+        if (!p.on[std::size_t(k)]) continue;
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        if (p.length(k) < 3.0 * cell) {
+            r.problem_at(*c, key,
+                         fmt::format("the period {} m must be at least 3 × (largest diameter + "
+                                     "solver.envelope) = {} m",
+                                     p.length(k), 3.0 * cell));
+            continue;
+        }
+        for (std::size_t i = 0; i < world.bodies.size(); ++i) {
+            const double x = world.bodies.position[i][k];
+            if (x < p.lo[k] || x >= p.hi[k]) {
+                r.problem_at(*c, key,
+                             fmt::format("body {} has {} = {} m, outside the periodic range [{}, {}) "
+                                         "(place bodies inside it)",
+                                         world.bodies.id[i], key, x, p.lo[k], p.hi[k]));
+                break;
+            }
+        }
+    }
+}
+
 SolverSettings read_solver(Reader& r, const Ctx& root) {
     SolverSettings s;
     const auto c = r.table(root, "solver", Need::Optional);
@@ -848,6 +987,14 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             w.material = *m;
         else
             ok = false;
+        if (auto name = r.string(c, "name", Need::Optional)) {
+            for (std::size_t k = 0; k < walls.size(); ++k)
+                if (walls[k].name == *name) {
+                    r.problem_at(c, "name", fmt::format("wall name '{}' is already used by wall.{}", *name, k));
+                    ok = false;
+                }
+            w.name = *name;
+        }
         // `velocity` is the short form of motion = { type = "translation", velocity = … }.
         if (auto v = r.vec3(c, "velocity", Need::Optional); v && v->squaredNorm() > 0.0) {
             w.motion.kind = MotionKind::Translation;
@@ -1580,12 +1727,14 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     scene.overrides = overrides;
     World& world = scene.world;
     world.simulation = read_simulation(r, top);
+    world.simulation.periodic = read_periodic(r, top);
     world.solver = read_solver(r, top);
     scene.output = read_output(r, top, name);
     world.materials = read_materials(r, top);
     read_friction_pairs(r, top, world.materials);
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
+    scene.stages = read_stages(r, top, world.walls);
 
     // [[particles]] and [[body]] are separate arrays in the document; merge them back into
     // file order by the line of each entry's header, which fixes the ids.
@@ -1617,6 +1766,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     place_bodies(r, entries, world);
     r.throw_if_any();
     check_overlaps(r, entries, world, wall_places);
+    check_periodic(r, top, world);
     if (world.bodies.size() == 0)
         r.problem(top.place, "body",
                   "the scene has no bodies (add a [[particles]] or [[body]] entry)");

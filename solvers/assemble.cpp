@@ -44,11 +44,17 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             orthonormal_basis(nrm, u, w_unused);
             const ContactFrame frame{nrm, u, cross(nrm, u)};
 
+            // B's centre as the contact sees it: its periodic image next to A, if any.
+            const bool imaged = !contacts.shift_b.empty() && !contacts.shift_b[i].isZero(0.0);
+            auto centre = [&](int32_t body) -> Vec3 {
+                return imaged && body == b ? Vec3(bodies.position[body] + contacts.shift_b[i])
+                                           : bodies.position[body];
+            };
             double trace = 0.0;
             auto side = [&](int32_t body) -> Vec3 {
                 if (body == kNoBody) return Vec3::Zero();
                 const Mat3 rot = bodies.orientation[body].toRotationMatrix();
-                const Vec3 lever = contacts.point[i] - bodies.position[body];
+                const Vec3 lever = contacts.point[i] - centre(body);
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
                 for (const Vec3* t : {&frame.n, &frame.u, &frame.w}) {
@@ -72,7 +78,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             const double e = materials.restitution(contacts.material_a[i], mat_b);
             if (e > 0.0) {
                 auto point_velocity = [&](int32_t body) -> Vec3 {
-                    const Vec3 r = contacts.point[i] - bodies.position[body];
+                    const Vec3 r = contacts.point[i] - centre(body);
                     const Vec3 w = bodies.orientation[body] * bodies.angular_velocity[body];
                     return bodies.velocity[body] + w.cross(r);
                 };

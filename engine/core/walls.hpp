@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "math.hpp"
@@ -21,6 +22,8 @@ enum class WallType : uint8_t { Plane, Box, Cylinder, Mesh };
 
 struct Wall {
     WallType type = WallType::Plane;
+    std::string name;              ///< optional, unique in a scene: stages refer to walls by it
+    bool active = true;            ///< false: removed by a stage (collides with nothing)
     uint32_t material = 0;
     WallMotion motion;             ///< prescribed motion; the geometry below is its t-reference pose
     // plane: a point and the unit normal pointing into the region bodies occupy
@@ -57,9 +60,9 @@ struct WallFace {
 };
 
 /// Faces of `wall` at pose `state` (1 for a plane, 6 for a box, none for a cylinder or a
-/// mesh, collided by their own routines); returns their count.
+/// mesh, collided by their own routines, and none for a removed wall); returns their count.
 inline int wall_faces(const Wall& wall, const WallState& state, std::array<WallFace, 6>& out) {
-    if (wall.type == WallType::Mesh || wall.type == WallType::Cylinder) return 0;
+    if (wall.type == WallType::Mesh || wall.type == WallType::Cylinder || !wall.active) return 0;
     if (wall.type == WallType::Plane) {
         out[0] = {state.to_world(wall.point), state.dir_to_world(wall.normal)};
         return 1;

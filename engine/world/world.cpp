@@ -104,7 +104,7 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     wall_states_ = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
     const double envelope = choose_margins();
     clock.lap(diag_.time_forces);
-    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
+    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
     clock.lap(diag_.time_broad);
@@ -146,10 +146,13 @@ void World::renumber() {
     apply_order(order, reach_);
     renumbered_.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) renumbered_[order[k]] = uint32_t(k);
+    const bool periodic = !pairs_.shift.empty();
     for (std::size_t p = 0; p < pairs_.size(); ++p) {
         const int32_t a = int32_t(renumbered_[pairs_.a[p]]), b = int32_t(renumbered_[pairs_.b[p]]);
         pairs_.a[p] = std::min(a, b);
         pairs_.b[p] = std::max(a, b);
+        // the image shift belongs to the second body: it changes sign when the two swap
+        if (periodic && a > b) pairs_.shift[p] = -pairs_.shift[p];
     }
     // keep the restore copies (velocities at step start) in step with the new numbering
     apply_order(order, saved_v_);
@@ -213,8 +216,11 @@ double World::choose_margins() {
 }
 
 void World::integrate_positions(double h) {
+    const PeriodicBox& periodic = simulation.periodic;
+    const bool wrap = periodic.any();
     parallel_each(bodies.size(), [&](std::size_t i) {
         bodies.position[i] += h * bodies.velocity[i];
+        if (wrap) bodies.position[i] = periodic.wrap(bodies.position[i]);  // leave at hi, enter at lo
         bodies.orientation[i] =
             integrate_orientation(bodies.orientation[i], bodies.angular_velocity[i], h);
     });
