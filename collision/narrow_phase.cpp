@@ -27,9 +27,16 @@
 // the support point towards −n is x − R S² Rᵀ n / ‖S Rᵀ n‖ (S = diag(s)), so
 // Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
 // wall; the normal goes from the wall to the body.
+// Cylinder walls (spheres only): with s = (x − a)·e the axial and ρ = ‖(x − a) − s e‖ the
+// radial coordinate of the centre, Φ = R − ρ − r inside (normal towards the axis) and
+// ρ − R − r outside (normal away from it); no contact when |s| exceeds half the length.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
-// named by triangle), with the same envelope as the plane faces; other shapes near a mesh
-// are reported in NarrowPhaseScratch::unsupported_mesh.
+// named by triangle), with the same envelope as the plane faces. A moving mesh keeps its
+// AABB tree in its reference frame: the sphere centre is mapped into it and the normal
+// back. Other shapes near a mesh or a cylinder are reported in
+// NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder.
+// Every wall is at the pose given by its WallState; a wall contact carries the wall's
+// velocity at the contact point, v_lin + ω × (p − c).
 // Output order: contacts are counted per pair and per body, prefix-summed, then filled,
 // so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
 // of threads. When every body is a sphere the counting of pairs is skipped (each pair is
@@ -48,6 +55,7 @@ namespace talus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr uint8_t kNearMesh = 1, kNearCylinder = 2;  // NarrowPhaseScratch::wall_flag bits
 
 void resize(ContactList& c, std::size_t n) {
     c.a.resize(n); c.b.resize(n); c.key_a.resize(n); c.key_b.resize(n); c.feature.resize(n);
@@ -310,6 +318,20 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return kept;
 }
 
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     ShapeContact* out) {
+    if (bodies.shape[i] != Shape::Sphere) return 0;
+    const Vec3& x = bodies.position[i];
+    const double r = bodies.radius[i];
+    double dist;
+    Vec3 n;
+    if (!cyl.distance(x, dist, n)) return 0;
+    const double gap = dist - r;
+    if (gap > envelope) return 0;
+    out[0] = {x - r * n, n, gap, 0};
+    return 1;
+}
+
 namespace {
 
 /// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
@@ -339,26 +361,44 @@ MeshBuffers& mesh_buffers() {
 
 }  // namespace
 
-void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
-                  const std::vector<double>& reach, double wall_margin, double t,
-                  ContactList& out, NarrowPhaseScratch& scratch) {
+void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
+                  const std::vector<WallState>& states, const PairList& pairs,
+                  const std::vector<double>& reach, double wall_margin, ContactList& out,
+                  NarrowPhaseScratch& scratch) {
     const std::size_t np = pairs.size();
     const std::size_t nb = bodies.size();
     const bool all_spheres = std::all_of(bodies.shape.begin(), bodies.shape.end(),
                                          [](Shape s) { return s == Shape::Sphere; });
 
-    // Faces of every wall at time t, flattened, with their wall and face number.
+    // Faces of every wall at its pose, flattened, with their wall and face number.
     struct Face { WallFace geom; uint32_t wall, face; };
     std::vector<Face> faces;
     for (std::size_t w = 0; w < walls.size(); ++w) {
         std::array<WallFace, 6> f;
-        const int k = wall_faces(walls[w], t, f);
+        const int k = wall_faces(walls[w], states[w], f);
         for (int j = 0; j < k; ++j) faces.push_back({f[j], uint32_t(w), uint32_t(j)});
     }
     std::vector<uint32_t> meshes;  // mesh walls, ascending
-    for (std::size_t w = 0; w < walls.size(); ++w)
-        if (walls[w].type == WallType::Mesh && walls[w].mesh && walls[w].active)
-            meshes.push_back(uint32_t(w));
+    struct Cyl { CylinderAt geom; uint32_t wall; };
+    std::vector<Cyl> cylinders;    // cylinder walls at their pose, ascending
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        if (!walls[w].active) continue;  // removed by a stage: collides with nothing
+        if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
+        if (walls[w].type == WallType::Cylinder)
+            cylinders.push_back({CylinderAt(walls[w], states[w]), uint32_t(w)});
+    }
+    // Moving meshes: the query sphere's centre goes into the mesh's reference frame, the
+    // contacts come back (the gap is invariant under the rigid motion).
+    auto collide_mesh = [&](uint32_t w, std::size_t i, double envelope, MeshBuffers& mb) {
+        const WallState& st = states[w];
+        walls[w].mesh->collide_sphere(st.to_reference(bodies.position[i]), bodies.radius[i],
+                                      envelope, mb.contacts, mb.scratch);
+        if (!walls[w].motion.moving()) return;
+        for (MeshContact& m : mb.contacts) {
+            m.normal = st.dir_to_world(m.normal);
+            m.point = bodies.position[i] - bodies.radius[i] * m.normal;
+        }
+    };
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
@@ -389,31 +429,46 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     }
 
     scratch.wall_count.assign(nb + 1, 0);
-    if (!meshes.empty()) scratch.mesh_flag.assign(nb, 0);
+    const bool special = !meshes.empty() || !cylinders.empty();
+    if (special) scratch.wall_flag.assign(nb, 0);
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         ShapeContact tmp[kMaxShapeContacts];
         for (const Face& f : faces) c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, tmp));
+        const bool sphere = bodies.shape[i] == Shape::Sphere;
+        for (const Cyl& cy : cylinders) {
+            if (!sphere) {  // bounding sphere near the cylinder: no contact routine
+                double d;
+                Vec3 n;
+                if (cy.geom.distance(bodies.position[i], d, n) && d <= reach[i] + wall_margin)
+                    scratch.wall_flag[i] |= kNearCylinder;
+                continue;
+            }
+            c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, tmp));
+        }
         if (!meshes.empty()) {
             MeshBuffers& mb = mesh_buffers();
             for (uint32_t w : meshes) {
-                if (bodies.shape[i] != Shape::Sphere) {
-                    walls[w].mesh->query(bodies.position[i], reach[i] + wall_margin, mb.scratch.found);
-                    if (!mb.scratch.found.empty()) scratch.mesh_flag[i] = 1;
+                if (!sphere) {
+                    walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
+                                         reach[i] + wall_margin, mb.scratch.found);
+                    if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
                     continue;
                 }
-                walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
-                                              mb.contacts, mb.scratch);
+                collide_mesh(w, i, envelope, mb);
                 c += uint32_t(mb.contacts.size());
             }
         }
         scratch.wall_count[i + 1] = c;
     });
     scratch.unsupported_mesh.clear();
+    scratch.unsupported_cylinder.clear();
     for (std::size_t i = 0; i < nb; ++i) {
         scratch.wall_count[i + 1] += scratch.wall_count[i];
-        if (!meshes.empty() && scratch.mesh_flag[i]) scratch.unsupported_mesh.push_back(uint32_t(i));
+        if (special && (scratch.wall_flag[i] & kNearMesh)) scratch.unsupported_mesh.push_back(uint32_t(i));
+        if (special && (scratch.wall_flag[i] & kNearCylinder))
+            scratch.unsupported_cylinder.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
     resize(out, n_pair_contacts + nw);
@@ -453,42 +508,35 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         ShapeContact c[kMaxShapeContacts];
+        auto put = [&](uint32_t wall, uint32_t feature, const Vec3& point, const Vec3& normal,
+                       double gap) {
+            out.a[k] = kNoBody;
+            out.b[k] = int32_t(i);
+            out.key_a[k] = kWallKeyBit | wall;
+            out.key_b[k] = bodies.id[i];
+            out.feature[k] = feature;
+            out.point[k] = point;
+            out.normal[k] = normal;
+            out.gap[k] = gap;
+            out.velocity_a[k] = states[wall].velocity_at(point);
+            out.material_a[k] = walls[wall].material;
+            out.shift_b[k] = Vec3::Zero();
+            ++k;
+        };
         for (const Face& f : faces) {
             const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
-            const Wall& w = walls[f.wall];
-            for (int j = 0; j < m; ++j, ++k) {
-                out.a[k] = kNoBody;
-                out.b[k] = int32_t(i);
-                out.key_a[k] = kWallKeyBit | f.wall;
-                out.key_b[k] = bodies.id[i];
-                out.feature[k] = c[j].feature;
-                out.point[k] = c[j].point;
-                out.normal[k] = c[j].normal;
-                out.gap[k] = c[j].gap;
-                out.velocity_a[k] = w.velocity;
-                out.material_a[k] = w.material;
-                out.shift_b[k] = Vec3::Zero();
-            }
+            for (int j = 0; j < m; ++j) put(f.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (meshes.empty() || bodies.shape[i] != Shape::Sphere) return;
+        if (bodies.shape[i] != Shape::Sphere) return;
+        for (const Cyl& cy : cylinders) {
+            const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
+            for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+        }
+        if (meshes.empty()) return;
         MeshBuffers& mb = mesh_buffers();
         for (uint32_t w : meshes) {
-            walls[w].mesh->collide_sphere(bodies.position[i], bodies.radius[i], envelope,
-                                          mb.contacts, mb.scratch);
-            for (const MeshContact& m : mb.contacts) {
-                out.a[k] = kNoBody;
-                out.b[k] = int32_t(i);
-                out.key_a[k] = kWallKeyBit | w;
-                out.key_b[k] = bodies.id[i];
-                out.feature[k] = m.triangle;
-                out.point[k] = m.point;
-                out.normal[k] = m.normal;
-                out.gap[k] = m.gap;
-                out.velocity_a[k] = Vec3::Zero();
-                out.material_a[k] = walls[w].material;
-                out.shift_b[k] = Vec3::Zero();
-                ++k;
-            }
+            collide_mesh(w, i, envelope, mb);
+            for (const MeshContact& m : mb.contacts) put(w, m.triangle, m.point, m.normal, m.gap);
         }
     });
 }

@@ -102,14 +102,15 @@ StepStatus World::step() {
 std::pair<double, std::size_t> World::prepare_solve(double h) {
     StageClock clock;
     apply_forces(h);                                                     // 1. ν*
+    wall_states_ = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
     const double envelope = choose_margins();
     clock.lap(diag_.time_forces);
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
     clock.lap(diag_.time_broad);
-    narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
-                 narrow_scratch_);                                       // 3.
+    narrow_phase(bodies, walls, wall_states_, pairs_, reach_, wall_margin_, contacts_,
+                 narrow_scratch_);                                      // 3.
     clock.lap(diag_.time_narrow);
     const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
@@ -185,7 +186,9 @@ double World::choose_margins() {
     // Φ ≤ m_i + m_j: never less than the scene's envelope δ_min, and always more than the
     // pair can close in one step (ν* bounds the speeds the solve starts from). A wall
     // contact needs Φ ≤ δ_min + 1.25 h (‖v*_i‖ + ‖v_wall‖): the body's margin plus the
-    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖.
+    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖, the wall speed
+    // taken over the step's mean motion (a rotating wall's at the bodies' distance from
+    // its axis).
     const double h = simulation.dt;
     reach_.resize(bodies.size());
     const double half = 0.5 * solver.envelope;
@@ -198,8 +201,17 @@ double World::choose_margins() {
         reach_[i] = bodies.radius[i] + margin;
         return margin;
     });
+    // A rotating wall's speed grows with the distance from its axis: bound it at the bodies.
     double wall_speed = 0.0;
-    for (const Wall& w : walls) wall_speed = std::max(wall_speed, w.velocity.norm());
+    for (const WallState& s : wall_states_) {
+        if (!s.rotates) {
+            wall_speed = std::max(wall_speed, s.velocity.norm());
+            continue;
+        }
+        wall_speed = std::max(wall_speed, parallel_max(bodies.size(), [&](std::size_t i) {
+                                  return s.speed_near(bodies.position[i], reach_[i]);
+                              }));
+    }
     wall_margin_ = half + 1.25 * h * wall_speed;
     return std::max(2.0 * margin_max, margin_max + wall_margin_);
 }
@@ -248,7 +260,9 @@ StepStatus World::check_supported() const {
     // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
     // stepping on would let them pass through each other silently.
     StepStatus s;
-    if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty()) return s;
+    if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty() &&
+        narrow_scratch_.unsupported_cylinder.empty())
+        return s;
     s.ok = false;
     std::ostringstream m;
     if (!narrow_scratch_.unsupported.empty()) {
@@ -263,11 +277,15 @@ StepStatus World::check_supported() const {
                 }
         }
     }
-    if (!narrow_scratch_.unsupported_mesh.empty()) {
-        if (!narrow_scratch_.unsupported.empty()) m << "\n";
-        m << "no contact routine for these bodies and a mesh wall at t = " << time << " s (step "
-          << step_count + 1 << "): mesh walls collide with spheres only; bodies with id";
-        for (uint32_t i : narrow_scratch_.unsupported_mesh)
+    for (const char* kind : {"mesh", "cylinder"}) {
+        const std::vector<uint32_t>& list = kind[0] == 'm' ? narrow_scratch_.unsupported_mesh
+                                                           : narrow_scratch_.unsupported_cylinder;
+        if (list.empty()) continue;
+        if (m.tellp() > 0) m << "\n";
+        m << "no contact routine for these bodies and a " << kind << " wall at t = " << time
+          << " s (step " << step_count + 1 << "): " << kind
+          << " walls collide with spheres only; bodies with id";
+        for (uint32_t i : list)
             if (s.bad_bodies.size() < 20) {
                 s.bad_bodies.push_back(bodies.id[i]);
                 m << ' ' << bodies.id[i];
@@ -296,6 +314,8 @@ StepStatus World::check_bounded() const {
         m << "\n  body " << kb << " against ";
         if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Mesh)
             m << "wall " << (ka & ~kWallKeyBit) << " (triangle " << contacts_.feature[i] << ")";
+        else if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Cylinder)
+            m << "wall " << (ka & ~kWallKeyBit) << " (cylinder)";
         else if (ka & kWallKeyBit)
             m << "wall " << (ka & ~kWallKeyBit) << " (face "
               << (contacts_.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";

@@ -135,6 +135,7 @@ private:
     WarmStartCache warm_;
     SolverWorkspace solver_work_;
     double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
+    std::vector<WallState> wall_states_;  // walls' poses at t and motion over the step
     std::vector<double> reach_;         // per body: radius + its share of the envelope [m]
     std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering
     std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure

@@ -123,7 +123,8 @@ angular_velocity = [0, 0, 10]
     EXPECT_EQ(w.walls[0].material, 1u);
     EXPECT_EQ(w.walls[0].point, Vec3(0, 0, -1));
     EXPECT_EQ(w.walls[0].normal, Vec3(0, 0, 1));  // normalised
-    EXPECT_EQ(w.walls[0].velocity, Vec3(0, 0, 0.1));
+    EXPECT_EQ(w.walls[0].motion.kind, MotionKind::Translation);
+    EXPECT_EQ(w.walls[0].motion.velocity, Vec3(0, 0, 0.1));
     EXPECT_EQ(w.walls[1].type, WallType::Box);
     EXPECT_EQ(w.walls[1].material, 2u);
     EXPECT_EQ(w.walls[1].min, Vec3(-1, -1, -1));
