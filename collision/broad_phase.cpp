@@ -15,6 +15,8 @@
 #include <oneapi/tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <cmath>
 #include <stdexcept>
 
@@ -49,7 +51,7 @@ constexpr Offset kForward[13] = {
 }  // namespace
 
 void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
-                 double envelope, PairList& out, BroadPhaseScratch& s) {
+                 double envelope, PairList& out, BroadPhaseScratch& s, const PeriodicBox& periodic) {
     out.clear();
     const std::size_t n = position.size();
     if (n < 2) return;
@@ -64,15 +66,34 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     const double cell = 2.0 * rmax + envelope;
     if (!(cell > 0.0) || !std::isfinite(cell) || !lo.allFinite() || !hi.allFinite())
         throw std::runtime_error("broad phase: non-finite positions or cell size");
-    const double inv = 1.0 / cell;
+    // Along a periodic axis the grid tiles the period exactly: ncell cells of edge L/ncell ≥
+    // cell, and neighbour cells wrap around. At least 3 cells, so that the 13 forward
+    // neighbours never reach one cell twice (and nearest images are unique).
+    Vec3 inv = Vec3::Constant(1.0 / cell);
+    std::array<int64_t, 3> ncell{0, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+        if (!periodic.on[k]) continue;
+        const double L = periodic.length(k);
+        ncell[k] = int64_t(std::floor(L / cell));
+        if (ncell[k] < 3)
+            throw std::runtime_error(
+                "broad phase: the periodic length along " + std::string(1, "xyz"[k]) + " (" +
+                std::to_string(L) + " m) must be at least 3 × (largest diameter + envelope) = " +
+                std::to_string(3.0 * cell) + " m");
+        if (ncell[k] >= kAxisCells - 2) ncell[k] = kAxisCells - 3;
+        lo[k] = periodic.lo[k];
+        inv[k] = double(ncell[k]) / L;
+    }
     for (int k = 0; k < 3; ++k)
-        if ((hi[k] - lo[k]) * inv >= double(kAxisCells - 2))
+        if (!periodic.on[k] && (hi[k] - lo[k]) * inv[k] >= double(kAxisCells - 2))
             throw std::runtime_error("broad phase: bodies spread over more than 2^21 cells "
                                      "along one axis (a body escaped far away?)");
 
     auto cell_of = [&](const Vec3& x, int k) {
-        return int64_t(std::floor((x[k] - lo[k]) * inv));
+        const int64_t c = int64_t(std::floor((x[k] - lo[k]) * inv[k]));
+        return periodic.on[k] ? std::clamp<int64_t>(c, 0, ncell[k] - 1) : c;
     };
+    const bool wrapped = periodic.any();
 
     s.cell_key.resize(n);
     s.order.resize(n);
@@ -113,9 +134,18 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
             const int64_t cx = cell_of(xi, 0), cy = cell_of(xi, 1), cz = cell_of(xi, 2);
             auto test = [&](uint32_t j) {
                 const double reach = radius[i] + radius[j] + envelope;
-                if ((position[j] - xi).squaredNorm() <= reach * reach) {
+                if (!wrapped) {
+                    if ((position[j] - xi).squaredNorm() <= reach * reach) {
+                        local.a.push_back(int32_t(std::min(i, j)));
+                        local.b.push_back(int32_t(std::max(i, j)));
+                    }
+                    return;
+                }
+                const Vec3 shift = periodic.image_shift(xi, position[j]);  // j's image near i
+                if ((position[j] + shift - xi).squaredNorm() <= reach * reach) {
                     local.a.push_back(int32_t(std::min(i, j)));
                     local.b.push_back(int32_t(std::max(i, j)));
+                    local.shift.push_back(i < j ? shift : Vec3(-shift));
                 }
             };
             // own cell: the bodies after this one in sorted order
@@ -124,8 +154,14 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
                 s.cell_keys.begin();
             for (std::size_t m = k + 1; m < s.cell_start[own + 1]; ++m) test(s.order[m]);
             for (const Offset& o : kForward) {
-                const int64_t nx = cx + o.dx, ny = cy + o.dy, nz = cz + o.dz;
-                if (nx < 0 || ny < 0 || nz < 0) continue;
+                int64_t nc[3] = {cx + o.dx, cy + o.dy, cz + o.dz};
+                bool outside = false;
+                for (int k = 0; k < 3; ++k) {
+                    if (periodic.on[k]) nc[k] = (nc[k] + ncell[k]) % ncell[k];
+                    else outside = outside || nc[k] < 0;
+                }
+                if (outside) continue;
+                const int64_t nx = nc[0], ny = nc[1], nz = nc[2];
                 const uint64_t key = morton(nx, ny, nz);
                 auto it = std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), key);
                 if (it == s.cell_keys.end() || *it != key) continue;
@@ -140,21 +176,26 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     for (std::size_t c = 0; c < chunks; ++c) total += s.chunk_pairs[c].size();
     out.a.reserve(total);
     out.b.reserve(total);
+    if (wrapped) out.shift.reserve(total);
     for (std::size_t c = 0; c < chunks; ++c) {
         out.a.insert(out.a.end(), s.chunk_pairs[c].a.begin(), s.chunk_pairs[c].a.end());
         out.b.insert(out.b.end(), s.chunk_pairs[c].b.begin(), s.chunk_pairs[c].b.end());
+        if (wrapped)
+            out.shift.insert(out.shift.end(), s.chunk_pairs[c].shift.begin(), s.chunk_pairs[c].shift.end());
     }
 }
 
 void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,
-               double envelope, PairList& out) {
+               double envelope, PairList& out, const PeriodicBox& periodic) {
     out.clear();
     for (std::size_t i = 0; i < position.size(); ++i)
         for (std::size_t j = i + 1; j < position.size(); ++j) {
             const double reach = radius[i] + radius[j] + envelope;
-            if ((position[j] - position[i]).squaredNorm() <= reach * reach) {
+            const Vec3 shift = periodic.image_shift(position[i], position[j]);
+            if ((position[j] + shift - position[i]).squaredNorm() <= reach * reach) {
                 out.a.push_back(int32_t(i));
                 out.b.push_back(int32_t(j));
+                if (periodic.any()) out.shift.push_back(shift);
             }
         }
 }

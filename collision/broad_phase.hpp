@@ -5,6 +5,7 @@
 
 #include "engine/core/contacts.hpp"
 #include "engine/core/math.hpp"
+#include "engine/core/periodic.hpp"
 
 namespace talus {
 
@@ -19,12 +20,16 @@ struct BroadPhaseScratch {
 
 /// Every pair a < b (dense indices) with |x_a − x_b| ≤ r_a + r_b + envelope, each once,
 /// in an order that depends only on the input (not on the number of threads).
-/// Throws std::runtime_error if the bodies span more than 2²¹ cells on an axis.
+/// With periodic axes, the distance is to b's nearest image and PairList::shift holds the
+/// image shift per pair; positions must lie in the periodic range (PeriodicBox::wrap).
+/// Throws std::runtime_error if the bodies span more than 2²¹ cells on an axis, or if a
+/// periodic length is below 3 × (largest diameter + envelope).
 void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
-                 double envelope, PairList& out, BroadPhaseScratch& scratch);
+                 double envelope, PairList& out, BroadPhaseScratch& scratch,
+                 const PeriodicBox& periodic = PeriodicBox{});
 
 /// Reference: all pairs by brute force, same criterion, sorted by (a, b). For tests.
 void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,
-               double envelope, PairList& out);
+               double envelope, PairList& out, const PeriodicBox& periodic = PeriodicBox{});
 
 }  // namespace talus

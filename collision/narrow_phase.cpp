@@ -21,12 +21,13 @@
 //     to the segment is a convex function of the segment parameter; golden-section search.
 //   ellipsoid–ellipsoid: not implemented (reported as unsupported).
 //   clumps: a clump is its spheres (engine/core/clump.hpp), sphere k at x + R c_k with
-//     radius r_k. Against a sphere, a plane or box face, a mesh or another clump, every
-//     sub-sphere (pair) is collided as a sphere and gives its own contact, carrying the
-//     clump's body index so that the solver sees one rigid body. Sub-features: clump–sphere
-//     k, clump–clump (k_a << 8 | k_b), wall face k, mesh triangle | k << 24 (meshes of up
-//     to 2²⁴ triangles; larger ones are reported as unsupported near a clump). Clump
-//     against capsule or ellipsoid: not implemented (reported as unsupported).
+//     radius r_k. Against a sphere, a plane or box face, a cylinder, a mesh or another clump,
+//     every sub-sphere (pair) is collided as a sphere and gives its own contact, carrying
+//     the clump's body index so that the solver sees one rigid body. Sub-features:
+//     clump–sphere k, clump–clump (k_a << 8 | k_b), wall face or cylinder k, mesh triangle
+//     | k << 24 (meshes of up to 2²⁴ triangles; larger ones are reported as unsupported
+//     near a clump). Clump against capsule or ellipsoid: not implemented (reported as
+//     unsupported). Across a periodic boundary the pair is copied with its templates.
 // Body–wall: each wall is one plane (or the six inner faces of a box) with normal n
 // pointing at the bodies; Φ = n·(x_c − p₀(t)) − r for each core point x_c nearest the
 // plane. Sphere: x_c = x. Capsule: both end centres x ± h a are tested, up to two contacts
@@ -34,10 +35,17 @@
 // the support point towards −n is x − R S² Rᵀ n / ‖S Rᵀ n‖ (S = diag(s)), so
 // Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
 // wall; the normal goes from the wall to the body.
+// Cylinder walls (spheres, and each sphere of a clump): with s = (x − a)·e the axial and ρ = ‖(x − a) − s e‖ the
+// radial coordinate of the centre, Φ = R − ρ − r inside (normal towards the axis) and
+// ρ − R − r outside (normal away from it); no contact when |s| exceeds half the length.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
 // named by triangle), with the same envelope as the plane faces, for spheres and for each
-// sphere of a clump; other shapes near a mesh are reported in
-// NarrowPhaseScratch::unsupported_mesh.
+// sphere of a clump. A moving mesh keeps its AABB tree in its reference frame: the sphere
+// centre is mapped into it and the normal back. Capsules and ellipsoids near a mesh or a
+// cylinder are reported in NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder.
+// Every wall is at the pose given by its WallState; a wall contact carries the wall's
+// velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
+// contacts at its own point).
 // Output order: contacts are counted per pair and per body, prefix-summed, then filled,
 // so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
 // of threads. When every body is a sphere the counting of pairs is skipped (each pair is
@@ -56,11 +64,12 @@ namespace talus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr uint8_t kNearMesh = 1, kNearCylinder = 2;  // NarrowPhaseScratch::wall_flag bits
 
 void resize(ContactList& c, std::size_t n) {
     c.a.resize(n); c.b.resize(n); c.key_a.resize(n); c.key_b.resize(n); c.feature.resize(n);
     c.point.resize(n); c.normal.resize(n); c.gap.resize(n); c.velocity_a.resize(n);
-    c.material_a.resize(n);
+    c.material_a.resize(n); c.shift_b.resize(n);
 }
 
 /// A unit vector perpendicular to a (unit) vector, for coincident cores.
@@ -407,13 +416,68 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return int(out.size());
 }
 
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     ShapeContact* out) {
+    if (bodies.shape[i] != Shape::Sphere) return 0;
+    const Vec3& x = bodies.position[i];
+    const double r = bodies.radius[i];
+    double dist;
+    Vec3 n;
+    if (!cyl.distance(x, dist, n)) return 0;
+    const double gap = dist - r;
+    if (gap > envelope) return 0;
+    out[0] = {x - r * n, n, gap, 0};
+    return 1;
+}
+
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     std::vector<ShapeContact>& out) {
+    out.clear();
+    if (bodies.shape[i] != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_cylinder(bodies, i, cyl, envelope, c);
+        out.assign(c, c + m);
+        return m;
+    }
+    // each sphere of the clump as a sphere: its centre's radial distance, its own radius
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+        const Vec3 x = clump_sphere(bodies, i, k);
+        const double r = t.radius[k];
+        double dist;
+        Vec3 n;
+        if (!cyl.distance(x, dist, n)) continue;
+        const double gap = dist - r;
+        if (gap > envelope) continue;
+        out.push_back({x - r * n, n, gap, (k - t.begin(id)) << kSubFeatureShift});
+    }
+    return int(out.size());
+}
+
 namespace {
+
+/// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
+/// itself; otherwise the two bodies are copied (b displaced) into a per-thread two-body
+/// store, so every shape routine works on images unchanged (a clump's template is copied
+/// with it: BodyStore::append_from). Only pairs that straddle a periodic boundary pay for
+/// the copy.
+int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, const Vec3& shift,
+                       double envelope, std::vector<ShapeContact>& out) {
+    if (shift.isZero(0.0)) return collide_pair(bodies, a, b, envelope, out);
+    thread_local BodyStore pair;
+    pair.clear();
+    pair.append_from(bodies, a);
+    pair.append_from(bodies, b);
+    pair.position[1] += shift;
+    return collide_pair(pair, 0, 1, envelope, out);
+}
 
 /// Per-thread buffers of the mesh queries (reused; never shared between threads).
 struct MeshBuffers {
     std::vector<MeshContact> contacts;
     TriangleMesh::Scratch scratch;
-    std::vector<ShapeContact> shape;  ///< contacts of one body with one face or body
+    std::vector<ShapeContact> shape;  ///< contacts of one body with one face, cylinder or body
 };
 MeshBuffers& mesh_buffers() {
     thread_local MeshBuffers b;
@@ -442,25 +506,44 @@ void for_each_mesh_sphere(const BodyStore& bodies, std::size_t i, F&& f) {
 
 }  // namespace
 
-void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
-                  const std::vector<double>& reach, double wall_margin, double t,
-                  ContactList& out, NarrowPhaseScratch& scratch) {
+void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
+                  const std::vector<WallState>& states, const PairList& pairs,
+                  const std::vector<double>& reach, double wall_margin, ContactList& out,
+                  NarrowPhaseScratch& scratch) {
     const std::size_t np = pairs.size();
     const std::size_t nb = bodies.size();
     const bool all_spheres = std::all_of(bodies.shape.begin(), bodies.shape.end(),
                                          [](Shape s) { return s == Shape::Sphere; });
 
-    // Faces of every wall at time t, flattened, with their wall and face number.
+    // Faces of every wall at its pose, flattened, with their wall and face number.
     struct Face { WallFace geom; uint32_t wall, face; };
     std::vector<Face> faces;
     for (std::size_t w = 0; w < walls.size(); ++w) {
         std::array<WallFace, 6> f;
-        const int k = wall_faces(walls[w], t, f);
+        const int k = wall_faces(walls[w], states[w], f);
         for (int j = 0; j < k; ++j) faces.push_back({f[j], uint32_t(w), uint32_t(j)});
     }
     std::vector<uint32_t> meshes;  // mesh walls, ascending
-    for (std::size_t w = 0; w < walls.size(); ++w)
+    struct Cyl { CylinderAt geom; uint32_t wall; };
+    std::vector<Cyl> cylinders;    // cylinder walls at their pose, ascending
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        if (!walls[w].active) continue;  // removed by a stage: collides with nothing
         if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
+        if (walls[w].type == WallType::Cylinder)
+            cylinders.push_back({CylinderAt(walls[w], states[w]), uint32_t(w)});
+    }
+    // Moving meshes: the query sphere's centre x (a sphere body or one sphere of a clump,
+    // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
+    // invariant under the rigid motion).
+    auto collide_mesh = [&](uint32_t w, const Vec3& x, double r, double envelope, MeshBuffers& mb) {
+        const WallState& st = states[w];
+        walls[w].mesh->collide_sphere(st.to_reference(x), r, envelope, mb.contacts, mb.scratch);
+        if (!walls[w].motion.moving()) return;
+        for (MeshContact& m : mb.contacts) {
+            m.normal = st.dir_to_world(m.normal);
+            m.point = x - r * m.normal;
+        }
+    };
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
@@ -469,13 +552,15 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         if (bodies.shape[a] == Shape::Sphere && bodies.shape[b] == Shape::Sphere) return kInf;
         return (reach[a] - bodies.radius[a]) + (reach[b] - bodies.radius[b]);
     };
+    const bool periodic = !pairs.shift.empty();
+    auto pair_shift = [&](std::size_t k) { return periodic ? pairs.shift[k] : Vec3(Vec3::Zero()); };
     std::size_t n_pair_contacts = np;
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
         parallel_each(np, [&](std::size_t k) {
             std::vector<ShapeContact>& c = mesh_buffers().shape;
             const int32_t a = pairs.a[k], b = pairs.b[k];
-            const int m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+            const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
             scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
         });
         for (std::size_t k = 0; k < np; ++k) {
@@ -489,32 +574,46 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
     }
 
     scratch.wall_count.assign(nb + 1, 0);
-    if (!meshes.empty()) scratch.mesh_flag.assign(nb, 0);
+    const bool special = !meshes.empty() || !cylinders.empty();
+    if (special) scratch.wall_flag.assign(nb, 0);
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         MeshBuffers& mb = mesh_buffers();
         for (const Face& f : faces)
             c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
-        if (!meshes.empty()) {
-            for (uint32_t w : meshes) {
-                if (!mesh_supported(bodies, i, *walls[w].mesh)) {
-                    walls[w].mesh->query(bodies.position[i], reach[i] + wall_margin, mb.scratch.found);
-                    if (!mb.scratch.found.empty()) scratch.mesh_flag[i] = 1;
-                    continue;
-                }
-                for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
-                    walls[w].mesh->collide_sphere(x, r, envelope, mb.contacts, mb.scratch);
-                    c += uint32_t(mb.contacts.size());
-                });
+        const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
+        for (const Cyl& cy : cylinders) {
+            if (!spheres) {  // bounding sphere near the cylinder: no contact routine
+                double d;
+                Vec3 n;
+                if (cy.geom.distance(bodies.position[i], d, n) && d <= reach[i] + wall_margin)
+                    scratch.wall_flag[i] |= kNearCylinder;
+                continue;
             }
+            c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
+        }
+        for (uint32_t w : meshes) {
+            if (!mesh_supported(bodies, i, *walls[w].mesh)) {
+                walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
+                                     reach[i] + wall_margin, mb.scratch.found);
+                if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
+                continue;
+            }
+            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
+                collide_mesh(w, x, r, envelope, mb);
+                c += uint32_t(mb.contacts.size());
+            });
         }
         scratch.wall_count[i + 1] = c;
     });
     scratch.unsupported_mesh.clear();
+    scratch.unsupported_cylinder.clear();
     for (std::size_t i = 0; i < nb; ++i) {
         scratch.wall_count[i + 1] += scratch.wall_count[i];
-        if (!meshes.empty() && scratch.mesh_flag[i]) scratch.unsupported_mesh.push_back(uint32_t(i));
+        if (special && (scratch.wall_flag[i] & kNearMesh)) scratch.unsupported_mesh.push_back(uint32_t(i));
+        if (special && (scratch.wall_flag[i] & kNearCylinder))
+            scratch.unsupported_cylinder.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
     resize(out, n_pair_contacts + nw);
@@ -524,14 +623,16 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         std::vector<ShapeContact>& c = mesh_buffers().shape;
         std::size_t at = k;
         int m = 1;
+        const Vec3 shift = pair_shift(k);
         if (all_spheres) {
             c.resize(1);
-            c[0] = core_contact(bodies.position[a], bodies.radius[a], bodies.position[b],
+            c[0] = core_contact(bodies.position[a], bodies.radius[a],
+                                periodic ? Vec3(bodies.position[b] + shift) : bodies.position[b],
                                 bodies.radius[b], Vec3::UnitZ(), 0);
         } else {
             at = scratch.pair_count[k];
             if (scratch.pair_count[k + 1] == at) return;
-            m = collide_pair(bodies, a, b, pair_envelope(a, b), c);
+            m = collide_pair_image(bodies, a, b, shift, pair_envelope(a, b), c);
         }
         for (int j = 0; j < m; ++j, ++at) {
             out.a[at] = a;
@@ -544,6 +645,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
             out.gap[at] = c[j].gap;
             out.velocity_a[at] = Vec3::Zero();
             out.material_a[at] = bodies.material[a];
+            out.shift_b[at] = shift;
         }
     });
 
@@ -553,40 +655,36 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         MeshBuffers& mb = mesh_buffers();
         std::vector<ShapeContact>& c = mb.shape;
+        auto put = [&](uint32_t wall, uint32_t feature, const Vec3& point, const Vec3& normal,
+                       double gap) {
+            out.a[k] = kNoBody;
+            out.b[k] = int32_t(i);
+            out.key_a[k] = kWallKeyBit | wall;
+            out.key_b[k] = bodies.id[i];
+            out.feature[k] = feature;
+            out.point[k] = point;
+            out.normal[k] = normal;
+            out.gap[k] = gap;
+            out.velocity_a[k] = states[wall].velocity_at(point);
+            out.material_a[k] = walls[wall].material;
+            out.shift_b[k] = Vec3::Zero();
+            ++k;
+        };
         for (const Face& f : faces) {
             const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
-            const Wall& w = walls[f.wall];
-            for (int j = 0; j < m; ++j, ++k) {
-                out.a[k] = kNoBody;
-                out.b[k] = int32_t(i);
-                out.key_a[k] = kWallKeyBit | f.wall;
-                out.key_b[k] = bodies.id[i];
-                out.feature[k] = c[j].feature;
-                out.point[k] = c[j].point;
-                out.normal[k] = c[j].normal;
-                out.gap[k] = c[j].gap;
-                out.velocity_a[k] = w.velocity;
-                out.material_a[k] = w.material;
-            }
+            for (int j = 0; j < m; ++j) put(f.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (meshes.empty()) return;
+        if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
+        for (const Cyl& cy : cylinders) {
+            const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
+            for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+        }
         for (uint32_t w : meshes) {
             if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;
             for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
-                walls[w].mesh->collide_sphere(x, r, envelope, mb.contacts, mb.scratch);
-                for (const MeshContact& m : mb.contacts) {
-                    out.a[k] = kNoBody;
-                    out.b[k] = int32_t(i);
-                    out.key_a[k] = kWallKeyBit | w;
-                    out.key_b[k] = bodies.id[i];
-                    out.feature[k] = m.triangle | (sub << kMeshSubFeatureShift);
-                    out.point[k] = m.point;
-                    out.normal[k] = m.normal;
-                    out.gap[k] = m.gap;
-                    out.velocity_a[k] = Vec3::Zero();
-                    out.material_a[k] = walls[w].material;
-                    ++k;
-                }
+                collide_mesh(w, x, r, envelope, mb);
+                for (const MeshContact& m : mb.contacts)
+                    put(w, m.triangle | (sub << kMeshSubFeatureShift), m.point, m.normal, m.gap);
             });
         }
     });

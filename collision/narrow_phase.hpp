@@ -21,10 +21,10 @@ struct NarrowPhaseScratch {
     /// (ellipsoid–ellipsoid, clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
     /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
-    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles): mesh contacts exist
-    /// for spheres and clumps only. Callers must not ignore it either.
-    std::vector<uint32_t> unsupported_mesh;
-    std::vector<uint8_t> mesh_flag;  ///< per body: 1 when it belongs in unsupported_mesh
+    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), or a cylinder wall:
+    /// those walls collide with spheres and clumps only. Callers must not ignore them either.
+    std::vector<uint32_t> unsupported_mesh, unsupported_cylinder;
+    std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 2 cylinder (the lists above)
 };
 
 /// One contact of two shapes, before it is written to a ContactList.
@@ -67,19 +67,35 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
 /// returns the signed distance (negative when y is inside) [m].
 double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& normal);
 
+/// Contact of sphere i with the cylinder `cyl` (normal radial, from the wall to the body)
+/// when its gap is ≤ envelope [m] and its centre lies between the cylinder's ends; returns
+/// 0 or 1 (0 for other shapes, clumps included: use the std::vector overload; capsules and
+/// ellipsoids, see NarrowPhaseScratch::unsupported_cylinder).
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     ShapeContact* out);
+/// The same for spheres and clumps: one contact per sphere of a clump whose centre lies
+/// between the ends (sub-feature = its sphere number); `out` is cleared first. Returns the
+/// count (0 for capsules and ellipsoids).
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     std::vector<ShapeContact>& out);
+
 /// Contacts of the candidate `pairs` (selected by the broad phase with the bounding
 /// radii and the envelope; for two spheres every pair is a contact, for other shapes those
-/// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall face,
-/// at time t (walls at their position at t), when Φ ≤ (reach_i − r_i) + wall_margin.
+/// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall,
+/// each wall at the pose `states[w]` (engine/core/walls.hpp: wall_states), when
+/// Φ ≤ (reach_i − r_i) + wall_margin. A wall contact's velocity_a is the wall's velocity at
+/// the contact point, states[w].velocity_at(p).
 /// `reach` is the per-body bounding radius plus envelope share given to the broad phase.
-/// Mesh walls (spheres and clumps) give their contacts after the plane and box faces of the
-/// body, by (wall, clump sphere, triangle); feature = triangle index (collision/mesh.hpp),
-/// | sphere << kMeshSubFeatureShift for a clump.
+/// Cylinder and mesh walls (spheres and clumps) give their contacts after the plane and
+/// box faces of the body. Cylinder feature = clump sphere << kSubFeatureShift (0 for a
+/// sphere); mesh feature = triangle index (collision/mesh.hpp), | sphere <<
+/// kMeshSubFeatureShift for a clump.
 /// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
-/// sub-feature), then body–mesh by (body, wall, sphere, triangle); independent of thread
-/// count.
-void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls, const PairList& pairs,
-                  const std::vector<double>& reach, double wall_margin, double t,
-                  ContactList& out, NarrowPhaseScratch& scratch);
+/// sub-feature), then body–cylinder by (body, wall, sphere), then body–mesh by (body, wall,
+/// sphere, triangle); independent of thread count.
+void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
+                  const std::vector<WallState>& states, const PairList& pairs,
+                  const std::vector<double>& reach, double wall_margin, ContactList& out,
+                  NarrowPhaseScratch& scratch);
 
 }  // namespace talus

@@ -169,6 +169,9 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
     SphereGrid grid(r + r_big);  // ≥ every contact distance r + r_i
     for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
     const std::vector<WallFace> faces = faces_at_start(walls);
+    std::vector<CylinderAt> cylinders;
+    for (const Wall& w : walls)
+        if (w.type == WallType::Cylinder) cylinders.emplace_back(w, wall_state(w.motion, 0.0, 0.0, 1.0));
 
     std::mt19937_64 rng(spec.seed);
     const Vec3 extent = spec.max - spec.min;
@@ -186,6 +189,11 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
                 blocked = true;
                 break;
             }
+        for (const CylinderAt& cyl : cylinders) {
+            double dist;
+            Vec3 n;
+            if (!blocked && cyl.distance(x, dist, n) && dist < r) blocked = true;
+        }
         if (blocked) continue;
         blocked = grid.any_near(x, [&](uint32_t j) {
             const double d = r + rad[j];

@@ -37,7 +37,7 @@ inline uint64_t random_fill_budget(std::size_t count) { return 100 * uint64_t(co
 
 /// Random sequential addition: draws candidate centres (x, y, z from consecutive
 /// mt19937_64 outputs) and keeps those that overlap neither an earlier sphere of the fill,
-/// nor an `existing` sphere, nor any wall face at t = 0. Appends the kept centres to `out`
+/// nor an `existing` sphere, nor any wall face or cylinder at t = 0. Appends the kept centres to `out`
 /// and returns how many were placed (fewer than `count` if the budget ran out).
 std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& existing_position,
                         const std::vector<double>& existing_radius, const std::vector<Wall>& walls,

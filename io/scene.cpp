@@ -52,17 +52,25 @@ struct Field {
 };
 using Fields = std::vector<Field>;
 
-const Fields kSimulationKeys{{"dt"}, {"duration"}, {"gravity"}, {"max_speed"},
-                             {"renumber_interval"}};
+const Fields kStopKeys{{"kinetic_energy_below"}, {"hold"}};
+const Fields kSimulationKeys{{"dt"},        {"duration"},          {"gravity"},
+                             {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys}};
+const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
 const Fields kOutputKeys{{"path"}, {"interval"}};
-const Fields kMaterialKeys{{"name"}, {"density"}, {"friction"}, {"restitution"}};
-const Fields kFrictionPairKeys{{"materials"}, {"friction"}, {"restitution"}};
-const Fields kWallKeys{{"type"},   {"material"}, {"velocity"}, {"point"},
+const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
+                           {"restitution"}, {"rolling_friction"}, {"spinning_friction"}};
+const Fields kFrictionPairKeys{{"materials"},        {"friction"},         {"restitution"},
+                               {"rolling_friction"}, {"spinning_friction"}};
+const Fields kMotionKeys{{"type"},      {"start"},         {"velocity"},  {"centre"},
+                         {"axis"},      {"omega"},         {"times"},     {"displacements"},
+                         {"direction"}, {"amplitude"},     {"frequency"}, {"phase"}};
+const Fields kWallKeys{{"type"},   {"name"},     {"material"}, {"velocity"}, {"point"},
                        {"normal"}, {"min"},      {"max"},      {"file"},
-                       {"scale"},  {"translate"}};
+                       {"scale"},  {"translate"}, {"axis"},    {"radius"},
+                       {"inside"}, {"length"},   {"motion", Kind::Table, &kMotionKeys}};
 const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
 const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"seed"}};
 const Fields kParticlesKeys{{"shape"},
@@ -77,7 +85,9 @@ const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes
                        {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
                         {"anchor_a"}, {"axis"}, {"length"}, {"motor_speed"}};
+const Fields kPeriodicKeys{{"x"}, {"y"}, {"z"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
+                       {"periodic", Kind::Table, &kPeriodicKeys},
                        {"solver", Kind::Table, &kSolverKeys},
                        {"output", Kind::Table, &kOutputKeys},
                        {"material", Kind::TableArray, &kMaterialKeys},
@@ -85,7 +95,8 @@ const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"wall", Kind::TableArray, &kWallKeys},
                        {"particles", Kind::TableArray, &kParticlesKeys},
                        {"body", Kind::TableArray, &kBodyKeys},
-                       {"joint", Kind::TableArray, &kJointKeys}};
+                       {"joint", Kind::TableArray, &kJointKeys},
+                       {"stage", Kind::TableArray, &kStageKeys}};
 
 const Field* find_field(const Fields& fields, std::string_view name) {
     for (const Field& f : fields)
@@ -539,6 +550,140 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     return s;
 }
 
+/// `stop = { kinetic_energy_below = E, hold = t }` of [simulation] or a [[stage]].
+void read_stop(Reader& r, const Ctx& c, Stage& stage) {
+    const auto t = r.table(c, "stop", Need::Optional);
+    if (!t) return;
+    if (auto e = r.number(*t, "kinetic_energy_below", Need::Required,
+                          [](double x) { return x > 0.0; }, "> 0"))
+        stage.kinetic_energy_below = *e;
+    if (auto h = r.number(*t, "hold", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        stage.hold = *h;
+}
+
+/// The run's stages: the [[stage]] entries, or one stage of [simulation] duration and stop.
+std::vector<Stage> read_stages(Reader& r, const Ctx& root, const std::vector<Wall>& walls) {
+    std::vector<Stage> stages;
+    const auto sim = r.table(root, "simulation", Need::Optional);
+    const std::vector<Ctx> entries = r.entries(root, "stage");
+    if (entries.empty()) {
+        Stage s;
+        s.name = "run";
+        if (sim) {
+            if (auto d = r.number(*sim, "duration", Need::Optional)) s.duration = *d;
+            read_stop(r, *sim, s);
+        }
+        stages.push_back(std::move(s));
+        return stages;
+    }
+    if (sim) {
+        for (std::string_view k : {"duration", "stop"})
+            if (r.find(*sim, k))
+                r.problem_at(*sim, k,
+                             fmt::format("not allowed with [[stage]]: each stage has its own {}", k));
+    }
+    for (const Ctx& c : entries) {
+        Stage s;
+        s.name = r.string(c, "name", Need::Optional).value_or(c.path);
+        if (auto d = r.number(c, "duration", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+            s.duration = *d;
+        read_stop(r, c, s);
+        if (const toml::node* n = r.find(c, "remove_walls")) {
+            const toml::array* a = n->as_array();
+            if (!a) {
+                r.problem_at(c, "remove_walls",
+                             fmt::format("expected an array of wall names, got {}", type_name(*n)));
+            } else {
+                std::vector<std::string_view> names;
+                for (const Wall& w : walls)
+                    if (!w.name.empty()) names.push_back(w.name);
+                for (std::size_t i = 0; i < a->size(); ++i) {
+                    const auto* name = (*a)[i].as_string();
+                    if (!name) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: expected a wall name, got {}", i,
+                                                 type_name((*a)[i])));
+                        continue;
+                    }
+                    std::size_t k = 0;
+                    while (k < walls.size() && walls[k].name != name->get()) ++k;
+                    if (k == walls.size()) {
+                        r.problem_at(c, "remove_walls",
+                                     fmt::format("element {}: no wall is named '{}'{}", i, name->get(),
+                                                 names.empty() ? std::string(" (give walls a name = \"...\")")
+                                                               : suggest(name->get(), names, "named walls")));
+                        continue;
+                    }
+                    s.remove_walls.push_back(uint32_t(k));
+                }
+            }
+        }
+        stages.push_back(std::move(s));
+    }
+    return stages;
+}
+
+/// [periodic] x|y|z = [lo, hi]: the periodic range of each periodic axis [m].
+PeriodicBox read_periodic(Reader& r, const Ctx& root) {
+    PeriodicBox p;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    if (!c) return p;
+    for (int k = 0; k < 3; ++k) {
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        const toml::node* n = r.find(*c, key);
+        if (!n) continue;
+        const toml::array* a = n->as_array();
+        if (!a || a->size() != 2) {
+            r.problem_at(*c, key, a ? fmt::format("expected [lo, hi], got {} elements", a->size())
+                                    : fmt::format("expected [lo, hi], got {}", type_name(*n)));
+            continue;
+        }
+        auto lo = r.to_number((*a)[0], *c, key, "element 0: ");
+        auto hi = r.to_number((*a)[1], *c, key, "element 1: ");
+        if (!lo || !hi) continue;
+        if (!(*hi > *lo)) {
+            r.problem_at(*c, key, fmt::format("must have lo < hi (got [{}, {}])", *lo, *hi));
+            continue;
+        }
+        p.on[std::size_t(k)] = true;
+        p.lo[k] = *lo;
+        p.hi[k] = *hi;
+    }
+    return p;
+}
+
+/// Every body inside the periodic range, and each periodic length long enough for the
+/// broad phase (3 × (largest diameter + envelope)).
+void check_periodic(Reader& r, const Ctx& root, const World& world) {
+    const PeriodicBox& p = world.simulation.periodic;
+    if (!p.any()) return;
+    const auto c = r.table(root, "periodic", Need::Optional);
+    double rmax = 0.0;
+    for (double rad : world.bodies.radius) rmax = std::max(rmax, rad);
+    const double cell = 2.0 * rmax + world.solver.envelope;
+    for (int k = 0; k < 3; ++k) {
+        if (!p.on[std::size_t(k)]) continue;
+        const std::string_view key = std::string_view("xyz").substr(std::size_t(k), 1);
+        if (p.length(k) < 3.0 * cell) {
+            r.problem_at(*c, key,
+                         fmt::format("the period {} m must be at least 3 × (largest diameter + "
+                                     "solver.envelope) = {} m",
+                                     p.length(k), 3.0 * cell));
+            continue;
+        }
+        for (std::size_t i = 0; i < world.bodies.size(); ++i) {
+            const double x = world.bodies.position[i][k];
+            if (x < p.lo[k] || x >= p.hi[k]) {
+                r.problem_at(*c, key,
+                             fmt::format("body {} has {} = {} m, outside the periodic range [{}, {}) "
+                                         "(place bodies inside it)",
+                                         world.bodies.id[i], key, x, p.lo[k], p.hi[k]));
+                break;
+            }
+        }
+    }
+}
+
 SolverSettings read_solver(Reader& r, const Ctx& root) {
     SolverSettings s;
     const auto c = r.table(root, "solver", Need::Optional);
@@ -611,7 +756,22 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
     return s;
 }
 
-MaterialTable read_materials(Reader& r, const Ctx& root) {
+/// Rolling and spinning resistance need a solver with the torque block (solvers/rolling.hpp).
+bool solver_has_rolling(SolverType t) { return t == SolverType::PGS || t == SolverType::PJ; }
+
+/// `rolling_friction` or `spinning_friction` of `c` (≥ 0, [m]); a positive value with a
+/// solver that lacks the torque block is an error on that key.
+std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view key, SolverType solver) {
+    auto v = r.number(c, key, Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0");
+    if (v && *v > 0.0 && !solver_has_rolling(solver))
+        r.problem_at(c, key,
+                     fmt::format("the \"{}\" solver does not support rolling or spinning "
+                                 "resistance (use \"pgs\" or \"pj\")",
+                                 solver_name(solver)));
+    return v;
+}
+
+MaterialTable read_materials(Reader& r, const Ctx& root, SolverType solver) {
     MaterialTable table;
     std::vector<uint32_t> line_of;  // per material, for duplicate messages
     for (const Ctx& c : r.entries(root, "material")) {
@@ -627,6 +787,8 @@ MaterialTable read_materials(Reader& r, const Ctx& root) {
                 c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
                 "in [0, 1]"))
             m.restitution = *v;
+        if (auto v = read_resistance(r, c, "rolling_friction", solver)) m.rolling_friction = *v;
+        if (auto v = read_resistance(r, c, "spinning_friction", solver)) m.spinning_friction = *v;
         if (!name) continue;
         if (name->empty()) {
             r.problem_at(c, "name", "must not be empty");
@@ -669,7 +831,7 @@ std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k
     return std::nullopt;
 }
 
-void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
+void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, SolverType solver) {
     std::vector<std::pair<uint32_t, uint32_t>> seen;
     for (const Ctx& c : r.entries(root, "friction_pair")) {
         const auto mu = r.number(
@@ -677,6 +839,8 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
         const auto e = r.number(
             c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
             "in [0, 1]");
+        const auto mu_r = read_resistance(r, c, "rolling_friction", solver);
+        const auto mu_s = read_resistance(r, c, "spinning_friction", solver);
         const toml::node* n = r.present(c, "materials", Need::Required);
         if (!n) continue;
         const toml::array* a = n->as_array();
@@ -695,7 +859,145 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials) {
         seen.push_back(key);
         materials.set_pair_friction(*m0, *m1, *mu);
         if (e) materials.set_pair_restitution(*m0, *m1, *e);
+        if (mu_r) materials.set_pair_rolling(*m0, *m1, *mu_r);
+        if (mu_s) materials.set_pair_spinning(*m0, *m1, *mu_s);
     }
+}
+
+/// A unit direction from key `k` (normalised; zero is an error).
+std::optional<Vec3> unit_vec3(Reader& r, const Ctx& c, std::string_view k, Need need) {
+    auto v = r.vec3(c, k, need);
+    if (!v) return std::nullopt;
+    const double len = v->norm();
+    if (!(len > 0.0)) {
+        r.problem_at(c, k, "must not be zero");
+        return std::nullopt;
+    }
+    return Vec3(*v / len);
+}
+
+/// The `motion = { type = …, … }` table of a wall (engine/core/wall_motion.hpp); nullopt
+/// after a problem was reported.
+std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
+    WallMotion m;
+    const auto type = r.string(c, "type", Need::Required);
+    bool ok = true;
+    if (auto v = r.number(
+            c, "start", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0 [s]"))
+        m.start = *v;
+    else
+        ok = ok && !r.find(c, "start");
+    if (!type) return std::nullopt;
+    std::vector<std::string_view> used{"type", "start"};
+    if (*type == "translation") {
+        m.kind = MotionKind::Translation;
+        used.insert(used.end(), {"velocity"});
+        const auto v = r.vec3(c, "velocity", Need::Required);
+        if (v) m.velocity = *v;
+        ok = ok && v;
+    } else if (*type == "rotation") {
+        m.kind = MotionKind::Rotation;
+        used.insert(used.end(), {"centre", "axis", "omega"});
+        const auto centre = r.vec3(c, "centre", Need::Required);
+        const auto axis = unit_vec3(r, c, "axis", Need::Required);
+        const auto omega = r.number(c, "omega", Need::Required);
+        if (centre) m.centre = *centre;
+        if (axis) m.axis = *axis;
+        if (omega) m.omega = *omega;
+        ok = ok && centre && axis && omega;
+    } else if (*type == "table") {
+        m.kind = MotionKind::Table;
+        used.insert(used.end(), {"times", "displacements"});
+        const toml::node* tn = r.present(c, "times", Need::Required);
+        const toml::node* dn = r.present(c, "displacements", Need::Required);
+        const toml::array* ta = tn ? tn->as_array() : nullptr;
+        const toml::array* da = dn ? dn->as_array() : nullptr;
+        if (tn && (!ta || ta->empty())) {
+            r.problem_at(c, "times", fmt::format("expected a non-empty array of times [s], got {}",
+                                                 ta ? "an empty array" : type_name(*tn)));
+            ta = nullptr;
+        }
+        if (dn && (!da || da->empty())) {
+            r.problem_at(c, "displacements",
+                         fmt::format("expected a non-empty array of [x, y, z] displacements [m], got {}",
+                                     da ? "an empty array" : type_name(*dn)));
+            da = nullptr;
+        }
+        ok = ok && ta && da;
+        if (ta) {
+            for (std::size_t k = 0; k < ta->size() && ok; ++k) {
+                const auto t = r.to_number((*ta)[k], c, "times", fmt::format("element {}: ", k));
+                if (!t) {
+                    ok = false;
+                } else if (k == 0 && *t < 0.0) {
+                    r.problem_at(c, "times", fmt::format("element 0: must be ≥ 0 (got {})", *t));
+                    ok = false;
+                } else if (k > 0 && !(*t > m.times.back())) {
+                    r.problem_at(c, "times",
+                                 fmt::format("element {}: must exceed the one before ({} ≤ {}): "
+                                             "times increase strictly",
+                                             k, *t, m.times.back()));
+                    ok = false;
+                }
+                if (ok) m.times.push_back(*t);
+            }
+        }
+        if (da && ok) {
+            if (da->size() != ta->size()) {
+                r.problem_at(c, "displacements",
+                             fmt::format("has {} entries but times has {}", da->size(), ta->size()));
+                ok = false;
+            }
+            for (std::size_t k = 0; k < da->size() && ok; ++k) {
+                const toml::array* e = (*da)[k].as_array();
+                if (!e || e->size() != 3) {
+                    r.problem_at(c, "displacements",
+                                 fmt::format("element {}: expected an array of 3 numbers", k));
+                    ok = false;
+                    break;
+                }
+                Vec3 d;
+                for (std::size_t j = 0; j < 3 && ok; ++j) {
+                    const auto x = r.to_number((*e)[j], c, "displacements",
+                                               fmt::format("element {}.{}: ", k, j));
+                    if (x) d[Eigen::Index(j)] = *x; else ok = false;
+                }
+                if (ok) m.displacements.push_back(d);
+            }
+            if (ok && m.times[0] == 0.0 && m.displacements[0].squaredNorm() > 0.0) {
+                r.problem_at(c, "displacements",
+                             "element 0: must be [0, 0, 0] when times starts at 0 (the wall "
+                             "would jump at the start; the table begins at zero displacement)");
+                ok = false;
+            }
+        }
+    } else if (*type == "sine") {
+        m.kind = MotionKind::Sine;
+        used.insert(used.end(), {"direction", "amplitude", "frequency", "phase"});
+        const auto dir = unit_vec3(r, c, "direction", Need::Required);
+        const auto amp = r.number(
+            c, "amplitude", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0 [m]");
+        const auto freq = r.number(
+            c, "frequency", Need::Required, [](double x) { return x > 0.0; }, "> 0 [Hz]");
+        const auto phase = r.number(c, "phase", Need::Optional);
+        if (dir) m.direction = *dir;
+        if (amp) m.amplitude = *amp;
+        if (freq) m.frequency = *freq;
+        if (phase) m.phase = *phase;
+        ok = ok && dir && amp && freq && (phase || !r.find(c, "phase"));
+    } else {
+        r.problem_at(c, "type",
+                     fmt::format("unknown motion type '{}'{}", *type,
+                                 suggest(*type, {"translation", "rotation", "table", "sine"}, "known")));
+        return std::nullopt;
+    }
+    for (const Field& f : kMotionKeys)
+        if (std::find(used.begin(), used.end(), f.name) == used.end() && r.find(c, f.name)) {
+            r.problem_at(c, f.name, fmt::format("not used by a {} motion", *type));
+            ok = false;
+        }
+    if (!ok) return std::nullopt;
+    return m;
 }
 
 /// Walls and the place of each (for overlap messages).
@@ -710,18 +1012,49 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             w.material = *m;
         else
             ok = false;
-        if (auto v = r.vec3(c, "velocity", Need::Optional)) w.velocity = *v;
+        if (auto name = r.string(c, "name", Need::Optional)) {
+            for (std::size_t k = 0; k < walls.size(); ++k)
+                if (walls[k].name == *name) {
+                    r.problem_at(c, "name", fmt::format("wall name '{}' is already used by wall.{}", *name, k));
+                    ok = false;
+                }
+            w.name = *name;
+        }
+        // `velocity` is the short form of motion = { type = "translation", velocity = … }.
+        if (auto v = r.vec3(c, "velocity", Need::Optional); v && v->squaredNorm() > 0.0) {
+            w.motion.kind = MotionKind::Translation;
+            w.motion.velocity = *v;
+        } else {
+            ok = ok && (v || !r.find(c, "velocity"));
+        }
+        if (auto m = r.table(c, "motion", Need::Optional)) {
+            if (r.find(c, "velocity")) {
+                r.problem_at(c, "velocity",
+                             "give either velocity or motion, not both (velocity = V is short "
+                             "for motion = { type = \"translation\", velocity = V })");
+                ok = false;
+            }
+            if (auto motion = read_motion(r, *m))
+                w.motion = *motion;
+            else
+                ok = false;
+        } else {
+            ok = ok && !r.find(c, "motion");
+        }
         if (!type) continue;
-        const auto unused = [&](std::initializer_list<std::string_view> keys) {
-            for (std::string_view k : keys)
-                if (r.find(c, k)) {
+        static constexpr std::string_view kGeometry[] = {"point", "normal", "min", "max", "file",
+                                                         "scale", "translate", "axis", "radius",
+                                                         "inside", "length"};
+        const auto unused = [&](std::initializer_list<std::string_view> used) {
+            for (std::string_view k : kGeometry)
+                if (std::find(used.begin(), used.end(), k) == used.end() && r.find(c, k)) {
                     r.problem_at(c, k, fmt::format("not used by a {} wall", *type));
                     ok = false;
                 }
         };
         if (*type == "plane") {
             w.type = WallType::Plane;
-            unused({"min", "max", "file", "scale", "translate"});
+            unused({"point", "normal"});
             const auto point = r.vec3(c, "point", Need::Required);
             const auto normal = r.vec3(c, "normal", Need::Required);
             if (point) w.point = *point;
@@ -736,7 +1069,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             ok = ok && point && normal;
         } else if (*type == "box") {
             w.type = WallType::Box;
-            unused({"point", "normal", "file", "scale", "translate"});
+            unused({"min", "max"});
             const auto lo = r.vec3(c, "min", Need::Required);
             const auto hi = r.vec3(c, "max", Need::Required);
             if (lo && hi) {
@@ -750,12 +1083,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             ok = ok && lo && hi;
         } else if (*type == "mesh") {
             w.type = WallType::Mesh;
-            unused({"point", "normal", "min", "max"});
-            if (r.find(c, "velocity") && w.velocity.squaredNorm() > 0.0) {
-                r.problem_at(c, "velocity", "mesh walls are static for now (moving meshes are "
-                                            "not implemented)");
-                ok = false;
-            }
+            unused({"file", "scale", "translate"});
             const auto file = r.string(c, "file", Need::Required);
             const auto scale = r.number(
                 c, "scale", Need::Optional, [](double x) { return x > 0.0; }, "> 0");
@@ -783,10 +1111,26 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                 }
             }
             ok = ok && file.has_value();
+        } else if (*type == "cylinder") {
+            w.type = WallType::Cylinder;
+            unused({"point", "axis", "radius", "inside", "length"});
+            const auto point = r.vec3(c, "point", Need::Required);
+            const auto axis = unit_vec3(r, c, "axis", Need::Required);
+            const auto radius = r.number(
+                c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0 [m]");
+            const auto inside = r.boolean(c, "inside", Need::Required);
+            const auto length = r.number(
+                c, "length", Need::Optional, [](double x) { return x > 0.0; }, "> 0 [m]");
+            if (point) w.point = *point;
+            if (axis) w.axis = *axis;
+            if (radius) w.radius = *radius;
+            if (inside) w.inside = *inside;
+            if (length) w.length = *length;
+            ok = ok && point && axis && radius && inside && (length || !r.find(c, "length"));
         } else {
             r.problem_at(c, "type",
                          fmt::format("unknown wall type '{}'{}", *type,
-                                     suggest(*type, {"plane", "box", "mesh"}, "known")));
+                                     suggest(*type, {"plane", "box", "cylinder", "mesh"}, "known")));
             continue;
         }
         if (ok) {
@@ -1194,7 +1538,10 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     };
     const auto wall_name = [&](std::size_t w) {
         const WallType type = world.walls[w].type;
-        const char* kind = type == WallType::Plane ? "plane" : type == WallType::Box ? "box" : "mesh";
+        const char* kind = type == WallType::Plane ? "plane"
+                           : type == WallType::Box ? "box"
+                           : type == WallType::Cylinder ? "cylinder"
+                                                        : "mesh";
         return wall_places[w].line > 0
                    ? fmt::format("{} wall.{} (line {})", kind, w, wall_places[w].line)
                    : fmt::format("{} wall.{}", kind, w);
@@ -1313,16 +1660,18 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     for (std::size_t w = 0; w < world.walls.size(); ++w) {
         const Wall& wall = world.walls[w];
         if (wall.type != WallType::Mesh || !wall.mesh) continue;
+        const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
         for (std::size_t i = 0; i < bodies.size(); ++i) {
+            // a moving mesh is placed by its motion at t = 0: query in its reference frame
             double r_i = bodies.radius[i];
-            Vec3 x_i = bodies.position[i];
+            Vec3 x_i = at_start.to_reference(bodies.position[i]);
             if (bodies.shape[i] == Shape::Clump) {
                 // each sphere of the clump; report the first that reaches the mesh
                 const ClumpTable& t = bodies.clumps;
                 const uint32_t id = bodies.clump_of(i);
                 near.clear();
                 for (uint32_t k = t.begin(id); k < t.end(id) && near.empty(); ++k) {
-                    x_i = bodies.position[i] + bodies.orientation[i] * t.centre[k];
+                    x_i = at_start.to_reference(bodies.position[i] + bodies.orientation[i] * t.centre[k]);
                     r_i = t.radius[k];
                     wall.mesh->query(x_i, r_i * (1.0 - kOverlapTolerance), near);
                 }
@@ -1349,6 +1698,55 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                           : fmt::format("body {} is within its bounding radius of {} (triangle "
                                         "{}): mesh walls collide with spheres and clumps only",
                                         i, wall_name(w), nearest));
+            last_entry = &e;
+            ++listed;
+        }
+    }
+    // Cylinder walls: the radial distance at t = 0; cylinder contacts are for spheres and
+    // for each sphere of a clump (the deepest one is reported).
+    for (std::size_t w = 0; w < world.walls.size(); ++w) {
+        const Wall& wall = world.walls[w];
+        if (wall.type != WallType::Cylinder) continue;
+        const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
+        for (std::size_t i = 0; i < bodies.size(); ++i) {
+            double r_i = bodies.radius[i];
+            double dist;
+            Vec3 n;
+            if (bodies.shape[i] == Shape::Clump) {
+                const ClumpTable& t = bodies.clumps;
+                const uint32_t id = bodies.clump_of(i);
+                bool found = false;
+                for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+                    double d;
+                    const Vec3 c = bodies.position[i] + bodies.orientation[i] * t.centre[k];
+                    if (!cyl.distance(c, d, n)) continue;
+                    if (!found || t.radius[k] - d > r_i - dist) {
+                        r_i = t.radius[k];
+                        dist = d;
+                        found = true;
+                    }
+                }
+                if (!found) continue;
+            } else if (!cyl.distance(bodies.position[i], dist, n)) {
+                continue;
+            }
+            if (r_i - dist <= kOverlapTolerance * r_i) continue;
+            if (listed == kMaxListedOverlaps) {
+                ++unlisted;
+                continue;
+            }
+            const BodyEntry& e = entry_of(i);
+            std::string text;
+            if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump)
+                text = fmt::format("body {} is within its bounding radius of {}: cylinder walls "
+                                   "collide with spheres and clumps only", i, wall_name(w));
+            else if (dist < 0.0)
+                text = fmt::format("the centre of {} {} is {} {}",
+                                   bodies.shape[i] == Shape::Clump ? "a sphere of body" : "body", i,
+                                   wall.inside ? "outside" : "inside", wall_name(w));
+            else
+                text = fmt::format("body {} overlaps {} by {:.3g} m", i, wall_name(w), r_i - dist);
+            r.problem(e.place, e.path, text);
             last_entry = &e;
             ++listed;
         }
@@ -1502,12 +1900,14 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     scene.overrides = overrides;
     World& world = scene.world;
     world.simulation = read_simulation(r, top);
+    world.simulation.periodic = read_periodic(r, top);
     world.solver = read_solver(r, top);
     scene.output = read_output(r, top, name);
-    world.materials = read_materials(r, top);
-    read_friction_pairs(r, top, world.materials);
+    world.materials = read_materials(r, top, world.solver.type);
+    read_friction_pairs(r, top, world.materials, world.solver.type);
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
+    scene.stages = read_stages(r, top, world.walls);
 
     // [[particles]] and [[body]] are separate arrays in the document; merge them back into
     // file order by the line of each entry's header, which fixes the ids.
@@ -1539,6 +1939,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     place_bodies(r, entries, world);
     r.throw_if_any();
     check_overlaps(r, entries, world, wall_places);
+    check_periodic(r, top, world);
     if (world.bodies.size() == 0)
         r.problem(top.place, "body",
                   "the scene has no bodies (add a [[particles]] or [[body]] entry)");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/settings.hpp"
+#include "engine/world/stages.hpp"
 #include "engine/world/world.hpp"
 
 namespace talus {
@@ -30,6 +31,9 @@ struct Scene {
     std::vector<std::string> overrides;  ///< the --set strings, as given
     OutputSettings output;               ///< output.path resolved against the scene's directory
     World world;                         ///< simulation, solver, materials, walls and bodies set
+    /// The run's stages, in order (at least one: without [[stage]], one stage of
+    /// [simulation] duration and stop condition).
+    std::vector<Stage> stages;
 };
 
 /// Reads and validates `file`. Overrides are "key=value" strings (the command line's

@@ -10,6 +10,7 @@
 // Stabilisation: b = Φ/h for an open gap, max(γ_s Φ/h, −v_rec) for a penetration.
 // Warm start: γ⁰ from the previous step's impulses of the same contact, friction
 // re-projected on the new tangents, scaled by h_new/h_old and projected onto K_i.
+// Rolling/spinning torque entries, when a material has them: solvers/rolling.cpp.
 #include "solvers/assemble.hpp"
 
 #include <oneapi/tbb/blocked_range.h>
@@ -44,11 +45,17 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             orthonormal_basis(nrm, u, w_unused);
             const ContactFrame frame{nrm, u, cross(nrm, u)};
 
+            // B's centre as the contact sees it: its periodic image next to A, if any.
+            const bool imaged = !contacts.shift_b.empty() && !contacts.shift_b[i].isZero(0.0);
+            auto centre = [&](int32_t body) -> Vec3 {
+                return imaged && body == b ? Vec3(bodies.position[body] + contacts.shift_b[i])
+                                           : bodies.position[body];
+            };
             double trace = 0.0;
             auto side = [&](int32_t body) -> Vec3 {
                 if (body == kNoBody) return Vec3::Zero();
                 const Mat3 rot = bodies.orientation[body].toRotationMatrix();
-                const Vec3 lever = contacts.point[i] - bodies.position[body];
+                const Vec3 lever = contacts.point[i] - centre(body);
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
                 for (const Vec3* t : {&frame.n, &frame.u, &frame.w}) {
@@ -72,7 +79,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             const double e = materials.restitution(contacts.material_a[i], mat_b);
             if (e > 0.0) {
                 auto point_velocity = [&](int32_t body) -> Vec3 {
-                    const Vec3 r = contacts.point[i] - bodies.position[body];
+                    const Vec3 r = contacts.point[i] - centre(body);
                     const Vec3 w = bodies.orientation[body] * bodies.angular_velocity[body];
                     return bodies.velocity[body] + w.cross(r);
                 };
@@ -102,6 +109,10 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.gamma[i] = g0;
         }
     });
+    if (materials.any_rolling())
+        assemble_rolling(bodies, contacts, materials, h, settings.warm_start, warm, out);
+    else
+        out.rolling.clear();
 }
 
 }  // namespace talus

@@ -9,6 +9,7 @@
 #include "engine/core/materials.hpp"
 #include "engine/core/settings.hpp"
 #include "solvers/bilateral.hpp"
+#include "solvers/rolling.hpp"
 
 namespace talus {
 
@@ -37,6 +38,9 @@ struct AssembledBatch {
     /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
     /// size() counts contacts only.
     BilateralBatch bilateral;
+    /// Rolling/spinning torque entries (solvers/rolling.hpp), built by assemble(); empty
+    /// unless some material pair has rolling or spinning resistance.
+    RollingBatch rolling;
 
     std::size_t size() const { return a.size(); }
 };

@@ -62,7 +62,7 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     gather(t.key_b, c.key_b, s.order); gather(t.feature, c.feature, s.order);
     gather(t.point, c.point, s.order); gather(t.normal, c.normal, s.order);
     gather(t.gap, c.gap, s.order); gather(t.velocity_a, c.velocity_a, s.order);
-    gather(t.material_a, c.material_a, s.order);
+    gather(t.material_a, c.material_a, s.order); gather(t.shift_b, c.shift_b, s.order);
     t.colour_start = c.colour_start;
     t.overflow_colour = c.overflow_colour;
     std::swap(c, t);

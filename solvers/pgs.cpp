@@ -15,6 +15,9 @@
 // (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
 // Joint rows (solvers/bilateral.hpp), when there are any, are swept after the colours of
 // each sweep, serially in their fixed order: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν), free cone.
+// Rolling/spinning torque entries (solvers/rolling.hpp), when there are any, are swept
+// right after the contacts of each range: they touch the same two bodies as their contact,
+// so a colour stays race-free. Without them the range runs the contact kernel alone.
 #include <algorithm>
 
 #include "solvers/colour_sweep.hpp"
@@ -31,7 +34,9 @@ constexpr std::size_t kGrain = 2048;  // contacts per task within a colour (fixe
 /// over the tolerance when visited (≤ 0: every contact was within it).
 double sweep(AssembledBatch& batch, SolverBodies& bodies, double omega, double tol2) {
     return sweep_colours(batch, kGrain, -1.0, [&](std::size_t lo, std::size_t hi, bool independent) {
-        return pgs_range(batch, bodies, lo, hi, omega, tol2, independent);
+        const double e = pgs_range(batch, bodies, lo, hi, omega, tol2, independent);
+        if (batch.rolling.empty()) return e;
+        return std::max(e, pgs_rolling_contacts(batch, bodies, lo, hi, omega, tol2));
     });
 }
 
@@ -49,6 +54,7 @@ SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSet
     // ν = ν* + M⁻¹ D γ⁰ (warm start)
     SolverBodies& sb = work.bodies;
     solver_velocities(batch, work.body_contacts, batch.gamma, sb);
+    if (!batch.rolling.empty()) add_rolling_impulses(batch, sb);  // + torques of γ_r⁰, γ_s⁰
     if (!rows.empty()) add_row_impulses(rows, rows.lambda, sb);  // + M⁻¹ G λ⁰
     const double omega = settings.effective_relaxation();
     const double tol = settings.tolerance;

@@ -21,6 +21,9 @@
 // λ_j ← λ_j − ω s_j η_j (b_j + G_jᵀ ν), their term |b_j + G_jᵀ ν| in the residual; with
 // rows, k counts a body's contacts and rows, so the step bound above still holds. Their
 // M⁻¹ G Δλ is applied serially in row order after the contacts'.
+// Rolling/spinning torque entries (solvers/rolling.hpp) take the same step with their own
+// η_k and set R(γ_n) at the contact's current γ_n, count in k like rows, add their term to
+// the residual and are applied serially in entry order after the contacts.
 #include <algorithm>
 
 #include "solvers/colour_sweep.hpp"
@@ -59,19 +62,33 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
     const BodyContacts& bc = work.body_contacts;
     BilateralBatch& rows = batch.bilateral;
     const std::size_t m = rows.size();
-    std::vector<uint32_t> row_count;  // rows per body (only with joints)
-    if (m > 0) {
+    const RollingBatch& rolling = batch.rolling;
+    const std::size_t nr = rolling.size();
+    const bool extra = m > 0 || nr > 0;
+    std::vector<uint32_t> row_count;  // rows and torque entries per body (only with either)
+    if (extra) {
         row_count.assign(bodies.size(), 0);
         for (std::size_t j = 0; j < m; ++j) {
             if (rows.a[j] != kNoBody) ++row_count[std::size_t(rows.a[j])];
             if (rows.b[j] != kNoBody) ++row_count[std::size_t(rows.b[j])];
         }
+        for (std::size_t k = 0; k < nr; ++k) {
+            const std::size_t i = rolling.contact[k];
+            if (batch.a[i] != kNoBody) ++row_count[std::size_t(batch.a[i])];
+            if (batch.b[i] != kNoBody) ++row_count[std::size_t(batch.b[i])];
+        }
     }
     auto count = [&](int32_t body) {
         if (body == kNoBody) return 1u;
         const uint32_t k = bc.start[body + 1] - bc.start[body];
-        return m > 0 ? k + row_count[std::size_t(body)] : k;
+        return extra ? k + row_count[std::size_t(body)] : k;
     };
+    std::vector<Vec3> next_r(nr);
+    std::vector<double> step_r(nr);
+    for (std::size_t k = 0; k < nr; ++k) {
+        const std::size_t i = rolling.contact[k];
+        step_r[k] = omega * rolling.eta[k] / double(std::max(count(batch.a[i]), count(batch.b[i])));
+    }
     std::vector<double> next_l(m), step_l(m);
     for (std::size_t j = 0; j < m; ++j)
         step_l[j] = omega * rows.eta[j] / double(std::max(count(rows.a[j]), count(rows.b[j])));
@@ -81,6 +98,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
     bool stopped_early = n == 0 && m == 0;
     SolverBodies& sb = work.bodies;
     solver_velocities(batch, bc, batch.gamma, sb);
+    if (nr > 0) add_rolling_impulses(batch, sb);
     if (m > 0) add_row_impulses(rows, rows.lambda, sb);
     for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
         double r = n == 0 ? 0.0 : tbb::parallel_reduce(
@@ -90,6 +108,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
                                                         range.begin(), range.end()));
             },
             [](double x, double y) { return std::max(x, y); });
+        if (nr > 0) r = std::max(r, pj_rolling_pass(batch, sb, step_r.data(), next_r.data()));
         for (std::size_t j = 0; j < m; ++j) {  // rows: serial, in fixed order
             const double d = row_velocity(rows, sb, j);
             next_l[j] = rows.lambda[j] - step_l[j] * d;
@@ -101,6 +120,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
             break;
         }
         if (n > 0) apply_step(batch, next, sb);
+        if (nr > 0) pj_rolling_apply(batch, next_r.data(), sb);
         for (std::size_t j = 0; j < m; ++j) {  // ν += M⁻¹ G Δλ, rows in fixed order
             const double dl = next_l[j] - rows.lambda[j];
             rows.lambda[j] = next_l[j];

@@ -46,6 +46,13 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
                           "\"pgs\", \"pj\", \"apgd\" or \"lemke\"";
         return refused;
     }
+    if (!batch.rolling.empty() && settings.type != SolverType::PGS && settings.type != SolverType::PJ) {
+        SolverResult refused;
+        refused.refused = std::string("the \"") + solver_name(settings.type) +
+                          "\" solver does not support rolling or spinning resistance; use "
+                          "\"pgs\" or \"pj\", or set rolling_friction and spinning_friction to 0";
+        return refused;
+    }
     switch (settings.type) {
         case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);
         case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
@@ -63,9 +70,11 @@ double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
         const Vec3 diff = g - project_friction_cone(g - c.eta[i] * d, c.mu[i]);
         return diff.norm() / c.eta[i];
     });
+    // Rolling/spinning torque entries: ‖γ_k − Π_R(γ_k − η_k d_k)‖ / η_k [rad/s].
+    const double rr = c.rolling.empty() ? r : std::max(r, rolling_residual(c, sb));
     // Bilateral rows: the free cone's projection is the identity, so the term is |b + Gᵀν|.
-    if (c.bilateral.empty()) return r;
-    return std::max(r, bilateral_residual(c.bilateral, sb));
+    if (c.bilateral.empty()) return rr;
+    return std::max(rr, bilateral_residual(c.bilateral, sb));
 }
 
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
@@ -115,6 +124,10 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
         const Vec3 t_body = store->orientation[b].conjugate() * t;
         store->angular_velocity[b] += store->inv_inertia[b].cwiseProduct(t_body);
     });
+    if (!batch.rolling.empty()) {  // + torques of the rolling entries, serially in entry order
+        add_rolling_impulses(batch, sb);
+        if (store) add_rolling_impulses(batch, *store);
+    }
     if (!batch.bilateral.empty()) {  // + M⁻¹ G λ, serially in row order
         const BilateralBatch& r = batch.bilateral;
         add_row_impulses(r, r.lambda, sb);

@@ -14,7 +14,8 @@
 
 namespace talus {
 namespace {
-bool key_less(const WarmStartCache::Entry& x, const WarmStartCache::Entry& y) {
+template <class E>
+bool key_less(const E& x, const E& y) {
     return std::tie(x.key_a, x.key_b, x.feature) < std::tie(y.key_a, y.key_b, y.feature);
 }
 }  // namespace
@@ -29,13 +30,32 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
         const Vec3 f = g[1] * frame.u + g[2] * frame.w;
         entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
     }
-    tbb::parallel_sort(entries_.begin(), entries_.end(), key_less);
+    tbb::parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
+    torques_.clear();
+    const RollingBatch& rb = batch.rolling;
+    for (std::size_t k = 0; k < rb.size(); ++k) {
+        const Vec3& g = rb.gamma[k];
+        if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
+        const std::size_t i = rb.contact[k];
+        torques_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i],
+                            contact_frame(batch, i).to_world(g), h});
+    }
+    if (!torques_.empty()) tbb::parallel_sort(torques_.begin(), torques_.end(), key_less<TorqueEntry>);
+}
+
+const WarmStartCache::TorqueEntry* WarmStartCache::find_torque(uint64_t key_a, uint64_t key_b,
+                                                               uint32_t feature) const {
+    const TorqueEntry probe{key_a, key_b, feature, Vec3::Zero(), 0.0};
+    auto it = std::lower_bound(torques_.begin(), torques_.end(), probe, key_less<TorqueEntry>);
+    if (it == torques_.end() || it->key_a != key_a || it->key_b != key_b || it->feature != feature)
+        return nullptr;
+    return &*it;
 }
 
 const WarmStartCache::Entry* WarmStartCache::find(uint64_t key_a, uint64_t key_b,
                                                   uint32_t feature) const {
     const Entry probe{key_a, key_b, feature, 0.0, Vec3::Zero(), 0.0};
-    auto it = std::lower_bound(entries_.begin(), entries_.end(), probe, key_less);
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), probe, key_less<Entry>);
     if (it == entries_.end() || it->key_a != key_a || it->key_b != key_b || it->feature != feature)
         return nullptr;
     return &*it;

@@ -21,15 +21,27 @@ public:
         double h;        ///< step size it was computed with [s]
     };
 
-    /// Remember the solved impulses of this step's contacts.
+    /// A rolling/spinning torque impulse (solvers/rolling.hpp), kept apart so that scenes
+    /// without rolling resistance store nothing more.
+    struct TorqueEntry {
+        uint64_t key_a, key_b;
+        uint32_t feature;
+        Vec3 torque;     ///< A γ_k, world frame [N m s]
+        double h;        ///< step size it was computed with [s]
+    };
+
+    /// Remember the solved impulses of this step's contacts (and torque entries).
     void store(const ContactList& contacts, const AssembledBatch& batch, double h);
     /// Entry for a contact, or nullptr.
     const Entry* find(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
-    void clear() { entries_.clear(); }
+    /// Torque entry for a contact, or nullptr.
+    const TorqueEntry* find_torque(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
+    void clear() { entries_.clear(); torques_.clear(); }
     std::size_t size() const { return entries_.size(); }
 
 private:
     std::vector<Entry> entries_;  // sorted by (key_a, key_b, feature)
+    std::vector<TorqueEntry> torques_;  // the same, for torque entries
 };
 
 }  // namespace talus

@@ -49,16 +49,27 @@ public:
         const double eta = rate > 0 ? double(total_steps - w.step_count) / rate : NAN;
         const auto& d = w.diagnostics();
         const std::string line = fmt::format(
-            "t {:.4g}/{:.4g} s | {:.0f} steps/s | ETA {} | {} bodies | {} contacts | it {} | r {:.2e} m/s",
-            w.time, duration, rate, format_duration(eta), w.bodies.size(), d.contacts,
-            d.iterations, d.residual);
+            "{}t {:.4g}/{:.4g} s | {:.0f} steps/s | ETA {} | {} bodies | {} contacts | it {} | r {:.2e} m/s",
+            stage_.empty() ? std::string() : stage_ + " | ", w.time, duration, rate,
+            format_duration(eta), w.bodies.size(), d.contacts, d.iterations, d.residual);
         if (tty_) std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
         else std::fprintf(stderr, "%s\n", line.c_str());
+        open_line_ = tty_ && !final;
         last_ = now;
+    }
+
+    void set_stage(std::string name) { stage_ = std::move(name); }
+    /// A terminal line is being rewritten in place: a message must start on a new line.
+    bool needs_newline() {
+        const bool open = open_line_;
+        open_line_ = false;
+        return open;
     }
 
 private:
     bool quiet_, tty_;
+    bool open_line_ = false;
+    std::string stage_;
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
@@ -79,7 +90,14 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
 
     talus::World& world = scene.world;
     const double dt = world.simulation.dt;
-    const uint64_t total_steps = uint64_t(std::llround(world.simulation.duration / dt));
+    // The longest the run can take: every stage to its full duration (a stop condition may
+    // end a stage earlier).
+    double duration = 0.0;
+    uint64_t total_steps = 0;
+    for (const talus::Stage& s : scene.stages) {
+        duration += s.duration;
+        total_steps += uint64_t(std::llround(s.duration / dt));
+    }
     const uint64_t frame_every =
         std::max<uint64_t>(1, uint64_t(std::llround(scene.output.interval / dt)));
 
@@ -103,27 +121,47 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                      threads > 0 ? threads : tbb::info::default_concurrency(), out.c_str());
 
     Progress progress(quiet);
+    const bool staged = scene.stages.size() > 1;
+    uint64_t last_frame = world.step_count;
     try {
-        while (world.step_count < total_steps) {
-            const talus::StepStatus status = world.step();
-            if (!status.ok) {
-                writer->close();
-                std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
-                             "the trajectory holds every frame up to t = %g s: %s\n",
-                             status.message.c_str(), world.time, out.c_str());
-                return kExitSimulation;
+        for (const talus::Stage& stage : scene.stages) {
+            talus::begin_stage(stage, world);
+            talus::StageMonitor monitor(stage, world);
+            if (staged && !quiet)
+                std::fprintf(stderr, "%stalus: stage '%s' begins at t = %g s\n",
+                             progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time);
+            progress.set_stage(staged ? stage.name : std::string());
+            bool over = false;
+            while (!over) {
+                const talus::StepStatus status = world.step();
+                if (!status.ok) {
+                    writer->close();
+                    std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
+                                 "the trajectory holds every frame up to t = %g s: %s\n",
+                                 status.message.c_str(), world.time, out.c_str());
+                    return kExitSimulation;
+                }
+                writer->write_diagnostics(world.diagnostics());
+                over = monitor.done(world);
+                // frames on the global cadence, and the state at every stage's end
+                if (world.step_count % frame_every == 0 || over) {
+                    writer->write_frame(world.bodies, world.time, world.step_count);
+                    last_frame = world.step_count;
+                }
+                progress.update(world, duration, total_steps, false);
             }
-            writer->write_diagnostics(world.diagnostics());
-            if (world.step_count % frame_every == 0 || world.step_count == total_steps)
-                writer->write_frame(world.bodies, world.time, world.step_count);
-            progress.update(world, world.simulation.duration, total_steps, false);
+            if (!quiet && (staged || monitor.reason() != "duration reached"))
+                std::fprintf(stderr, "%stalus: stage '%s' ended at t = %g s: %s\n",
+                             progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time,
+                             monitor.reason().c_str());
         }
+        (void)last_frame;
         writer->close();
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());
         return kExitIo;
     }
-    progress.update(world, world.simulation.duration, total_steps, true);
+    progress.update(world, duration, world.step_count, true);
     return 0;
 }
 
@@ -131,11 +169,15 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
     try {
         const talus::Scene scene = talus::load_scene(scene_path, sets);
         const auto& w = scene.world;
-        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %llu steps of %g s, "
+        uint64_t steps = 0;
+        for (const talus::Stage& s : scene.stages) steps += uint64_t(std::llround(s.duration / w.simulation.dt));
+        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %s%llu steps of %g s, "
                     "output %s every %g s\n",
                     scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(),
-                    (unsigned long long)std::llround(w.simulation.duration / w.simulation.dt),
-                    w.simulation.dt, scene.output.path.c_str(), scene.output.interval);
+                    scene.stages.size() > 1 ? fmt::format("{} stages, at most ", scene.stages.size()).c_str()
+                                            : "",
+                    (unsigned long long)steps, w.simulation.dt, scene.output.path.c_str(),
+                    scene.output.interval);
         return 0;
     } catch (const talus::SceneError& e) {
         std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());

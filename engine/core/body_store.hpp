@@ -155,6 +155,29 @@ struct BodyStore {
 
     double mass(std::size_t i) const { return 1.0 / inv_mass[i]; }
 
+    /// Append a copy of body i of `other` (every per-body array; keep in step with permute).
+    /// A clump's template is copied too, into this store's `clumps` at a new index (which
+    /// the copy's shape_param names), so the copy is complete without `other`'s table.
+    /// `other` must not be this store.
+    void append_from(const BodyStore& other, std::size_t i) {
+        id.push_back(other.id[i]); position.push_back(other.position[i]);
+        orientation.push_back(other.orientation[i]); velocity.push_back(other.velocity[i]);
+        angular_velocity.push_back(other.angular_velocity[i]); radius.push_back(other.radius[i]);
+        inv_mass.push_back(other.inv_mass[i]); inv_inertia.push_back(other.inv_inertia[i]);
+        material.push_back(other.material[i]); shape.push_back(other.shape[i]);
+        shape_param.push_back(other.shape_param[i]);
+        if (other.shape[i] == Shape::Clump)
+            shape_param.back().x() = double(clumps.append(other.clumps, other.clump_of(i)));
+    }
+
+    /// Remove every body and clump template (capacity is kept).
+    void clear() {
+        id.clear(); position.clear(); orientation.clear(); velocity.clear();
+        angular_velocity.clear(); radius.clear(); inv_mass.clear(); inv_inertia.clear();
+        material.clear(); shape.clear(); shape_param.clear();
+        clumps.clear();
+    }
+
     /// Renumber: the body at new index k is the one at old index order[k]. `order` must be
     /// a permutation of 0 … size−1. Stable ids travel with their bodies.
     void permute(const std::vector<uint32_t>& order) {

@@ -58,6 +58,13 @@ struct ClumpTable {
     uint32_t begin(std::size_t t) const { return first[t]; }
     uint32_t end(std::size_t t) const { return first[t + 1]; }
 
+    /// Remove every template (capacity is kept).
+    void clear() {
+        first.assign(1, 0);
+        centre.clear(); radius.clear(); volume.clear(); unit_inertia.clear(); bounding.clear();
+        principal.clear(); user_centre.clear();
+    }
+
     /// Copy template t of `other` into this table; returns its index here.
     uint32_t append(const ClumpTable& other, std::size_t t) {
         for (uint32_t k = other.begin(t); k < other.end(t); ++k) {

@@ -25,8 +25,11 @@ inline constexpr uint32_t kMeshSubFeatureShift = 24;
 /// Candidate pairs from the broad phase: dense indices, a < b.
 struct PairList {
     std::vector<int32_t> a, b;
+    /// With periodic boundaries, per pair the shift (whole periods) that brings b to its
+    /// image nearest to a: the pair interacts as a and b + shift. Empty without periodic axes.
+    std::vector<Vec3> shift;
     std::size_t size() const { return a.size(); }
-    void clear() { a.clear(); b.clear(); }
+    void clear() { a.clear(); b.clear(); shift.clear(); }
 };
 
 /// Narrow-phase output: geometric contacts with gap Φ ≤ δ. Normal points from A to B.
@@ -42,6 +45,10 @@ struct ContactList {
     std::vector<double> gap;          ///< signed gap Φ [m], negative = penetration
     std::vector<Vec3> velocity_a;     ///< velocity of a non-dynamic A [m/s]
     std::vector<uint32_t> material_a; ///< material of A (wall or body)
+    /// Periodic image shift of B: the contact is between A and B displaced by this (whole
+    /// periods, see PairList::shift), so B's lever arm is point − (x_B + shift_b). Zero
+    /// without periodic boundaries and for wall contacts.
+    std::vector<Vec3> shift_b;
     /// Contacts are grouped by colour (solvers/colouring.hpp): colour k is the range
     /// [colour_start[k], colour_start[k+1]); no two contacts of a colour share a dynamic
     /// body. Empty until the contacts are coloured.
@@ -51,7 +58,8 @@ struct ContactList {
     std::size_t size() const { return a.size(); }
     void clear() {
         a.clear(); b.clear(); key_a.clear(); key_b.clear(); feature.clear(); point.clear();
-        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear(); colour_start.clear();
+        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear(); shift_b.clear();
+        colour_start.clear();
         overflow_colour = false;
     }
 };

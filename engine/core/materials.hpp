@@ -1,6 +1,7 @@
 #pragma once
-/// Materials and the friction and restitution of a pair (DESIGN §10): the pair table when
-/// the scene gives the pair, otherwise the smaller of the two coefficients.
+/// Materials and the friction, restitution, rolling and spinning resistance of a pair
+/// (DESIGN §10): the pair table when the scene gives the pair, otherwise the smaller of the
+/// two coefficients.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -13,18 +14,21 @@ struct Material {
     double density = 2500.0;  ///< [kg/m³]
     double friction = 0.5;    ///< Coulomb coefficient μ [-]
     double restitution = 0.0; ///< Newton's coefficient e ∈ [0, 1] on the normal velocity [-]
+    double rolling_friction = 0.0;   ///< μ_r: rolling torque ≤ μ_r γ_n (Tasora–Anitescu 2013) [m]
+    double spinning_friction = 0.0;  ///< μ_s: spinning torque ≤ μ_s γ_n [m]
 };
 
 struct MaterialTable {
     std::vector<Material> materials;
     /// Explicit pair coefficients, row-major n×n; negative = not given.
-    std::vector<double> pair_friction, pair_restitution;
+    std::vector<double> pair_friction, pair_restitution, pair_rolling, pair_spinning;
 
     std::size_t size() const { return materials.size(); }
 
     uint32_t add(Material m) {
         const std::size_t n = materials.size();
-        for (std::vector<double>* table : {&pair_friction, &pair_restitution}) {
+        for (std::vector<double>* table :
+             {&pair_friction, &pair_restitution, &pair_rolling, &pair_spinning}) {
             std::vector<double> grown((n + 1) * (n + 1), -1.0);
             for (std::size_t i = 0; i < n; ++i)
                 for (std::size_t j = 0; j < n; ++j) grown[i * (n + 1) + j] = (*table)[i * n + j];
@@ -44,6 +48,42 @@ struct MaterialTable {
         const std::size_t n = materials.size();
         pair_restitution[a * n + b] = e;
         pair_restitution[b * n + a] = e;
+    }
+
+    void set_pair_rolling(uint32_t a, uint32_t b, double mu_r) {
+        const std::size_t n = materials.size();
+        pair_rolling[a * n + b] = mu_r;
+        pair_rolling[b * n + a] = mu_r;
+    }
+
+    void set_pair_spinning(uint32_t a, uint32_t b, double mu_s) {
+        const std::size_t n = materials.size();
+        pair_spinning[a * n + b] = mu_s;
+        pair_spinning[b * n + a] = mu_s;
+    }
+
+    /// μ_r of a pair [m].
+    double rolling(uint32_t a, uint32_t b) const {
+        const double given = pair_rolling[a * materials.size() + b];
+        if (given >= 0.0) return given;
+        return std::min(materials[a].rolling_friction, materials[b].rolling_friction);
+    }
+
+    /// μ_s of a pair [m].
+    double spinning(uint32_t a, uint32_t b) const {
+        const double given = pair_spinning[a * materials.size() + b];
+        if (given >= 0.0) return given;
+        return std::min(materials[a].spinning_friction, materials[b].spinning_friction);
+    }
+
+    /// Whether some pair can have rolling or spinning resistance (else assembly skips the
+    /// torque block entirely).
+    bool any_rolling() const {
+        for (const Material& m : materials)
+            if (m.rolling_friction > 0.0 || m.spinning_friction > 0.0) return true;
+        for (std::size_t k = 0; k < pair_rolling.size(); ++k)
+            if (pair_rolling[k] > 0.0 || pair_spinning[k] > 0.0) return true;
+        return false;
     }
 
     double restitution(uint32_t a, uint32_t b) const {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "math.hpp"
+#include "periodic.hpp"
 
 namespace talus {
 
@@ -14,6 +15,7 @@ struct SimulationSettings {
     double max_speed = 1000.0;                ///< a body faster than this fails the run [m/s]
     int renumber_interval = 50;               ///< steps between renumbering bodies in spatial
                                               ///< (Morton cell) order for locality; 0 = never
+    PeriodicBox periodic;                     ///< periodic axes and their ranges (none by default)
 };
 
 /// The CCP solvers (DESIGN §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and

@@ -32,8 +32,9 @@ void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::ve
             pred.position[i] += h * pred.velocity[i];
             pred.orientation[i] = integrate_orientation(pred.orientation[i], pred.angular_velocity[i], h);
         });
-        narrow_phase(pred, walls, pairs_, reach_, wall_margin_, time + h, next_contacts_,
-                     narrow_scratch_);
+        // Walls at t + h, moving as over this step.
+        narrow_phase(pred, walls, wall_states(walls, time + h, time, h), pairs_, reach_,
+                     wall_margin_, next_contacts_, narrow_scratch_);
         colour_contacts(pred.size(), next_contacts_, colouring_);
         SolverSettings full = solver;
         full.stabilization = 1.0;

@@ -76,6 +76,7 @@ StepStatus World::step() {
         return status;
     }
     warm_.store(contacts_, batch_, h);
+    accumulate_wall_loads(h);
     integrate_positions(h);                                              // 6.
     clock.lap(diag_.time_integrate);
     diag_.contact_infeasibility = 0.0;
@@ -101,14 +102,15 @@ StepStatus World::step() {
 std::pair<double, std::size_t> World::prepare_solve(double h) {
     StageClock clock;
     apply_forces(h);                                                     // 1. ν*
+    wall_states_ = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
     const double envelope = choose_margins();
     clock.lap(diag_.time_forces);
-    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_);   // 2.
+    broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
     clock.lap(diag_.time_broad);
-    narrow_phase(bodies, walls, pairs_, reach_, wall_margin_, time, contacts_,
-                 narrow_scratch_);                                       // 3.
+    narrow_phase(bodies, walls, wall_states_, pairs_, reach_, wall_margin_, contacts_,
+                 narrow_scratch_);                                      // 3.
     clock.lap(diag_.time_narrow);
     const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
@@ -145,10 +147,13 @@ void World::renumber() {
     apply_order(order, reach_);
     renumbered_.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) renumbered_[order[k]] = uint32_t(k);
+    const bool periodic = !pairs_.shift.empty();
     for (std::size_t p = 0; p < pairs_.size(); ++p) {
         const int32_t a = int32_t(renumbered_[pairs_.a[p]]), b = int32_t(renumbered_[pairs_.b[p]]);
         pairs_.a[p] = std::min(a, b);
         pairs_.b[p] = std::max(a, b);
+        // the image shift belongs to the second body: it changes sign when the two swap
+        if (periodic && a > b) pairs_.shift[p] = -pairs_.shift[p];
     }
     // keep the restore copies (velocities at step start) in step with the new numbering
     apply_order(order, saved_v_);
@@ -181,7 +186,9 @@ double World::choose_margins() {
     // Φ ≤ m_i + m_j: never less than the scene's envelope δ_min, and always more than the
     // pair can close in one step (ν* bounds the speeds the solve starts from). A wall
     // contact needs Φ ≤ δ_min + 1.25 h (‖v*_i‖ + ‖v_wall‖): the body's margin plus the
-    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖.
+    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖, the wall speed
+    // taken over the step's mean motion (a rotating wall's at the bodies' distance from
+    // its axis).
     const double h = simulation.dt;
     reach_.resize(bodies.size());
     const double half = 0.5 * solver.envelope;
@@ -194,15 +201,27 @@ double World::choose_margins() {
         reach_[i] = bodies.radius[i] + margin;
         return margin;
     });
+    // A rotating wall's speed grows with the distance from its axis: bound it at the bodies.
     double wall_speed = 0.0;
-    for (const Wall& w : walls) wall_speed = std::max(wall_speed, w.velocity.norm());
+    for (const WallState& s : wall_states_) {
+        if (!s.rotates) {
+            wall_speed = std::max(wall_speed, s.velocity.norm());
+            continue;
+        }
+        wall_speed = std::max(wall_speed, parallel_max(bodies.size(), [&](std::size_t i) {
+                                  return s.speed_near(bodies.position[i], reach_[i]);
+                              }));
+    }
     wall_margin_ = half + 1.25 * h * wall_speed;
     return std::max(2.0 * margin_max, margin_max + wall_margin_);
 }
 
 void World::integrate_positions(double h) {
+    const PeriodicBox& periodic = simulation.periodic;
+    const bool wrap = periodic.any();
     parallel_each(bodies.size(), [&](std::size_t i) {
         bodies.position[i] += h * bodies.velocity[i];
+        if (wrap) bodies.position[i] = periodic.wrap(bodies.position[i]);  // leave at hi, enter at lo
         bodies.orientation[i] =
             integrate_orientation(bodies.orientation[i], bodies.angular_velocity[i], h);
     });
@@ -241,7 +260,9 @@ StepStatus World::check_supported() const {
     // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
     // stepping on would let them pass through each other silently.
     StepStatus s;
-    if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty()) return s;
+    if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty() &&
+        narrow_scratch_.unsupported_cylinder.empty())
+        return s;
     s.ok = false;
     std::ostringstream m;
     if (!narrow_scratch_.unsupported.empty()) {
@@ -275,12 +296,18 @@ StepStatus World::check_supported() const {
                 }
         }
     }
-    if (!narrow_scratch_.unsupported_mesh.empty()) {
-        if (!narrow_scratch_.unsupported.empty()) m << "\n";
-        m << "no contact routine for these bodies and a mesh wall at t = " << time << " s (step "
-          << step_count + 1 << "): mesh walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
-             "triangles); bodies with id";
-        for (uint32_t i : narrow_scratch_.unsupported_mesh)
+    for (const char* kind : {"mesh", "cylinder"}) {
+        const bool mesh = kind[0] == 'm';
+        const std::vector<uint32_t>& list = mesh ? narrow_scratch_.unsupported_mesh
+                                                 : narrow_scratch_.unsupported_cylinder;
+        if (list.empty()) continue;
+        if (m.tellp() > 0) m << "\n";
+        m << "no contact routine for these bodies and a " << kind << " wall at t = " << time
+          << " s (step " << step_count + 1 << "): " << kind
+          << (mesh ? " walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
+                     "triangles); bodies with id"
+                   : " walls collide with spheres and clumps only; bodies with id");
+        for (uint32_t i : list)
             if (s.bad_bodies.size() < 20) {
                 s.bad_bodies.push_back(bodies.id[i]);
                 m << ' ' << bodies.id[i];
@@ -308,7 +335,10 @@ StepStatus World::check_bounded() const {
         if (++shown > 20) continue;
         m << "\n  body " << kb << " against ";
         if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Mesh)
-            m << "wall " << (ka & ~kWallKeyBit) << " (triangle " << contacts_.feature[i] << ")";
+            m << "wall " << (ka & ~kWallKeyBit) << " (triangle "
+              << (contacts_.feature[i] & ((1u << kMeshSubFeatureShift) - 1)) << ")";
+        else if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Cylinder)
+            m << "wall " << (ka & ~kWallKeyBit) << " (cylinder)";
         else if (ka & kWallKeyBit)
             m << "wall " << (ka & ~kWallKeyBit) << " (face "
               << (contacts_.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";
@@ -320,6 +350,30 @@ StepStatus World::check_bounded() const {
     m << "\n(a grain jammed between opposing walls, or squeezed by a moving wall)";
     s.message = m.str();
     return s;
+}
+
+void World::reset_wall_loads() {
+    wall_loads_.impulse.assign(walls.size(), Vec3::Zero());
+    wall_loads_.angular_impulse.assign(walls.size(), Vec3::Zero());
+    wall_loads_.time = 0.0;
+}
+
+void World::accumulate_wall_loads(double h) {
+    // The wall receives −P of each contact's impulse P = γ_n n + γ_u u + γ_w (n × u) on body
+    // B. Serial, in contact order: the sums are bitwise independent of the thread count.
+    if (wall_loads_.impulse.size() != walls.size()) reset_wall_loads();
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+        if (batch_.a[i] != kNoBody) continue;
+        const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
+        const Vec3& n = batch_.normal[i];
+        const Vec3& u = batch_.tangent[i];
+        const Vec3& g = batch_.gamma[i];
+        const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * n.cross(u));
+        wall_loads_.impulse[w] += on_wall;
+        wall_loads_.angular_impulse[w] +=
+            (contacts_.point[i] - wall_reference_point(walls[w])).cross(on_wall);
+    }
+    wall_loads_.time += h;
 }
 
 double World::kinetic_energy() const {

@@ -48,6 +48,14 @@ struct StepDiagnostics {
     bool converged = false;         ///< residual ≤ tolerance before the cap
 };
 
+/// What the bodies did to each wall, summed over the steps since the last reset: the
+/// output divides by `time` to report mean forces and torques per frame interval.
+struct WallLoads {
+    std::vector<Vec3> impulse;          ///< Σ impulse on the wall, world frame [N s]
+    std::vector<Vec3> angular_impulse;  ///< Σ (p − wall_reference_point) × impulse [N m s]
+    double time = 0.0;                  ///< simulated time the sums cover [s]
+};
+
 /// Result of a step: OK, or the bodies whose state became non-finite or absurd.
 struct StepStatus {
     bool ok = true;
@@ -91,6 +99,10 @@ public:
     double kinetic_energy() const;
     double potential_energy() const;
 
+    /// Loads on the walls since the last reset_wall_loads() (one entry per wall).
+    const WallLoads& wall_loads() const { return wall_loads_; }
+    void reset_wall_loads();
+
 private:
     double choose_margins();
     /// Stages 1–4 of a step (forces … assembly); returns the envelope and colour count.
@@ -108,7 +120,11 @@ private:
     /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is given.
     void relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star);
 
+    /// Adds this step's contact impulses on walls to wall_loads_.
+    void accumulate_wall_loads(double h);
+
     StepDiagnostics diag_;
+    WallLoads wall_loads_;
     PairList pairs_;
     BroadPhaseScratch broad_scratch_;
     NarrowPhaseScratch narrow_scratch_;
@@ -119,6 +135,7 @@ private:
     WarmStartCache warm_;
     SolverWorkspace solver_work_;
     double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
+    std::vector<WallState> wall_states_;  // walls' poses at t and motion over the step
     std::vector<double> reach_;         // per body: radius + its share of the envelope [m]
     std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering
     std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure

@@ -1,6 +1,7 @@
 #pragma once
 // Builds small worlds in code for physics tests, so a test reads as the physical setup.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "engine/world/world.hpp"
@@ -33,8 +34,56 @@ inline void add_plane(World& w, const Vec3& point, const Vec3& normal, uint32_t 
     wall.point = point;
     wall.normal = normal.normalized();
     wall.material = material;
-    wall.velocity = velocity;
+    if (velocity.squaredNorm() > 0.0) {
+        wall.motion.kind = MotionKind::Translation;
+        wall.motion.velocity = velocity;
+    }
     w.walls.push_back(wall);
+}
+
+/// A cylinder wall: axis through `point` along `axis`, radius R, bodies inside or outside,
+/// length along the axis (∞ by default); `motion` as given.
+inline void add_cylinder(World& w, const Vec3& point, const Vec3& axis, double radius, bool inside,
+                         uint32_t material, const WallMotion& motion = {},
+                         double length = std::numeric_limits<double>::infinity()) {
+    Wall wall;
+    wall.type = WallType::Cylinder;
+    wall.point = point;
+    wall.axis = axis.normalized();
+    wall.radius = radius;
+    wall.inside = inside;
+    wall.length = length;
+    wall.material = material;
+    wall.motion = motion;
+    w.walls.push_back(wall);
+}
+
+/// Motions for tests (engine/core/wall_motion.hpp).
+inline WallMotion rotation_motion(const Vec3& centre, const Vec3& axis, double omega, double start = 0.0) {
+    WallMotion m;
+    m.kind = MotionKind::Rotation;
+    m.centre = centre;
+    m.axis = axis.normalized();
+    m.omega = omega;
+    m.start = start;
+    return m;
+}
+inline WallMotion sine_motion(const Vec3& direction, double amplitude, double frequency, double phase = 0.0) {
+    WallMotion m;
+    m.kind = MotionKind::Sine;
+    m.direction = direction.normalized();
+    m.amplitude = amplitude;
+    m.frequency = frequency;
+    m.phase = phase;
+    return m;
+}
+inline WallMotion table_motion(std::vector<double> times, std::vector<Vec3> displacements, double start = 0.0) {
+    WallMotion m;
+    m.kind = MotionKind::Table;
+    m.times = std::move(times);
+    m.displacements = std::move(displacements);
+    m.start = start;
+    return m;
 }
 
 inline void add_box(World& w, const Vec3& lo, const Vec3& hi, uint32_t material) {

@@ -5,14 +5,23 @@
 //    gravity's plus the contact impulses, the total energy never increases, and it comes to
 //    rest lying on both spheres;
 //  * the contacts of a clump carry its body index, one per touching sphere;
-//  * a clump next to a capsule stops the run with a message (pair not implemented).
+//  * a clump next to a capsule stops the run with a message (pair not implemented);
+//  * a dumbbell set down at rest across a conveyor (a plane translating at V, friction μ)
+//    slides, then rolls about its long axis: friction F at the contact line gives
+//    m v̇ = F and J ω̇ = −r F (J about the long axis), sliding ends when v − r ω = V, so
+//    v = V J / (J + m r²) and ω = (v − V)/r (a sphere: 2/7 V). Asserted to 1e-6 relative;
+//  * two dumbbells colliding across a periodic face (x = 1 ≡ 0) end as the same collision
+//    half a period away, inside the box: positions to 1e-9 m, velocities to 1e-7 m/s,
+//    angular velocities to 1e-5 rad/s (round-off from the shifted coordinates).
 // Measured (Release, PGS defaults): line drift 3e-14 m, speed 4e-12 m/s; mesh floor drift
 // 2e-15 m; stack drift 2e-12 m, speed 3e-12 m/s; dumbbell momentum error 1e-16 N s (weight
 // impulse 1.3e-2 N s), largest energy gain of a step 7e-11 J, final sphere heights r ± 1e-17 m.
 // The bounds below leave orders of magnitude for other solvers and platforms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "tests/support/mesh_builder.hpp"
@@ -177,6 +186,84 @@ TEST(Clumps, ClumpNearACapsuleIsRefused) {
     const StepStatus s = w.step();
     EXPECT_FALSE(s.ok);
     EXPECT_NE(s.message.find("capsule–clump contact is not implemented"), std::string::npos) << s.message;
+}
+
+TEST(Clumps, DumbbellOnAConveyorEndsRollingAtVJOverJPlusMR2) {
+    const double V = 0.5, r = 0.02, h = 1e-3;
+    World w = make_world(h, Vec3(0, 0, -9.81), 1e-12, 500);
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m, Vec3(V, 0, 0));  // the belt
+    // long axis along y; both spheres touch the belt
+    add_clump(w, {Vec3(0, -0.015, 0), Vec3(0, 0.015, 0)}, {r, r}, Vec3(0, 0, r), m);
+    run_steps(w, 200);  // sliding lasts about 0.03 s
+    const double mass = w.bodies.mass(0);
+    const uint32_t t = w.bodies.clump_of(0);
+    const Mat3 R = w.bodies.orientation[0].toRotationMatrix();
+    const double rho = w.materials.materials[m].density;
+    const Mat3 J_world = R * (rho * w.bodies.clumps.unit_inertia[t]).asDiagonal() * R.transpose();
+    const double J = J_world(1, 1);
+    const double v = V * J / (J + mass * r * r);
+    const Vec3 omega = w.bodies.orientation[0] * w.bodies.angular_velocity[0];  // world frame
+    std::printf("[ conveyor ] v = %.12f m/s (expected %.12f), ω_y = %.12f rad/s (expected %.12f)\n",
+                w.bodies.velocity[0].x(), v, omega.y(), (v - V) / r);
+    EXPECT_NEAR(w.bodies.velocity[0].x() / v, 1.0, 1e-6);
+    EXPECT_NEAR(omega.y() / ((v - V) / r), 1.0, 1e-6);
+    EXPECT_NEAR(w.bodies.velocity[0].y(), 0.0, 1e-9);
+    EXPECT_NEAR(w.bodies.velocity[0].z(), 0.0, 1e-9);
+    for (uint32_t k = 0; k < 2; ++k) EXPECT_NEAR(sphere_centre(w, 0, k).z(), r, 1e-9) << "sphere " << k;
+}
+
+/// Two dumbbells colliding obliquely on a frictional floor, periodic along x on [0, 1);
+/// `shift` displaces the whole set-up along x.
+World periodic_dumbbells(double shift) {
+    World w = make_world(5e-4, Vec3(0.0, 0.0, -9.81), 1e-12, 2000);
+    w.simulation.periodic.on = {true, false, false};
+    w.simulation.periodic.lo = Vec3::Zero();
+    w.simulation.periodic.hi = Vec3(1.0, 0.0, 0.0);
+    const uint32_t m = add_material(w, 2500.0, 0.4);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    const double r = 0.01;
+    auto wrap = [&](double x) { return x - std::floor(x); };
+    // centres 0.055 m apart across x = 1 ≡ 0 when shift = 0: A (along y) strikes B (along
+    // x, offset in y) at t ≈ 0.015 s through B's image
+    add_clump(w, {Vec3(0, -0.012, 0), Vec3(0, 0.012, 0)}, {r, r}, Vec3(wrap(0.95 + shift), 0.0, r), m,
+              Quat::Identity(), Vec3(1.5, 0.0, 0.0));
+    add_clump(w, {Vec3(-0.012, 0, 0), Vec3(0.012, 0, 0)}, {r, r}, Vec3(wrap(1.005 + shift), 0.012, r), m);
+    return w;
+}
+
+TEST(Clumps, ContactAcrossAPeriodicFaceActsAsOneInside) {
+    World across = periodic_dumbbells(0.0), inside = periodic_dumbbells(0.5);
+    int touched_across = 0;
+    for (int k = 0; k < 200; ++k) {
+        ASSERT_TRUE(across.step().ok);
+        ASSERT_TRUE(inside.step().ok);
+        const ContactList& c = across.contacts();
+        for (std::size_t i = 0; i < c.size(); ++i)
+            if (c.a[i] != kNoBody && !c.shift_b[i].isZero(0.0)) ++touched_across;
+        for (std::size_t i = 0; i < inside.contacts().size(); ++i)
+            ASSERT_TRUE(inside.contacts().a[i] == kNoBody || inside.contacts().shift_b[i].isZero(0.0));
+    }
+    EXPECT_GT(touched_across, 0) << "the set-up must produce a contact across the periodic face";
+    for (uint64_t id = 0; id < 2; ++id) {
+        const auto index = [&](const World& w) {
+            return std::size_t(std::find(w.bodies.id.begin(), w.bodies.id.end(), id) - w.bodies.id.begin());
+        };
+        const std::size_t ia = index(across), ib = index(inside);
+        const Vec3 dx = across.bodies.position[ia] - inside.bodies.position[ib];
+        EXPECT_NEAR(std::remainder(dx.x() + 0.5, 1.0), 0.0, 1e-9) << "body " << id;
+        EXPECT_NEAR(dx.y(), 0.0, 1e-9);
+        EXPECT_NEAR(dx.z(), 0.0, 1e-9);
+        EXPECT_LT((across.bodies.velocity[ia] - inside.bodies.velocity[ib]).norm(), 1e-7) << "body " << id;
+        EXPECT_LT((across.bodies.angular_velocity[ia] - inside.bodies.angular_velocity[ib]).norm(), 1e-5)
+            << "body " << id;
+        EXPECT_LT(across.bodies.orientation[ia].angularDistance(inside.bodies.orientation[ib]), 1e-7);
+    }
+    // the collision did happen: the struck dumbbell moves and turns
+    const std::size_t b = std::size_t(std::find(across.bodies.id.begin(), across.bodies.id.end(), 1u) -
+                                      across.bodies.id.begin());
+    EXPECT_GT(across.bodies.velocity[b].x(), 0.2);
+    EXPECT_GT(std::abs((across.bodies.orientation[b] * across.bodies.angular_velocity[b]).z()), 1.0);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
 #include <random>
 #include <set>
 #include <utility>
@@ -83,6 +85,56 @@ TEST(BroadPhase, IndependentOfThreadCount) {
     }
     EXPECT_EQ(one.a, two.a);
     EXPECT_EQ(one.b, two.b);
+}
+
+// Periodic along x and z ([0, 1) and [−0.5, 0.7)), open along y: the pairs and their image
+// shifts equal the brute-force minimum-image pairs, including pairs that wrap around.
+TEST(BroadPhase, PeriodicEqualsMinimumImageBruteForce) {
+    PeriodicBox box;
+    box.on = {true, false, true};
+    box.lo = Vec3(0.0, 0.0, -0.5);
+    box.hi = Vec3(1.0, 0.0, 0.7);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0.0, 1.0), rad(0.01, 0.04);
+    Cloud c;
+    for (int i = 0; i < 4000; ++i) {
+        c.x.emplace_back(u(rng), 2.0 * u(rng) - 1.0, -0.5 + 1.2 * u(rng));
+        c.r.push_back(rad(rng));
+    }
+    // bodies exactly on the periodic faces' lower side
+    c.x.emplace_back(0.0, 0.1, -0.5);
+    c.r.push_back(0.03);
+    c.x.emplace_back(0.99, 0.1, 0.69);
+    c.r.push_back(0.03);
+    PairList fast, slow;
+    BroadPhaseScratch s;
+    broad_phase(c.x, c.r, 0.005, fast, s, box);
+    all_pairs(c.x, c.r, 0.005, slow, box);
+    ASSERT_EQ(as_set(fast), as_set(slow));
+    ASSERT_EQ(fast.shift.size(), fast.size());
+    std::map<std::pair<int, int>, Vec3> expected;
+    for (std::size_t k = 0; k < slow.size(); ++k) expected[{slow.a[k], slow.b[k]}] = slow.shift[k];
+    std::size_t wrapped = 0;
+    for (std::size_t k = 0; k < fast.size(); ++k) {
+        EXPECT_EQ(fast.shift[k], (expected[{fast.a[k], fast.b[k]}])) << "pair " << k;
+        if (!fast.shift[k].isZero(0.0)) ++wrapped;
+    }
+    EXPECT_GT(wrapped, 20u) << "pairs across the periodic faces must be found";
+    EXPECT_TRUE(as_set(fast).count({int(c.x.size() - 2), int(c.x.size() - 1)}))
+        << "the two bodies at opposite corners touch through x and z";
+}
+
+TEST(BroadPhase, PeriodicLengthBelowThreeCellsIsRefused) {
+    PeriodicBox box;
+    box.on = {true, false, false};
+    box.lo = Vec3(0.0, 0.0, 0.0);
+    box.hi = Vec3(0.25, 0.0, 0.0);
+    Cloud c;
+    c.x = {Vec3(0.1, 0, 0), Vec3(0.2, 0, 0)};
+    c.r = {0.05, 0.05};
+    PairList out;
+    BroadPhaseScratch s;
+    EXPECT_THROW(broad_phase(c.x, c.r, 0.0, out, s, box), std::runtime_error);  // 0.25 < 3 × 0.1
 }
 
 }  // namespace

@@ -123,7 +123,8 @@ angular_velocity = [0, 0, 10]
     EXPECT_EQ(w.walls[0].material, 1u);
     EXPECT_EQ(w.walls[0].point, Vec3(0, 0, -1));
     EXPECT_EQ(w.walls[0].normal, Vec3(0, 0, 1));  // normalised
-    EXPECT_EQ(w.walls[0].velocity, Vec3(0, 0, 0.1));
+    EXPECT_EQ(w.walls[0].motion.kind, MotionKind::Translation);
+    EXPECT_EQ(w.walls[0].motion.velocity, Vec3(0, 0, 0.1));
     EXPECT_EQ(w.walls[1].type, WallType::Box);
     EXPECT_EQ(w.walls[1].material, 2u);
     EXPECT_EQ(w.walls[1].min, Vec3(-1, -1, -1));
@@ -162,6 +163,41 @@ position = [0, 0, 0]
     EXPECT_DOUBLE_EQ(m.friction(0, 2), 0.5);  // not given: min(0.5, 0.9)
     EXPECT_DOUBLE_EQ(m.friction(1, 2), 0.3);
     EXPECT_DOUBLE_EQ(m.friction(0, 0), 0.5);
+}
+
+TEST(Scene, RollingAndSpinningResistanceOfAPairIsTheTableEntryElseTheSmaller) {
+    const Scene s = parse_scene(R"(
+[[material]]
+name = "a"
+rolling_friction = 0.002
+spinning_friction = 0.001
+[[material]]
+name = "b"
+rolling_friction = 0.004
+[[material]]
+name = "c"
+[[friction_pair]]
+materials = ["b", "c"]
+friction = 0.4
+rolling_friction = 0.003
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "a"
+position = [0, 0, 0]
+)",
+                                "s.toml");
+    const MaterialTable& m = s.world.materials;
+    EXPECT_DOUBLE_EQ(m.materials[0].rolling_friction, 0.002);
+    EXPECT_DOUBLE_EQ(m.materials[0].spinning_friction, 0.001);
+    EXPECT_DOUBLE_EQ(m.materials[2].rolling_friction, 0.0);  // default: off
+    EXPECT_DOUBLE_EQ(m.rolling(0, 1), 0.002);   // min(0.002, 0.004)
+    EXPECT_DOUBLE_EQ(m.spinning(0, 1), 0.0);    // min(0.001, 0)
+    EXPECT_DOUBLE_EQ(m.spinning(0, 0), 0.001);
+    EXPECT_DOUBLE_EQ(m.rolling(1, 2), 0.003);   // given, larger than min(0.004, 0)
+    EXPECT_DOUBLE_EQ(m.rolling(2, 1), 0.003);
+    EXPECT_DOUBLE_EQ(m.spinning(1, 2), 0.0);    // not given in the pair: min(0, 0)
+    EXPECT_TRUE(m.any_rolling());
 }
 
 TEST(Scene, OmittedSectionsKeepTheDocumentedDefaults) {

@@ -84,9 +84,6 @@ TEST_F(SceneMesh, BadMeshWallsAreRefusedWithFileLineAndKey) {
     EXPECT_NE(e.find("wall.0.file: "), std::string::npos) << e;
     EXPECT_NE(e.find("cut.stl:"), std::string::npos) << e;
 
-    e = error_of(scene("file = \"meshes/floor.stl\"\nvelocity = [0, 0, 1]"));
-    EXPECT_NE(e.find("wall.0.velocity: mesh walls are static"), std::string::npos) << e;
-
     e = error_of(scene("file = \"meshes/floor.stl\"\nscale = -1"));
     EXPECT_NE(e.find("wall.0.scale: must be > 0"), std::string::npos) << e;
 

@@ -47,7 +47,8 @@ Problem next_problem(const World& w) {
     broad_phase(p.bodies.position, reach, 0.0, pairs, bs);
     ContactList contacts;
     NarrowPhaseScratch ns;
-    narrow_phase(p.bodies, w.walls, pairs, reach, 5e-4, w.time, contacts, ns);
+    narrow_phase(p.bodies, w.walls, wall_states(w.walls, w.time, w.time, h), pairs, reach, 5e-4,
+                 contacts, ns);
     ColouringScratch cs;
     colour_contacts(p.bodies.size(), contacts, cs);
     WarmStartCache none;

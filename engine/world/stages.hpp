@@ -1,0 +1,52 @@
+#pragma once
+/// Multi-stage runs and stop conditions: a run is a list of stages (settle, then open a
+/// gate; fill, then start a drum). Each stage lasts at most its duration and may end
+/// earlier once the kinetic energy has stayed below a threshold for a hold time. At its
+/// start a stage may remove walls (a gate that vanishes). A scene without [[stage]] is one
+/// stage of [simulation] duration. The run loop (tools/talus_main.cpp, tests) drives it:
+///   for each stage: begin_stage(stage, world); StageMonitor m(stage, world);
+///                   do world.step() until m.done(world) …
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace talus {
+
+class World;
+
+struct Stage {
+    std::string name;                    ///< for messages and the progress line
+    double duration = 1.0;               ///< longest the stage lasts [s]
+    /// Stop condition: the stage ends early once the total kinetic energy has stayed below
+    /// this for `hold` seconds; ≤ 0 = no early end [J].
+    double kinetic_energy_below = 0.0;
+    double hold = 0.0;                   ///< [s], ≥ 0 (0: the first step below ends the stage)
+    std::vector<uint32_t> remove_walls;  ///< indices into World::walls made inactive at the start
+};
+
+/// Applies the stage's start actions to `world` (walls removed).
+void begin_stage(const Stage& stage, World& world);
+
+/// Watches one stage: construct at the stage's start, call done() after every step.
+class StageMonitor {
+public:
+    StageMonitor(const Stage& stage, const World& world);
+
+    /// True once the stage is over: its duration is reached, or the kinetic energy has been
+    /// below the threshold for `hold` (measured on step ends; the stretch starts at the
+    /// first step found below and restarts whenever the energy rises to the threshold).
+    bool done(const World& world);
+
+    /// Why the stage ended ("" while it runs): "duration reached" or the energy criterion.
+    const std::string& reason() const { return reason_; }
+    /// Last step of the stage if it runs its full duration.
+    uint64_t end_step() const { return end_step_; }
+
+private:
+    const Stage& stage_;
+    uint64_t end_step_ = 0;
+    double below_since_ = -1.0;  ///< time of the first step of the current stretch below; −1 = none
+    std::string reason_;
+};
+
+}  // namespace talus

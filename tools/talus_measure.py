@@ -1,0 +1,603 @@
+#!/usr/bin/python3
+"""The numbers granular engineers read off a run, from a Talus trajectory (HDF5).
+
+    /usr/bin/python3 tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
+
+Tools (each prints its figure and writes a PNG, by default OUT_<tool>.png):
+
+  flow-rate         mass that has passed below a level (or left through an outlet) over
+                    time, and the steady discharge rate W [kg/s] fitted to it
+  packing           solid volume fraction in a box region (exact sphere-box volumes), per frame
+  repose            angle of repose of a heap: a straight-line fit to its free surface
+  runout            run-out distance and final profile of a column collapse
+  velocity-profile  mean velocity across a chute or a drum, binned along a line
+  drum-angle        dynamic angle of repose of the free surface in a rotating drum
+
+Bodies are treated as spheres of their written radius (a capsule's or ellipsoid's bounding
+radius overestimates its volume); masses are density x 4/3 pi r^3, with the density of the
+body's material from the file. Every function below works on plain numpy arrays, so it can
+be used from Python without a file; the command line only reads the file and plots.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+AXES = {"x": 0, "y": 1, "z": 2}
+
+
+# ----------------------------------------------------------------------------------------
+# Geometry helpers
+# ----------------------------------------------------------------------------------------
+
+def _disc_primitive(x, R):
+    """S(x) = integral of sqrt(R^2 - t^2) dt from 0 to x, for |x| <= R."""
+    x = np.clip(x, -R, R)
+    h = np.sqrt(np.maximum(R * R - x * x, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.where(R > 0, np.arcsin(np.clip(np.where(R > 0, x / np.where(R > 0, R, 1), 0), -1, 1)), 0)
+    return 0.5 * (x * h + R * R * s)
+
+
+def _disc_lower_left(a, b, R):
+    """Area of the part of the disc |(X, Y)| <= R with X <= a and Y <= b (arrays broadcast)."""
+    a = np.clip(a, -R, R)
+    b_in = np.clip(b, -R, R)
+    w = np.sqrt(np.maximum(R * R - b_in * b_in, 0.0))  # |X| < w: the line Y = b cuts the disc
+    # On |X| < w the column {Y <= b} inside the disc has length h + b; outside that band it is
+    # the whole chord 2h when b >= 0 and nothing when b < 0.
+    lo_mid = -w
+    hi_mid = np.minimum(a, w)
+    mid = np.where(hi_mid > lo_mid,
+                   _disc_primitive(hi_mid, R) - _disc_primitive(lo_mid, R) + b_in * (hi_mid - lo_mid), 0.0)
+    left_hi = np.minimum(a, -w)
+    left = np.where(left_hi > -R, 2.0 * (_disc_primitive(left_hi, R) - _disc_primitive(-R, R)), 0.0)
+    right = np.where(a > w, 2.0 * (_disc_primitive(a, R) - _disc_primitive(w, R)), 0.0)
+    outer = np.where(b_in >= 0.0, left + right, 0.0)
+    return np.where(R > 0, mid + outer, 0.0)
+
+
+def disc_rectangle_area(cx, cy, R, x0, x1, y0, y1):
+    """Exact area of disc (centre (cx, cy), radius R) intersected with [x0, x1] x [y0, y1]."""
+    def F(a, b):
+        return _disc_lower_left(a - cx, b - cy, R)
+    return np.maximum(F(x1, y1) - F(x0, y1) - F(x1, y0) + F(x0, y0), 0.0)
+
+
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
+
+
+def sphere_box_volume(centres, radii, lo, hi, panels=16):
+    """Volume of each sphere inside the box [lo, hi]: exact cross-section areas (disc x
+    rectangle) integrated over z by composite Gauss-Legendre (16 panels x 24 points; relative
+    error below 1e-6 for a sphere cut anywhere). Spheres wholly in or out are exact."""
+    c = np.asarray(centres, dtype=float).reshape(-1, 3)
+    r = np.asarray(radii, dtype=float).reshape(-1)
+    lo = np.asarray(lo, dtype=float)
+    hi = np.asarray(hi, dtype=float)
+    vol = np.zeros(len(r))
+    inside = np.all((c - r[:, None] >= lo) & (c + r[:, None] <= hi), axis=1)
+    vol[inside] = 4.0 / 3.0 * math.pi * r[inside] ** 3
+    touching = np.flatnonzero(~inside & np.all((c + r[:, None] > lo) & (c - r[:, None] < hi), axis=1))
+    if len(touching):
+        ct, rt = c[touching], r[touching]
+        za = np.maximum(lo[2], ct[:, 2] - rt)
+        zb = np.minimum(hi[2], ct[:, 2] + rt)
+        # nodes: (spheres, panels x points), all spheres at once
+        t = (np.arange(panels)[:, None] + 0.5 * (_GL_X[None, :] + 1.0)).ravel() / panels
+        w = np.tile(_GL_W, panels) * 0.5 / panels
+        z = za[:, None] + (zb - za)[:, None] * t[None, :]
+        rho = np.sqrt(np.maximum(rt[:, None] ** 2 - (z - ct[:, 2:3]) ** 2, 0.0))
+        area = disc_rectangle_area(ct[:, 0:1], ct[:, 1:2], rho, lo[0], hi[0], lo[1], hi[1])
+        vol[touching] = (zb - za) * (area @ w)
+    return vol
+
+
+def packing_fraction(centres, radii, lo, hi):
+    """Solid volume fraction of the box [lo, hi]: sum of sphere-box volumes / box volume."""
+    lo = np.asarray(lo, dtype=float)
+    hi = np.asarray(hi, dtype=float)
+    box = float(np.prod(hi - lo))
+    if box <= 0:
+        raise ValueError("the region has no volume (need min < max on every axis)")
+    return float(sphere_box_volume(centres, radii, lo, hi).sum()) / box
+
+
+def sphere_masses(radii, materials, densities):
+    """m = rho(material) 4/3 pi r^3 per body."""
+    rho = np.asarray(densities, dtype=float)[np.asarray(materials, dtype=int)]
+    return rho * 4.0 / 3.0 * math.pi * np.asarray(radii, dtype=float) ** 3
+
+
+def _line_fit(x, y):
+    """Least-squares y = a + s x; returns (a, s, rms residual)."""
+    A = np.vstack([np.ones_like(x), x]).T
+    (a, s), *_ = np.linalg.lstsq(A, y, rcond=None)
+    rms = float(np.sqrt(np.mean((a + s * x - y) ** 2))) if len(x) else float("nan")
+    return float(a), float(s), rms
+
+
+def surface_profile(horizontal, tops, bin_width, lo=None, hi=None):
+    """Free-surface height per bin: the highest particle top (z + r) among the particles whose
+    horizontal coordinate falls in each bin. Returns (bin centres, heights) of non-empty bins."""
+    h = np.asarray(horizontal, dtype=float)
+    t = np.asarray(tops, dtype=float)
+    lo = h.min() if lo is None else lo
+    hi = h.max() if hi is None else hi
+    nb = max(1, int(math.ceil((hi - lo) / bin_width)))
+    k = np.clip(((h - lo) / bin_width).astype(int), 0, nb - 1)
+    top = np.full(nb, -np.inf)
+    np.maximum.at(top, k, t)
+    centres = lo + (np.arange(nb) + 0.5) * bin_width
+    keep = np.isfinite(top)
+    return centres[keep], top[keep]
+
+
+# ----------------------------------------------------------------------------------------
+# The measurements, on arrays
+# ----------------------------------------------------------------------------------------
+
+def passed_mass(frames, axis, level):
+    """Mass that has passed below `level` along `axis` (or vanished: removed by an outlet),
+    per frame. `frames` is a list of dicts with id, position, mass (arrays) and time.
+    A body counts once it has been seen and is now below the level or gone."""
+    seen_mass = {}
+    out = []
+    for fr in frames:
+        ids = np.asarray(fr["id"]).astype(np.int64)
+        pos = np.asarray(fr["position"])[:, axis]
+        m = np.asarray(fr["mass"])
+        for i, mi in zip(ids.tolist(), m.tolist()):
+            seen_mass.setdefault(i, mi)
+        present = dict(zip(ids.tolist(), (pos < level).tolist()))
+        total = 0.0
+        for i, mi in seen_mass.items():
+            below = present.get(i)
+            if below is None or below:
+                total += mi
+        out.append(total)
+    return np.array(out)
+
+
+def steady_rate(times, mass, lo_frac=0.2, hi_frac=0.8):
+    """Steady mass flow rate: slope of a line fitted to M(t) over the frames where the passed
+    mass lies between lo_frac and hi_frac of its final value. Returns (W, t0, t1)."""
+    t = np.asarray(times, dtype=float)
+    M = np.asarray(mass, dtype=float)
+    M = M - M[0]
+    final = M[-1]
+    if final <= 0:
+        return 0.0, float(t[0]), float(t[-1])
+    sel = (M >= lo_frac * final) & (M <= hi_frac * final)
+    if sel.sum() < 2:
+        sel = np.ones_like(M, dtype=bool)
+    _, slope, _ = _line_fit(t[sel], M[sel])
+    return slope, float(t[sel][0]), float(t[sel][-1])
+
+
+def repose_angle(positions, radii, up="z", geometry="axisymmetric", centre=None,
+                 bin_width=None, lo_frac=0.15, hi_frac=0.85):
+    """Angle of repose [deg] of a heap resting on a floor: the free surface (highest particle
+    top per bin of horizontal distance from the heap's axis) fitted by a straight line over the
+    bins whose height lies between lo_frac and hi_frac of the heap's height above the floor
+    (leaving out the rounded apex and the toe). geometry "axisymmetric" uses the radial
+    distance from the vertical axis through `centre` (default: the centroid); "planar:x" or
+    "planar:y" uses the distance along that horizontal axis (a 2-D heap or a ramp against a
+    wall). Returns (angle_deg, details dict)."""
+    p = np.asarray(positions, dtype=float)
+    r = np.asarray(radii, dtype=float)
+    u = AXES[up]
+    hz = [a for a in range(3) if a != u]
+    if centre is None:
+        centre = p.mean(axis=0)
+    centre = np.asarray(centre, dtype=float)
+    if geometry == "axisymmetric":
+        dist = np.hypot(p[:, hz[0]] - centre[hz[0]], p[:, hz[1]] - centre[hz[1]])
+    elif geometry.startswith("planar:"):
+        a = AXES[geometry.split(":", 1)[1]]
+        dist = np.abs(p[:, a] - centre[a])
+    else:
+        raise ValueError(f"geometry must be axisymmetric or planar:x|y, not {geometry!r}")
+    tops = p[:, u] + r
+    floor = float((p[:, u] - r).min())
+    if bin_width is None:
+        bin_width = 2.0 * 2.0 * float(np.median(r))
+    x, z = surface_profile(dist, tops, bin_width, lo=0.0)
+    height = z.max() - floor
+    sel = (z - floor >= lo_frac * height) & (z - floor <= hi_frac * height)
+    # only the flank outside the apex: from the first bin at the top fraction outwards
+    if sel.sum() < 2:
+        raise ValueError("too few surface bins on the heap's flank to fit a line")
+    a, s, rms = _line_fit(x[sel], z[sel])
+    angle = math.degrees(math.atan(-s))
+    return angle, {"x": x, "z": z, "fit": sel, "intercept": a, "slope": s, "rms": rms,
+                   "floor": floor, "bin_width": bin_width}
+
+
+def runout(initial_positions, initial_radii, positions, radii, along="x", up="z", wall=None,
+           bin_width=None, gap_diameters=2.0):
+    """Column collapse: initial length L0 and height H0 (from the first frame), the run-out
+    L_inf (distance from the back wall to the deposit's front) and final height H_inf, with
+    the final profile. The front is the farthest particle edge reached by a connected deposit:
+    scanning outwards, a gap wider than gap_diameters particle diameters along `along` ends it,
+    so a few grains thrown ahead do not count. Returns a dict."""
+    a = AXES[along]
+    u = AXES[up]
+    p0 = np.asarray(initial_positions, dtype=float)
+    r0 = np.asarray(initial_radii, dtype=float)
+    p = np.asarray(positions, dtype=float)
+    r = np.asarray(radii, dtype=float)
+    if wall is None:
+        wall = float((p0[:, a] - r0).min())
+    floor = float((p0[:, u] - r0).min())
+    L0 = float((p0[:, a] + r0).max()) - wall
+    H0 = float((p0[:, u] + r0).max()) - floor
+    d = 2.0 * float(np.median(r))
+    edges = np.sort(p[:, a] + r)
+    front = edges[0]
+    for e in edges[1:]:
+        if e - front > gap_diameters * d:
+            break
+        front = e
+    L = float(front) - wall
+    if bin_width is None:
+        bin_width = d
+    x, h = surface_profile(p[:, a] - wall, p[:, u] + r - floor, bin_width, lo=0.0)
+    return {"L0": L0, "H0": H0, "aspect": H0 / L0, "L_inf": L, "H_inf": float(h.max()),
+            "runout_norm": (L - L0) / L0, "profile_x": x, "profile_h": h, "wall": wall,
+            "floor": floor}
+
+
+def velocity_profile(frames, across, component, origin=None, width=None, bins=20, lo=None,
+                     hi=None):
+    """Mean velocity component (projection on unit vector `component`) in bins of the
+    coordinate along the unit vector `across` through `origin`, over all the given frames;
+    with `width`, only particles within that distance of the line are used (a drum's
+    diameter). Returns (bin centres, mean, std, count)."""
+    across = np.asarray(across, dtype=float)
+    across = across / np.linalg.norm(across)
+    comp = np.asarray(component, dtype=float)
+    comp = comp / np.linalg.norm(comp)
+    origin = np.zeros(3) if origin is None else np.asarray(origin, dtype=float)
+    s_all, v_all = [], []
+    for fr in frames:
+        rel = np.asarray(fr["position"], dtype=float) - origin
+        s = rel @ across
+        if width is not None:
+            off = rel - np.outer(s, across)
+            keep = np.linalg.norm(off, axis=1) <= width
+        else:
+            keep = np.ones(len(s), dtype=bool)
+        s_all.append(s[keep])
+        v_all.append(np.asarray(fr["velocity"], dtype=float)[keep] @ comp)
+    s = np.concatenate(s_all)
+    v = np.concatenate(v_all)
+    lo = s.min() if lo is None else lo
+    hi = s.max() if hi is None else hi
+    edges = np.linspace(lo, hi, bins + 1)
+    k = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, bins - 1)
+    inside = (s >= lo) & (s <= hi)
+    count = np.bincount(k[inside], minlength=bins)
+    total = np.bincount(k[inside], weights=v[inside], minlength=bins)
+    total2 = np.bincount(k[inside], weights=v[inside] ** 2, minlength=bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / count
+        std = np.sqrt(np.maximum(total2 / count - mean ** 2, 0.0))
+    return 0.5 * (edges[1:] + edges[:-1]), mean, std, count
+
+
+def drum_angle(positions, radii, axis="y", up="z", centre=None, drum_radius=None,
+               bin_width=None, central=0.6):
+    """Dynamic angle of repose [deg] in a drum rotating about `axis`: the free surface (highest
+    particle top per bin of the horizontal coordinate perpendicular to the axis) fitted by a
+    line over the central `central` fraction of the surface's horizontal extent (the ends
+    curl along the wall). Positive = rising towards +horizontal. Returns (angle_deg, details)."""
+    p = np.asarray(positions, dtype=float)
+    r = np.asarray(radii, dtype=float)
+    ax = AXES[axis]
+    u = AXES[up]
+    h_axis = [a for a in range(3) if a not in (ax, u)][0]
+    hcoord = p[:, h_axis]
+    tops = p[:, u] + r
+    if bin_width is None:
+        bin_width = 2.0 * 2.0 * float(np.median(r))
+    x, z = surface_profile(hcoord, tops, bin_width)
+    lo, hi = x.min(), x.max()
+    mid, half = 0.5 * (lo + hi), 0.5 * central * (hi - lo)
+    sel = (x >= mid - half) & (x <= mid + half)
+    if sel.sum() < 2:
+        raise ValueError("too few surface bins to fit the drum's free surface")
+    a, s, rms = _line_fit(x[sel], z[sel])
+    return math.degrees(math.atan(s)), {"x": x, "z": z, "fit": sel, "intercept": a, "slope": s,
+                                        "rms": rms, "horizontal_axis": "xyz"[h_axis]}
+
+
+# ----------------------------------------------------------------------------------------
+# Command line
+# ----------------------------------------------------------------------------------------
+
+def _load(path):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import talus_h5
+    return talus_h5.load(path)
+
+
+def _frame_index(run, spec):
+    n = len(run)
+    if n == 0:
+        raise SystemExit(f"talus_measure: {run.path} holds no complete frame")
+    k = int(spec)
+    if not -n <= k < n:
+        raise SystemExit(f"talus_measure: --frame {spec}: out of range ({n} frames)")
+    return k
+
+
+def _frames_in(run, t0, t1):
+    times = run.frames.time
+    if t0 is None:
+        t0 = 0.5 * (times[0] + times[-1])
+    if t1 is None:
+        t1 = times[-1]
+    ks = [k for k in range(len(run)) if t0 <= times[k] <= t1]
+    if not ks:
+        raise SystemExit(f"talus_measure: no frame with time in [{t0}, {t1}] s")
+    return ks
+
+
+def _png_path(args, tool):
+    if args.png:
+        return args.png
+    stem, _ = os.path.splitext(args.trajectory)
+    return f"{stem}_{tool}.png"
+
+
+def _figure():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _vec(text, name):
+    try:
+        v = [float(t) for t in text.replace(",", " ").split()]
+    except ValueError:
+        raise SystemExit(f"talus_measure: {name}: expected numbers, got {text!r}")
+    if len(v) != 3:
+        raise SystemExit(f"talus_measure: {name}: expected 3 numbers, got {text!r}")
+    return np.array(v)
+
+
+def cmd_flow_rate(args):
+    with _load(args.trajectory) as run:
+        dens = run.attrs["material_density"]
+        frames = []
+        for k in range(len(run)):
+            f = run.frame(k)
+            f["mass"] = sphere_masses(f["radius"], f["material"], dens)
+            frames.append(f)
+        t = np.asarray(run.frames.time, dtype=float)
+    M = passed_mass(frames, AXES[args.axis], args.level)
+    W, t0, t1 = steady_rate(t, M, args.lo, args.hi)
+    print(f"mass passed below {args.axis} = {args.level} m by t = {t[-1]:.6g} s: {M[-1] - M[0]:.6g} kg")
+    print(f"steady mass flow rate: {W:.6g} kg/s (line fit over t in [{t0:.6g}, {t1:.6g}] s)")
+    plt = _figure()
+    fig, ax = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
+    ax[0].plot(t, M - M[0], "k.-", ms=3)
+    ax[0].plot([t0, t1], [np.interp(t0, t, M - M[0]), np.interp(t0, t, M - M[0]) + W * (t1 - t0)],
+               "r-", label=f"W = {W:.4g} kg/s")
+    ax[0].set_ylabel("mass passed [kg]")
+    ax[0].legend()
+    if len(t) > 1:
+        ax[1].plot(0.5 * (t[1:] + t[:-1]), np.diff(M) / np.diff(t), "b.-", ms=3)
+    ax[1].axhline(W, color="r")
+    ax[1].set_xlabel("time [s]")
+    ax[1].set_ylabel("flow rate [kg/s]")
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "flow_rate"), dpi=120)
+    return 0
+
+
+def cmd_packing(args):
+    lo, hi = _vec(args.min, "--min"), _vec(args.max, "--max")
+    if np.any(hi <= lo):
+        raise SystemExit("talus_measure: --min must be below --max on every axis")
+    with _load(args.trajectory) as run:
+        t = np.asarray(run.frames.time, dtype=float)
+        ks = range(len(run)) if args.all_frames else [_frame_index(run, args.frame)]
+        phi = []
+        for k in ks:
+            f = run.frame(k)
+            phi.append(packing_fraction(f["position"], f["radius"], lo, hi))
+    ts = t[list(ks)]
+    print(f"packing fraction in [{lo.tolist()}, {hi.tolist()}] at t = {ts[-1]:.6g} s: {phi[-1]:.6f}")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(ts, phi, "k.-")
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("solid volume fraction [-]")
+    ax.set_title("packing fraction in the region")
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "packing"), dpi=120)
+    return 0
+
+
+def cmd_repose(args):
+    with _load(args.trajectory) as run:
+        f = run.frame(_frame_index(run, args.frame))
+    centre = _vec(args.centre, "--centre") if args.centre else None
+    angle, d = repose_angle(f["position"], f["radius"], args.up, args.geometry, centre,
+                            args.bin_width)
+    print(f"angle of repose: {angle:.2f} deg (surface fit rms {d['rms']:.3g} m over "
+          f"{int(d['fit'].sum())} bins, t = {f['time']:.6g} s)")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(d["x"], d["z"], "k.", ms=4, label="surface (highest grain per bin)")
+    xs = d["x"][d["fit"]]
+    ax.plot(xs, d["intercept"] + d["slope"] * xs, "r-", label=f"fit: {angle:.1f}°")
+    ax.set_xlabel("distance from the heap's axis [m]")
+    ax.set_ylabel(f"{args.up} [m]")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "repose"), dpi=120)
+    return 0
+
+
+def cmd_runout(args):
+    with _load(args.trajectory) as run:
+        f0 = run.frame(0)
+        f = run.frame(_frame_index(run, args.frame))
+    res = runout(f0["position"], f0["radius"], f["position"], f["radius"], args.along, args.up,
+                 args.wall)
+    print(f"initial column: L0 = {res['L0']:.6g} m, H0 = {res['H0']:.6g} m, a = H0/L0 = {res['aspect']:.4g}")
+    print(f"run-out: L_inf = {res['L_inf']:.6g} m, (L_inf - L0)/L0 = {res['runout_norm']:.4g}; "
+          f"final height H_inf = {res['H_inf']:.6g} m, H_inf/L0 = {res['H_inf'] / res['L0']:.4g}")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.plot([0, 0, res["L0"], res["L0"]], [0, res["H0"], res["H0"], 0], "b--", label="initial column")
+    ax.plot(res["profile_x"], res["profile_h"], "k.-", ms=3, label=f"final profile, t = {f['time']:.3g} s")
+    ax.axvline(res["L_inf"], color="r", label=f"run-out {res['L_inf']:.3g} m")
+    ax.set_xlabel(f"distance from the wall along {args.along} [m]")
+    ax.set_ylabel("height [m]")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "runout"), dpi=120)
+    return 0
+
+
+def cmd_velocity_profile(args):
+    across = _vec(args.across, "--across")
+    comp = _vec(args.component, "--component")
+    origin = _vec(args.origin, "--origin") if args.origin else None
+    with _load(args.trajectory) as run:
+        ks = _frames_in(run, args.t0, args.t1)
+        frames = [run.frame(k) for k in ks]
+        t = run.frames.time
+        t0, t1 = float(t[ks[0]]), float(t[ks[-1]])
+    s, mean, std, count = velocity_profile(frames, across, comp, origin, args.width, args.bins)
+    print(f"velocity profile over {len(ks)} frames, t in [{t0:.6g}, {t1:.6g}] s")
+    print("# position [m]  mean velocity [m/s]  std [m/s]  samples")
+    for si, mi, di, ci in zip(s, mean, std, count):
+        if ci:
+            print(f"{si:.6g} {mi:.6g} {di:.6g} {int(ci)}")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ok = count > 0
+    ax.errorbar(mean[ok], s[ok], xerr=std[ok], fmt="k.-", ms=4, capsize=2)
+    ax.set_xlabel("mean velocity [m/s]")
+    ax.set_ylabel("position along the profile line [m]")
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "velocity_profile"), dpi=120)
+    return 0
+
+
+def cmd_drum_angle(args):
+    with _load(args.trajectory) as run:
+        ks = _frames_in(run, args.t0, args.t1)
+        angles, last = [], None
+        for k in ks:
+            f = run.frame(k)
+            a, d = drum_angle(f["position"], f["radius"], args.axis, args.up, None, None,
+                              args.bin_width, args.central)
+            angles.append(a)
+            last = (f, d)
+    angles = np.array(angles)
+    print(f"dynamic angle of repose: {abs(angles.mean()):.2f} deg (mean over {len(angles)} frames, "
+          f"std {angles.std():.2f} deg; sign {'+' if angles.mean() >= 0 else '-'}: surface rising "
+          f"towards +{last[1]['horizontal_axis']})")
+    plt = _figure()
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    f, d = last
+    ax[0].plot(d["x"], d["z"], "k.", ms=4, label="free surface")
+    xs = d["x"][d["fit"]]
+    ax[0].plot(xs, d["intercept"] + d["slope"] * xs, "r-", label=f"fit {angles[-1]:.1f}°")
+    ax[0].set_aspect("equal", adjustable="datalim")
+    ax[0].set_xlabel(f"{d['horizontal_axis']} [m]")
+    ax[0].set_ylabel(f"{args.up} [m]")
+    ax[0].legend()
+    ax[1].plot(range(len(angles)), np.abs(angles), "k.-")
+    ax[1].set_xlabel("frame in the window")
+    ax[1].set_ylabel("angle [deg]")
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "drum_angle"), dpi=120)
+    return 0
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="talus_measure.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="tool", required=True)
+
+    def add(name, help_text):
+        s = sub.add_parser(name, help=help_text, description=help_text)
+        s.add_argument("trajectory", help="Talus trajectory OUT.h5")
+        s.add_argument("--png", help="plot file (default OUT_<tool>.png beside the trajectory)")
+        return s
+
+    s = add("flow-rate", "mass passed below a level or through an outlet, and the steady rate")
+    s.add_argument("--axis", choices="xyz", default="z", help="axis of the level (default z)")
+    s.add_argument("--level", type=float, required=True, help="level [m]: the orifice plane")
+    s.add_argument("--lo", type=float, default=0.2, help="fit from this fraction of the final mass (0.2)")
+    s.add_argument("--hi", type=float, default=0.8, help="fit up to this fraction of the final mass (0.8)")
+    s.set_defaults(func=cmd_flow_rate)
+
+    s = add("packing", "solid volume fraction in a box region")
+    s.add_argument("--min", required=True, help="region corner 'x y z' [m]")
+    s.add_argument("--max", required=True, help="region corner 'x y z' [m]")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--all-frames", action="store_true", help="every frame (plot over time)")
+    s.set_defaults(func=cmd_packing)
+
+    s = add("repose", "angle of repose of a heap (straight-line fit to the free surface)")
+    s.add_argument("--frame", default="-1")
+    s.add_argument("--up", choices="xyz", default="z")
+    s.add_argument("--geometry", default="axisymmetric",
+                   help="axisymmetric (conical heap) or planar:x / planar:y (2-D heap)")
+    s.add_argument("--centre", help="heap axis point 'x y z' (default: centroid)")
+    s.add_argument("--bin-width", type=float, help="surface bin width [m] (default 2 diameters)")
+    s.set_defaults(func=cmd_repose)
+
+    s = add("runout", "run-out and final profile of a column collapse")
+    s.add_argument("--frame", default="-1")
+    s.add_argument("--along", choices="xyz", default="x", help="direction of the flow (x)")
+    s.add_argument("--up", choices="xyz", default="z")
+    s.add_argument("--wall", type=float, help="back wall position [m] (default: the column's back)")
+    s.set_defaults(func=cmd_runout)
+
+    s = add("velocity-profile", "mean velocity binned along a line (chute depth, drum diameter)")
+    s.add_argument("--across", default="0 0 1", help="direction of the profile line (default z)")
+    s.add_argument("--component", default="1 0 0", help="velocity direction averaged (default x)")
+    s.add_argument("--origin", help="a point of the line 'x y z' (default origin)")
+    s.add_argument("--width", type=float, help="use only grains within this distance of the line [m]")
+    s.add_argument("--bins", type=int, default=20)
+    s.add_argument("--t0", type=float, help="window start [s] (default: half-way)")
+    s.add_argument("--t1", type=float, help="window end [s] (default: the last frame)")
+    s.set_defaults(func=cmd_velocity_profile)
+
+    s = add("drum-angle", "dynamic angle of repose in a rotating drum")
+    s.add_argument("--axis", choices="xyz", default="y", help="drum axis (default y)")
+    s.add_argument("--up", choices="xyz", default="z")
+    s.add_argument("--central", type=float, default=0.6,
+                   help="fraction of the surface's width used in the fit (0.6)")
+    s.add_argument("--bin-width", type=float)
+    s.add_argument("--t0", type=float, help="window start [s] (default: half-way)")
+    s.add_argument("--t1", type=float)
+    s.set_defaults(func=cmd_drum_angle)
+    return p
+
+
+def main(argv):
+    args = build_parser().parse_args(argv[1:])
+    try:
+        return args.func(args)
+    except (OSError, ValueError) as e:
+        print(f"talus_measure: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
