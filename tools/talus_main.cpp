@@ -62,6 +62,14 @@ private:
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
+/// Cumulative tallies of the world's emitters and outlets, for the trajectory's /flow rows.
+void write_frame(talus::TrajectoryWriter& writer, const talus::World& world) {
+    std::vector<talus::FlowTally> emitted, removed;
+    for (const talus::Emitter& e : world.emitters) emitted.push_back(e.emitted);
+    for (const talus::Outlet& o : world.outlets) removed.push_back(o.removed);
+    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed);
+}
+
 int cmd_run(const std::string& scene_path, const std::string& out_opt, int threads,
             const std::vector<std::string>& sets, bool quiet, bool force) {
     talus::Scene scene;
@@ -90,8 +98,10 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         meta.scene_path = scene.file.string();
         meta.overrides = scene.overrides;
         meta.talus_version = TALUS_VERSION;
+        meta.emitters = world.emitters.size();
+        meta.outlets = world.outlets.size();
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force);
-        writer->write_frame(world.bodies, world.time, world.step_count);
+        write_frame(*writer, world);
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());
         return kExitIo;
@@ -114,7 +124,7 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
             }
             writer->write_diagnostics(world.diagnostics());
             if (world.step_count % frame_every == 0 || world.step_count == total_steps)
-                writer->write_frame(world.bodies, world.time, world.step_count);
+                write_frame(*writer, world);
             progress.update(world, world.simulation.duration, total_steps, false);
         }
         writer->close();
