@@ -7,6 +7,7 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -84,7 +85,9 @@ TEST(Emitter, MassRateMatchesWithinOneBodysMass) {
     double sum = 0;
     for (std::size_t i = 0; i < bodies.size(); ++i) sum += bodies.mass(i);
     EXPECT_NEAR(sum, e.emitted.mass, 1e-12);
-    EXPECT_GT(bodies.size(), 500u);  // 0.8 kg over grains of ~2 g: hundreds
+    EXPECT_GT(bodies.size(), 500u);  // 0.8 kg over grains of ~1 g: hundreds
+    std::printf("[ flow ] mass rate 0.8 kg/s for 1 s: %zu bodies, %.6f kg (largest body %.6f kg)\n",
+                bodies.size(), e.emitted.mass, m_max);
     EXPECT_LE(deepest_overlap(bodies, {}), 0.0);
 }
 
@@ -128,6 +131,8 @@ TEST(Emitter, NewBodiesOverlapNeitherBedNorWalls) {
     uint64_t next_id = bed;
     emit(e, w.bodies, w.walls, w.materials, 1.0, next_id);
     EXPECT_GT(e.emitted.count, 100u);
+    std::printf("[ flow ] into a bed of %zu: %llu of 300 owed bodies placed, deepest overlap %.3g m\n",
+                bed, (unsigned long long)e.emitted.count, deepest_overlap(w.bodies, w.walls));
     EXPECT_LE(deepest_overlap(w.bodies, w.walls), 0.0);
     for (std::size_t i = bed; i < w.bodies.size(); ++i) EXPECT_GE(w.bodies.id[i], bed);
 }
@@ -152,7 +157,29 @@ TEST(Outlet, RemovesExactlyTheBodiesInsideAndKeepsOrder) {
         EXPECT_EQ(b.position[i].x(), 0.1 * double(b.id[i] - 100));
 }
 
-/// Spheres rain from an emitter through free fall into a half-space outlet.
+TEST(Flow, RemovingAJointedBodyStopsTheRunNamingTheJoint) {
+    // A pendulum bob hangs from the world inside an outlet: the outlet takes it after the
+    // first step, and the next step must fail naming the joint instead of running on with
+    // a joint whose body is gone.
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_sphere(w, Vec3(0, 0, 1), 0.01, m);
+    add_sphere(w, Vec3(1, 0, 1), 0.01, m);
+    w.joints.push_back(make_joint(JointType::Spherical, w.bodies, 0, -1, Vec3(0, 0, 1.1)));
+    Outlet o;
+    o.min = Vec3(-0.1, -0.1, 0.9);
+    o.max = Vec3(0.1, 0.1, 1.05);
+    w.outlets.push_back(o);
+    ASSERT_TRUE(w.step().ok);
+    EXPECT_EQ(w.bodies.id, (std::vector<uint64_t>{1}));
+    const StepStatus s = w.step();
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.message.find("joint 0 (spherical) refers to body 0, which does not exist"),
+              std::string::npos)
+        << s.message;
+}
+
+/// Spheres rain from an emitter through free fall into a box outlet.
 struct RainRun {
     std::vector<uint64_t> removed_per_step;
     uint64_t emitted = 0, removed = 0, distinct_ids = 0, initial = 0;
@@ -225,6 +252,10 @@ TEST(Flow, OutletRemovesAtTheEmittersRateInSteadyState) {
     const RainRun run = run_rain(1, 1000);
     uint64_t window = 0;
     for (int k = 500; k < 1000; ++k) window += run.removed_per_step[std::size_t(k)];
+    std::printf("[ flow ] removed over [0.5, 1.0] s: %llu bodies = %.1f /s (emitter 200 /s); "
+                "emitted %llu, removed %llu in all\n",
+                (unsigned long long)window, double(window) / 0.5, (unsigned long long)run.emitted,
+                (unsigned long long)run.removed);
     EXPECT_NEAR(double(window) / 0.5, 200.0, 10.0);
     EXPECT_EQ(run.emitted, 200u);  // ⌊200 × 1.0⌋
     EXPECT_GT(run.removed, 120u);

@@ -3,15 +3,18 @@
 // the /flow datasets of the trajectory, read back with the HDF5 C API and compared with the
 // tallies the run kept in memory.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <hdf5.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "io/particle_fill.hpp"
+#include "io/trajectory_info.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_writer.hpp"
 
@@ -65,6 +68,8 @@ random = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], volume_fraction = 0.25, seed 
         EXPECT_TRUE((b.position[i].array() >= 0.0).all() && (b.position[i].array() <= 0.1).all());
     }
     const double target = 0.25 * 1e-3;
+    std::printf("[ flow ] volume-fraction fill: %zu spheres, fraction %.6f (target 0.25, last "
+                "sphere %.6f)\n", b.size(), volume / 1e-3, v_last / 1e-3);
     EXPECT_GE(volume, target);
     EXPECT_LT(volume - target, v_last);  // stops with the sphere that reaches the target
     EXPECT_GT(radii.size(), b.size() / 2);  // polydisperse indeed
@@ -308,6 +313,15 @@ normal = [0, 0, 1]
     }
     EXPECT_EQ(*seen.rbegin(), w.emitters[0].emitted.count - 1);
     EXPECT_EQ(w.next_id, w.emitters[0].emitted.count);
+    // `talus info` reports the totals of the last frame
+    const std::string info = describe_trajectory(file);
+    EXPECT_NE(info.find(fmt::format("emitted:    120 bodies, {:.6g} kg by the last frame (1 emitter)",
+                                    w.emitters[0].emitted.mass)),
+              std::string::npos)
+        << info;
+    EXPECT_NE(info.find(fmt::format("removed:    {} bodies", w.outlets[0].removed.count)),
+              std::string::npos)
+        << info;
 }
 
 }  // namespace
