@@ -140,9 +140,13 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
     try {
         const talus::Scene scene = talus::load_scene(scene_path, sets);
         const auto& w = scene.world;
-        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %llu steps of %g s, "
+        const std::string flow =
+            w.emitters.empty() && w.outlets.empty()
+                ? std::string()
+                : fmt::format("{} emitters, {} outlets, ", w.emitters.size(), w.outlets.size());
+        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %s%llu steps of %g s, "
                     "output %s every %g s\n",
-                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(),
+                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(), flow.c_str(),
                     (unsigned long long)std::llround(w.simulation.duration / w.simulation.dt),
                     w.simulation.dt, scene.output.path.c_str(), scene.output.interval);
         return 0;

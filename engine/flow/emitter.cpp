@@ -26,7 +26,7 @@ constexpr double kFourThirdsPi = 4.0 / 3.0 * 3.14159265358979323846;
 FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
                const MaterialTable& materials, double t, uint64_t& next_id) {
     FlowTally out;
-    if (t < e.start || !(e.rate > 0.0)) return out;
+    if (t < e.start || !(e.rate > 0.0) || !(e.size.min > 0.0)) return out;  // nothing to emit
     const double density = materials.materials[e.material].density;
     if (!e.seeded) {
         e.rng.seed(e.seed);
