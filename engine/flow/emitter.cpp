@@ -44,9 +44,10 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
     if (!owed(e.next_radius)) return out;
 
     // Bodies that could touch a new sphere: centre within r_max + r_i of the box.
+    // The grid's cell covers the largest contact distance among these only, so one large
+    // body elsewhere does not coarsen it.
     const double r_max = e.size.max;
     double r_big = r_max;
-    for (double r : bodies.radius) r_big = std::max(r_big, r);
     std::vector<Vec3> pos;
     std::vector<double> rad;
     for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -55,6 +56,7 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
         if ((x.array() >= e.min.array() - reach).all() && (x.array() <= e.max.array() + reach).all()) {
             pos.push_back(x);
             rad.push_back(bodies.radius[i]);
+            r_big = std::max(r_big, bodies.radius[i]);
         }
     }
     SphereGrid grid(r_max + r_big);
