@@ -33,3 +33,17 @@ add_test(NAME io.talus_h5
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_talus_h5.py
                  ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5)
 set_tests_properties(io.talus_h5 PROPERTIES FIXTURES_REQUIRED talus_xdmf_fixture)
+
+# A run with an emitter and an outlet through the talus command; the Python loader then
+# checks its /flow rows and that no body id is reused.
+set(TALUS_FLOW_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/flow_rain.h5)
+add_test(NAME io.flow_fixture
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/flow_rain.toml
+                 -o ${TALUS_FLOW_FIXTURE} --force --quiet)
+set_tests_properties(io.flow_fixture PROPERTIES FIXTURES_SETUP talus_flow_fixture)
+add_test(NAME io.talus_h5_flow
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_talus_h5.py
+                 ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5_flow
+                 ${TALUS_FLOW_FIXTURE})
+set_tests_properties(io.talus_h5_flow PROPERTIES
+    FIXTURES_REQUIRED "talus_xdmf_fixture;talus_flow_fixture")

@@ -7,6 +7,7 @@
     run.attrs["scene"]         # root attributes, strings decoded
     run.frames.time            # per-frame index arrays: time, step, first_row, row_count
     run.diagnostics["residual"]
+    run.flow["removed_count"]  # per frame and outlet (emitted_* per emitter); {} without them
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step
 
@@ -29,6 +30,9 @@ DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kine
                      "potential_energy", "solver_wall_time", "envelope", "converged")
 # written since joints (and the contact infeasibility) were added; older files lack them
 OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility")
+# /flow: one row per frame, one column per emitter (emitted_*) or outlet (removed_*)
+FLOW_FIELDS = tuple(f"{what}_{kind}" for what in ("emitted", "removed")
+                    for kind in ("count", "mass", "total_count", "total_mass"))
 
 
 class NotATrajectory(ValueError):
@@ -106,6 +110,9 @@ class Trajectory:
         for name in OPTIONAL_DIAGNOSTIC_FIELDS:
             if name in d and d[name].shape[0] >= steps:
                 self.diagnostics[name] = d[name][:steps]
+        # /flow rows are written before their frame's row_count: complete with the frame
+        flow = f["flow"] if "flow" in f else {}
+        self.flow = {name: flow[name][:complete] for name in FLOW_FIELDS if name in flow}
 
     def refresh(self):
         """Re-read the index of a file that is still being written."""
@@ -116,6 +123,10 @@ class Trajectory:
         for name in DIAGNOSTIC_FIELDS + OPTIONAL_DIAGNOSTIC_FIELDS:
             if name in self._file["diagnostics"]:
                 self._file["diagnostics/" + name].refresh()
+        if "flow" in self._file:
+            for name in FLOW_FIELDS:
+                if name in self._file["flow"]:
+                    self._file["flow/" + name].refresh()
         self._read_index()
 
     def __len__(self):
@@ -159,6 +170,13 @@ def summary(run):
     if len(run):
         lines.append(f"  time:       {run.frames.time[0]!r} s to {run.frames.time[-1]!r} s")
         lines.append(f"  bodies:     {int(run.frames.row_count[-1])} in the last frame")
+    for what, label in (("emitted", "emitted:"), ("removed", "removed:")):
+        total = run.flow.get(what + "_total_count")
+        if total is not None and len(total):
+            mass = run.flow[what + "_total_mass"][-1]
+            lines.append(f"  {label:<11} {int(total[-1].sum())} bodies, {float(mass.sum()):.6g} kg "
+                         f"({total.shape[1]} {'emitter' if what == 'emitted' else 'outlet'}"
+                         f"{'s' if total.shape[1] != 1 else ''})")
     steps = len(run.diagnostics["step"])
     lines.append(f"  steps:      {steps} in the diagnostics")
     if steps:
