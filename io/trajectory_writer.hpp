@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/math.hpp"
 #include "engine/flow/flow.hpp"
 
 namespace talus {
@@ -15,6 +16,7 @@ namespace talus {
 struct BodyStore;
 struct MaterialTable;
 struct StepDiagnostics;
+struct WallLoads;
 
 /// A file could not be created, written, opened or understood. The message names the path
 /// and, where there is one, the fix.
@@ -31,6 +33,9 @@ struct RunMetadata {
     std::string talus_version;           ///< engine version that wrote the file
     std::size_t emitters = 0;            ///< [[emitter]]s: columns of /flow/emitted_*
     std::size_t outlets = 0;             ///< [[outlet]]s: columns of /flow/removed_*
+    /// One entry per wall ("wall.N" for unnamed ones): columns of /walls/force and torque.
+    std::vector<std::string> wall_names;
+    std::vector<Vec3> wall_reference_points;  ///< torque reference of each wall [m]
 };
 
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
@@ -56,10 +61,12 @@ public:
     /// BodyStore arrays.
     /// `emitted` and `removed` are the cumulative tallies of each emitter and outlet (as
     /// many as RunMetadata announced; empty when there are none): the frame's /flow row
-    /// records them and their increase since the previous frame.
+    /// records them and their increase since the previous frame. `loads` (when the file has
+    /// walls) gives the frame's /walls row: impulses / covered time, zeros if null or empty.
     void write_frame(const BodyStore& bodies, double time, uint64_t step,
                      const std::vector<FlowTally>& emitted = {},
-                     const std::vector<FlowTally>& removed = {});
+                     const std::vector<FlowTally>& removed = {},
+                     const WallLoads* loads = nullptr);
 
     /// Buffers one step's record in memory; it reaches the file on the next write_frame or
     /// on close(), so the step loop makes no HDF5 call. Throws IoError after close().

@@ -47,3 +47,14 @@ add_test(NAME io.talus_h5_flow
                  ${TALUS_FLOW_FIXTURE})
 set_tests_properties(io.talus_h5_flow PROPERTIES
     FIXTURES_REQUIRED "talus_xdmf_fixture;talus_flow_fixture")
+
+# Forces on walls: a bead dropped on a floor loads it with nothing, then with its weight.
+set(TALUS_DROP_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drop_walls.h5)
+add_test(NAME io.wall_loads_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drop.toml
+                 -o ${TALUS_DROP_OUTPUT} --force --quiet)
+set_tests_properties(io.wall_loads_run PROPERTIES FIXTURES_SETUP talus_drop_walls)
+add_test(NAME io.wall_loads
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
+                 ${TALUS_DROP_OUTPUT})
+set_tests_properties(io.wall_loads PROPERTIES FIXTURES_REQUIRED talus_drop_walls)

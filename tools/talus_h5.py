@@ -8,6 +8,8 @@
     run.frames.time            # per-frame index arrays: time, step, first_row, row_count
     run.diagnostics["residual"]
     run.flow["removed_count"]  # per frame and outlet (emitted_* per emitter); {} without them
+    run.walls["force"]         # (frames, walls, 3) mean force on each wall since the previous
+                               # frame [N]; also "torque", "names"; {} without walls
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step
 
@@ -113,6 +115,15 @@ class Trajectory:
         # /flow rows are written before their frame's row_count: complete with the frame
         flow = f["flow"] if "flow" in f else {}
         self.flow = {name: flow[name][:complete] for name in FLOW_FIELDS if name in flow}
+        # /walls: mean force and torque per frame and wall (files written before they existed,
+        # or scenes without walls, have none)
+        walls = f["walls"] if "walls" in f else {}
+        self.walls = {}
+        if "force" in walls:
+            self.walls = {"names": _decode(walls.attrs["names"]),
+                          "torque_reference_points": np.asarray(
+                              walls.attrs["torque_reference_points"]).reshape(-1, 3),
+                          "force": walls["force"][:complete], "torque": walls["torque"][:complete]}
 
     def refresh(self):
         """Re-read the index of a file that is still being written."""

@@ -73,12 +73,15 @@ private:
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
-/// Cumulative tallies of the world's emitters and outlets, for the trajectory's /flow rows.
-void write_frame(talus::TrajectoryWriter& writer, const talus::World& world) {
+/// A frame with the cumulative tallies of the world's emitters and outlets (/flow rows) and
+/// the wall loads since the previous frame (/walls rows), which then start again from zero.
+void write_frame(talus::TrajectoryWriter& writer, talus::World& world) {
     std::vector<talus::FlowTally> emitted, removed;
     for (const talus::Emitter& e : world.emitters) emitted.push_back(e.emitted);
     for (const talus::Outlet& o : world.outlets) removed.push_back(o.removed);
-    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed);
+    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed,
+                       &world.wall_loads());
+    world.reset_wall_loads();
 }
 
 int cmd_run(const std::string& scene_path, const std::string& out_opt, int threads,
@@ -118,6 +121,11 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         meta.talus_version = TALUS_VERSION;
         meta.emitters = world.emitters.size();
         meta.outlets = world.outlets.size();
+        for (std::size_t w = 0; w < world.walls.size(); ++w) {
+            const talus::Wall& wall = world.walls[w];
+            meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
+            meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
+        }
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force);
         write_frame(*writer, world);
     } catch (const talus::IoError& e) {
