@@ -5,14 +5,18 @@
 //
 // Lattice: points min + i∘s per axis while the point stays within max + 1e-9·s; the
 // slack makes "max = min + k·s" include its last point despite round-off.
-// Random fill: random sequential addition. Candidates are uniform in the box and kept if
-// they overlap nothing; a hash grid with cells no smaller than the largest contact
-// distance makes each test look at 27 cells only. It saturates near 38 % solid fraction
+// Random fill: random sequential addition, to a count or to a solid volume fraction of the
+// box, with one radius law (engine/flow/size_distribution.hpp). Candidates are uniform in
+// the box and kept if they overlap nothing; a hash grid (engine/core/sphere_grid.hpp) with
+// cells no smaller than the largest contact distance makes each test look at 27 cells
+// only. It saturates near 38 % solid fraction
 // in 3D, hence the attempt budget and an error rather than an endless loop. Random bits
 // come from std::mt19937_64, whose output sequence the standard fixes, and are turned into
 // doubles by our own bits_to_unit, so a seed gives the same grains everywhere (the
 // standard distributions are implementation-defined).
 #include "io/particle_fill.hpp"
+
+#include "engine/core/sphere_grid.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,90 +24,6 @@
 
 namespace talus {
 namespace {
-
-/// Spheres binned by centre on a uniform grid; a query visits the 3×3×3 cells around a
-/// point, which finds every sphere whose centre is within one cell width of it.
-/// Cells live in an open-addressing table keyed by their coordinates modulo 2²¹ per axis;
-/// far-apart cells that share a key only add candidates, which the caller's distance test
-/// rejects, so no bounding box is needed. Each cell holds a singly linked list threaded
-/// through `next_` (spheres must be inserted with indices 0, 1, 2, …).
-class SphereGrid {
-public:
-    explicit SphereGrid(double cell) : inv_cell_(1.0 / cell) { rehash(1024); }
-
-    void insert(uint32_t index, const Vec3& x) {
-        if (2 * (used_ + 1) > keys_.size()) rehash(2 * keys_.size());
-        const uint64_t key = key_of(cell_of(x), 0, 0, 0);
-        const std::size_t slot = find_slot(key);
-        if (keys_[slot] == kEmpty) {
-            keys_[slot] = key;
-            head_[slot] = kNone;
-            ++used_;
-        }
-        next_.push_back(head_[slot]);
-        head_[slot] = index;
-    }
-
-    /// Calls f(index) for each sphere binned near x; stops early if f returns true.
-    template <class F>
-    bool any_near(const Vec3& x, F&& f) const {
-        const std::array<int64_t, 3> c = cell_of(x);
-        for (int64_t dz = -1; dz <= 1; ++dz)
-            for (int64_t dy = -1; dy <= 1; ++dy)
-                for (int64_t dx = -1; dx <= 1; ++dx) {
-                    const std::size_t slot = find_slot(key_of(c, dx, dy, dz));
-                    if (keys_[slot] == kEmpty) continue;
-                    for (uint32_t j = head_[slot]; j != kNone; j = next_[j])
-                        if (f(j)) return true;
-                }
-        return false;
-    }
-
-private:
-    static constexpr uint64_t kEmpty = ~uint64_t(0);
-    static constexpr uint32_t kNone = ~uint32_t(0);
-    static constexpr uint64_t kMask = (uint64_t(1) << 21) - 1;
-
-    std::array<int64_t, 3> cell_of(const Vec3& x) const {
-        std::array<int64_t, 3> c;
-        for (int a = 0; a < 3; ++a)
-            c[a] =
-                static_cast<int64_t>(std::clamp(std::floor(x[a] * inv_cell_), -0x1.0p60, 0x1.0p60));
-        return c;
-    }
-    static uint64_t key_of(const std::array<int64_t, 3>& c, int64_t dx, int64_t dy, int64_t dz) {
-        return (uint64_t(c[0] + dx) & kMask) << 42 | (uint64_t(c[1] + dy) & kMask) << 21 |
-               (uint64_t(c[2] + dz) & kMask);
-    }
-    /// The slot holding `key`, or the empty slot where it would go (linear probing).
-    std::size_t find_slot(uint64_t key) const {
-        uint64_t h = key;  // splitmix64 finaliser
-        h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-        h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-        h ^= h >> 31;
-        const std::size_t mask = keys_.size() - 1;
-        for (std::size_t s = std::size_t(h) & mask;; s = (s + 1) & mask)
-            if (keys_[s] == key || keys_[s] == kEmpty) return s;
-    }
-    void rehash(std::size_t capacity) {
-        std::vector<uint64_t> old_keys(capacity, kEmpty);
-        std::vector<uint32_t> old_head(capacity, kNone);
-        old_keys.swap(keys_);
-        old_head.swap(head_);
-        for (std::size_t s = 0; s < old_keys.size(); ++s)
-            if (old_keys[s] != kEmpty) {
-                const std::size_t t = find_slot(old_keys[s]);
-                keys_[t] = old_keys[s];
-                head_[t] = old_head[s];
-            }
-    }
-
-    double inv_cell_;
-    std::size_t used_ = 0;
-    std::vector<uint64_t> keys_;  ///< cell key per slot, kEmpty if free; size a power of 2
-    std::vector<uint32_t> head_;  ///< first sphere of the cell per slot
-    std::vector<uint32_t> next_;  ///< next sphere in the same cell, per sphere
-};
 
 std::vector<WallFace> faces_at_start(const std::vector<Wall>& walls) {
     std::vector<WallFace> faces;
@@ -148,16 +68,19 @@ void lattice_points(const Vec3& min, const Vec3& max, const Vec3& spacing, std::
                                  min.z() + double(k) * spacing.z());
 }
 
-std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& existing_position,
-                        const std::vector<double>& existing_radius, const std::vector<Wall>& walls,
-                        std::vector<Vec3>& out) {
-    const double r = spec.radius;
-    // Earlier spheres that could touch a candidate: centre within r + r_i of the region.
+RandomFillResult random_fill_sized(const RandomFillSpec& spec,
+                                   const std::vector<Vec3>& existing_position,
+                                   const std::vector<double>& existing_radius,
+                                   const std::vector<Wall>& walls, std::vector<Vec3>& out,
+                                   std::vector<double>* out_radius) {
+    const SizeDistribution law = spec.radii();
+    const double r_max = law.max;  // no radius drawn exceeds it
+    // Earlier spheres that could touch a candidate: centre within r_max + r_i of the region.
     std::vector<Vec3> pos;
     std::vector<double> rad;
-    double r_big = r;
+    double r_big = r_max;
     for (std::size_t i = 0; i < existing_position.size(); ++i) {
-        const double reach = existing_radius[i] + r;
+        const double reach = existing_radius[i] + r_max;
         const Vec3& x = existing_position[i];
         if ((x.array() >= spec.min.array() - reach).all() &&
             (x.array() <= spec.max.array() + reach).all()) {
@@ -166,7 +89,7 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
             r_big = std::max(r_big, existing_radius[i]);
         }
     }
-    SphereGrid grid(r + r_big);  // ≥ every contact distance r + r_i
+    SphereGrid grid(r_max + r_big);  // ≥ every contact distance r + r_i
     for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
     const std::vector<WallFace> faces = faces_at_start(walls);
     std::vector<CylinderAt> cylinders;
@@ -174,10 +97,17 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
         if (w.type == WallType::Cylinder) cylinders.emplace_back(w, wall_state(w.motion, 0.0, 0.0, 1.0));
 
     std::mt19937_64 rng(spec.seed);
+    std::mt19937_64 size_rng(spec.seed ^ kRadiusStream);
     const Vec3 extent = spec.max - spec.min;
-    const uint64_t budget = random_fill_budget(spec.count);
-    std::size_t placed = 0;
-    for (uint64_t attempt = 0; attempt < budget && placed < spec.count; ++attempt) {
+    const bool by_volume = spec.volume_fraction > 0.0;
+    const double target = spec.volume_fraction * extent.prod();
+    const double four_thirds_pi = 4.0 / 3.0 * 3.14159265358979323846;
+    RandomFillResult res;
+    const auto done = [&] { return by_volume ? res.volume >= target : res.placed >= spec.count; };
+    const auto budget = [&] { return random_fill_budget(by_volume ? res.placed + 1 : spec.count); };
+    double r = law.sample(size_rng);
+    while (!done() && res.attempts < budget()) {
+        ++res.attempts;
         const double ux = bits_to_unit(rng());
         const double uy = bits_to_unit(rng());
         const double uz = bits_to_unit(rng());
@@ -204,9 +134,19 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
         pos.push_back(x);
         rad.push_back(r);
         out.push_back(x);
-        ++placed;
+        if (out_radius) out_radius->push_back(r);
+        ++res.placed;
+        res.volume += four_thirds_pi * r * r * r;
+        if (!done()) r = law.sample(size_rng);
     }
-    return placed;
+    res.complete = done();
+    return res;
+}
+
+std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& existing_position,
+                        const std::vector<double>& existing_radius, const std::vector<Wall>& walls,
+                        std::vector<Vec3>& out) {
+    return random_fill_sized(spec, existing_position, existing_radius, walls, out, nullptr).placed;
 }
 
 std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,

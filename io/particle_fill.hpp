@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "engine/core/math.hpp"
+#include "engine/core/random.hpp"
 #include "engine/core/walls.hpp"
+#include "engine/flow/size_distribution.hpp"
 
 namespace talus {
 
@@ -19,26 +21,52 @@ std::array<int64_t, 3> lattice_extent(const Vec3& min, const Vec3& max, const Ve
 /// Appends the lattice points to `out`, x fastest, then y, then z.
 void lattice_points(const Vec3& min, const Vec3& max, const Vec3& spacing, std::vector<Vec3>& out);
 
-/// Maps 64 random bits to a double uniform in [0, 1) using the top 53 bits, so the
-/// result is the same on every platform and standard library.
-inline double bits_to_unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
-
-/// A random non-overlapping fill of equal spheres with centres uniform in [min, max].
+/// A random non-overlapping fill of spheres with centres uniform in [min, max], either of
+/// `count` spheres or up to a solid volume fraction of the box [min, max].
 struct RandomFillSpec {
     Vec3 min = Vec3::Zero();  ///< [m]
     Vec3 max = Vec3::Zero();  ///< [m]
-    double radius = 0.0;      ///< [m]
-    std::size_t count = 0;    ///< spheres wanted
+    double radius = 0.0;      ///< [m], when `size` is left unset
+    std::size_t count = 0;    ///< spheres wanted (when volume_fraction is 0)
     uint64_t seed = 0;        ///< std::mt19937_64 seed
+    /// Radii; unset (kind Fixed with max 0) means every sphere has `radius`.
+    SizeDistribution size{};
+    /// > 0: instead of `count`, add spheres until Σ 4/3 π r³ ≥ volume_fraction × box volume.
+    double volume_fraction = 0.0;
+
+    /// The radius law actually used: `size`, or a fixed `radius`.
+    SizeDistribution radii() const {
+        return size.kind == SizeKind::Fixed && size.max == 0.0 ? SizeDistribution::fixed(radius) : size;
+    }
 };
 
-/// Attempts a fill of `count` spheres may use before it gives up.
+/// Attempts a fill of `count` spheres may use before it gives up. A volume-fraction fill
+/// may use random_fill_budget(placed + 1) attempts in all, a budget that grows as it places.
 inline uint64_t random_fill_budget(std::size_t count) { return 100 * uint64_t(count) + 10000; }
 
+/// What a fill achieved.
+struct RandomFillResult {
+    std::size_t placed = 0;  ///< spheres placed
+    double volume = 0.0;     ///< Σ 4/3 π r³ of the placed spheres [m³]
+    uint64_t attempts = 0;   ///< candidate centres drawn
+    bool complete = false;   ///< count reached, or volume ≥ volume_fraction × box volume
+};
+
 /// Random sequential addition: draws candidate centres (x, y, z from consecutive
-/// mt19937_64 outputs) and keeps those that overlap neither an earlier sphere of the fill,
-/// nor an `existing` sphere, nor any wall face or cylinder at t = 0. Appends the kept centres to `out`
-/// and returns how many were placed (fewer than `count` if the budget ran out).
+/// mt19937_64(seed) outputs) and keeps those that overlap neither an earlier sphere of the
+/// fill, nor an `existing` sphere, nor any wall face or cylinder at t = 0. Radii come from a second
+/// generator, mt19937_64(seed ^ kRadiusStream), one radius per sphere, drawn before its
+/// first candidate and kept until it is placed (redrawing would favour small spheres), so
+/// a fixed radius gives the very centres it gave before size distributions existed.
+/// Appends the kept centres to `out` and their radii to `out_radius` (if given).
+RandomFillResult random_fill_sized(const RandomFillSpec& spec,
+                                   const std::vector<Vec3>& existing_position,
+                                   const std::vector<double>& existing_radius,
+                                   const std::vector<Wall>& walls, std::vector<Vec3>& out,
+                                   std::vector<double>* out_radius);
+
+/// random_fill_sized, returning only how many were placed (fewer than `count` if the
+/// budget ran out).
 std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& existing_position,
                         const std::vector<double>& existing_radius, const std::vector<Wall>& walls,
                         std::vector<Vec3>& out);

@@ -71,10 +71,12 @@ const Fields kWallKeys{{"type"},   {"name"},     {"material"}, {"velocity"}, {"p
                        {"normal"}, {"min"},      {"max"},      {"file"},
                        {"scale"},  {"translate"}, {"axis"},    {"radius"},
                        {"inside"}, {"length"},   {"motion", Kind::Table, &kMotionKeys}};
-const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}};
-const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"seed"}};
+const Fields kLatticeKeys{{"min"}, {"max"}, {"spacing"}, {"seed"}};
+const Fields kRandomKeys{{"min"}, {"max"}, {"count"}, {"volume_fraction"}, {"seed"}};
+const Fields kRadiusKeys{{"distribution"}, {"min"},    {"max"},   {"mean"},   {"std"},
+                         {"median"},       {"sigma"},  {"values"}, {"weights"}};
 const Fields kParticlesKeys{{"shape"},
-                            {"radius"},
+                            {"radius", Kind::Table, &kRadiusKeys},
                             {"spheres"},
                             {"material"},
                             {"velocity"},
@@ -86,6 +88,10 @@ const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
                         {"anchor_a"}, {"axis"}, {"length"}, {"motor_speed"}};
 const Fields kPeriodicKeys{{"x"}, {"y"}, {"z"}};
+const Fields kEmitterKeys{{"radius", Kind::Table, &kRadiusKeys},
+                          {"material"}, {"rate"}, {"mass_rate"}, {"min"}, {"max"},
+                          {"velocity"}, {"start"}, {"stop"}, {"seed"}};
+const Fields kOutletKeys{{"type"}, {"min"}, {"max"}, {"point"}, {"normal"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"periodic", Kind::Table, &kPeriodicKeys},
                        {"solver", Kind::Table, &kSolverKeys},
@@ -96,7 +102,9 @@ const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"particles", Kind::TableArray, &kParticlesKeys},
                        {"body", Kind::TableArray, &kBodyKeys},
                        {"joint", Kind::TableArray, &kJointKeys},
-                       {"stage", Kind::TableArray, &kStageKeys}};
+                       {"stage", Kind::TableArray, &kStageKeys},
+                       {"emitter", Kind::TableArray, &kEmitterKeys},
+                       {"outlet", Kind::TableArray, &kOutletKeys}};
 
 const Field* find_field(const Fields& fields, std::string_view name) {
     for (const Field& f : fields)
@@ -1141,6 +1149,116 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
     return walls;
 }
 
+/// A radius distribution table (key `k` of `c`): { distribution = "uniform" | "normal" |
+/// "lognormal" | "discrete", … } (README, "Radius distributions").
+std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::string_view k) {
+    const auto c = r.table(parent, k, Need::Required);
+    if (!c) return std::nullopt;
+    const auto kind = r.string(*c, "distribution", Need::Required);
+    if (!kind) return std::nullopt;
+    const std::vector<std::string_view> kinds{"uniform", "normal", "lognormal", "discrete"};
+    if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) {
+        r.problem_at(*c, "distribution", fmt::format("unknown distribution '{}'{}", *kind,
+                                                     suggest(*kind, kinds, "known")));
+        return std::nullopt;
+    }
+    bool ok = true;
+    const auto unused = [&](std::initializer_list<std::string_view> keys) {
+        for (std::string_view key : keys)
+            if (r.find(*c, key)) {
+                r.problem_at(*c, key, fmt::format("not used by a {} distribution", *kind));
+                ok = false;
+            }
+    };
+    const auto positive = [](double x) { return x > 0.0; };
+    const auto need_positive = [&](std::string_view key) {
+        auto v = r.number(*c, key, Need::Required, positive, "> 0");
+        if (!v) ok = false;
+        return v.value_or(0.0);
+    };
+    if (*kind == "discrete") {
+        unused({"min", "max", "mean", "std", "median", "sigma"});
+        const auto numbers = [&](std::string_view key, Need need) {
+            std::vector<double> out;
+            const toml::node* n = r.present(*c, key, need);
+            if (!n) return out;
+            const toml::array* a = n->as_array();
+            if (!a || a->empty()) {
+                r.problem_at(*c, key, fmt::format("expected a non-empty array of numbers, got {}",
+                                                  a ? "an empty array" : type_name(*n)));
+                ok = false;
+                return out;
+            }
+            for (std::size_t i = 0; i < a->size(); ++i) {
+                auto x = r.to_number((*a)[i], *c, key, fmt::format("element {}: ", i));
+                if (!x) {
+                    ok = false;
+                    return out;
+                }
+                if (!(*x > 0.0)) {
+                    r.problem_at(*c, key, fmt::format("element {}: must be > 0 (got {})", i, *x));
+                    ok = false;
+                    return out;
+                }
+                out.push_back(*x);
+            }
+            return out;
+        };
+        const std::vector<double> values = numbers("values", Need::Required);
+        std::vector<double> weights = numbers("weights", Need::Optional);
+        if (!ok || values.empty()) return std::nullopt;
+        if (weights.empty()) weights.assign(values.size(), 1.0);
+        if (weights.size() != values.size()) {
+            r.problem_at(*c, "weights", fmt::format("has {} elements but values has {}",
+                                                    weights.size(), values.size()));
+            return std::nullopt;
+        }
+        return SizeDistribution::discrete(values, weights);
+    }
+    unused({"values", "weights"});
+    const double lo = need_positive("min");
+    const double hi = need_positive("max");
+    if (ok && lo > hi) {
+        r.problem_at(*c, "max", fmt::format("must be ≥ min = {} (got {})", lo, hi));
+        ok = false;
+    }
+    SizeDistribution d;
+    if (*kind == "uniform") {
+        unused({"mean", "std", "median", "sigma"});
+        d = SizeDistribution::uniform(lo, hi);
+    } else if (*kind == "normal") {
+        unused({"median", "sigma"});
+        const double mean = need_positive("mean");
+        const double sd = need_positive("std");
+        d = SizeDistribution::normal(mean, sd, lo, hi);
+    } else {  // lognormal: the median e^μ, or the mean e^(μ + σ²/2), and σ of ln r
+        unused({"std"});
+        const double sigma = need_positive("sigma");
+        const bool has_median = r.find(*c, "median") != nullptr;
+        const bool has_mean = r.find(*c, "mean") != nullptr;
+        if (has_median == has_mean) {
+            r.problem(c->place, c->path,
+                      "a lognormal distribution takes either 'median' or 'mean' (of r, in m), "
+                      "not both and not neither");
+            return std::nullopt;
+        }
+        const double centre = need_positive(has_median ? "median" : "mean");
+        if (!ok) return std::nullopt;
+        const double mu = has_median ? std::log(centre) : std::log(centre) - 0.5 * sigma * sigma;
+        d = SizeDistribution::lognormal(mu, sigma, lo, hi);
+    }
+    if (!ok) return std::nullopt;
+    // Truncation by rejection costs 1/p draws per radius: refuse windows that hold almost
+    // nothing of the law (a typo in min/max or in the mean's unit).
+    if (const double p = d.window_probability(); !(p >= 1e-3)) {
+        r.problem(c->place, c->path,
+                  fmt::format("[min, max] = [{}, {}] holds only a fraction {:.3g} of the {} law "
+                              "(at least 0.001 needed)", lo, hi, p, *kind));
+        return std::nullopt;
+    }
+    return d;
+}
+
 /// One [[particles]] or [[body]] entry, read and checked but not yet placed.
 struct BodyEntry {
     enum class Fill { Single, Lattice, Random };
@@ -1162,7 +1280,9 @@ struct BodyEntry {
     Vec3 position = Vec3::Zero();                                         // single body
     Vec3 min = Vec3::Zero(), max = Vec3::Zero(), spacing = Vec3::Zero();  // lattice, random
     std::size_t count = 0;                                                // random
-    uint64_t seed = 0;                                                    // random
+    uint64_t seed = 0;                                                    // random, lattice
+    double volume_fraction = 0.0;                                         // random
+    std::optional<SizeDistribution> size;  ///< [[particles]] radius table (radius = its max)
     std::size_t first_id = 0;                                             ///< set when placed
 };
 
@@ -1288,7 +1408,15 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
             }
             break;
     }
-    if (e.shape == Shape::Sphere || e.shape == Shape::Capsule) {
+    const toml::node* radius_node = r.find(c, "radius");
+    if (e.shape == Shape::Clump) {
+        // no `radius` (reported above): the spheres give the bounding radius
+    } else if (!single && radius_node && radius_node->is_table()) {
+        if ((e.size = read_size(r, c, "radius")))
+            e.radius = e.size->max;  // spacing and reach checks use the largest radius
+        else
+            ok = false;
+    } else if (e.shape == Shape::Sphere || e.shape == Shape::Capsule) {
         if (auto v = r.number(c, "radius", Need::Required, positive, "> 0"))
             e.radius = *v;
         else
@@ -1348,6 +1476,10 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         } else {
             return std::nullopt;
         }
+        if (auto seed = r.integer(*f, "seed", Need::Optional, 0, INT64_MAX))
+            e.seed = uint64_t(*seed);
+        else if (r.find(*f, "seed"))
+            return std::nullopt;
         if (!(e.spacing.array() > 0.0).all()) {
             r.problem_at(*f, "spacing", "must be > 0");
             return std::nullopt;
@@ -1373,10 +1505,45 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
             }
     } else {
         e.fill = BodyEntry::Fill::Random;
-        const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(kMaxBodies));
+        const bool has_count = r.find(*f, "count") != nullptr;
+        const bool has_fraction = r.find(*f, "volume_fraction") != nullptr;
+        if (has_count == has_fraction) {
+            r.problem(f->place, f->path,
+                      has_count ? "give either 'count' or 'volume_fraction', not both"
+                                : "missing the amount: give 'count' (spheres) or "
+                                  "'volume_fraction' (solid fraction of the box min..max)");
+            return std::nullopt;
+        }
+        if (has_fraction && e.shape == Shape::Clump) {
+            // the fill measures its solid fraction with sphere volumes of each body's radius,
+            // which for a clump is the bounding radius, not the union of its spheres
+            r.problem_at(*f, "volume_fraction",
+                         "clump fills take 'count', not 'volume_fraction' (the fill measures "
+                         "sphere volumes)");
+            return std::nullopt;
+        }
         const auto seed = r.integer(*f, "seed", Need::Required, 0, INT64_MAX);
-        if (!count || !seed) return std::nullopt;
-        e.count = std::size_t(*count);
+        if (has_count) {
+            const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(kMaxBodies));
+            if (!count) return std::nullopt;
+            e.count = std::size_t(*count);
+        } else {
+            const auto phi = r.number(
+                *f, "volume_fraction", Need::Required, [](double x) { return x > 0.0 && x < 1.0; },
+                "in (0, 1)");
+            if (!phi) return std::nullopt;
+            e.volume_fraction = *phi;
+            const double r_min = e.size ? e.size->min : e.radius;
+            const double estimate =
+                *phi * (e.max - e.min).prod() / (4.0 / 3.0 * 3.14159265358979323846 * r_min * r_min * r_min);
+            if (ok && estimate > kMaxBodies) {
+                r.problem_at(*f, "volume_fraction",
+                             fmt::format("the fill could need {:.3g} bodies (limit {:g})", estimate,
+                                         kMaxBodies));
+                return std::nullopt;
+            }
+        }
+        if (!seed) return std::nullopt;
         e.seed = uint64_t(*seed);
     }
     if (!ok) return std::nullopt;
@@ -1437,22 +1604,42 @@ std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable&
 void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
     BodyStore& bodies = world.bodies;
     std::vector<Vec3> centres;
+    std::vector<double> radii;
     for (BodyEntry& e : entries) {
         e.first_id = bodies.size();
         const double density = world.materials.materials[e.material].density;
         centres.clear();
+        radii.clear();
         switch (e.fill) {
             case BodyEntry::Fill::Single: centres.push_back(e.position); break;
-            case BodyEntry::Fill::Lattice: lattice_points(e.min, e.max, e.spacing, centres); break;
+            case BodyEntry::Fill::Lattice: {
+                lattice_points(e.min, e.max, e.spacing, centres);
+                // Radii in lattice order from the lattice's own seed (spacing was checked
+                // against the largest radius, so no two neighbours can overlap).
+                std::mt19937_64 size_rng(e.seed ^ kRadiusStream);
+                const SizeDistribution law = e.size ? *e.size : SizeDistribution::fixed(e.radius);
+                if (double(bodies.size() + centres.size()) <= kMaxBodies)
+                    for (std::size_t k = 0; k < centres.size(); ++k) radii.push_back(law.sample(size_rng));
+                break;
+            }
             case BodyEntry::Fill::Random: {
-                const RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed};
-                const std::size_t placed =
-                    random_fill(spec, bodies.position, bodies.radius, world.walls, centres);
-                if (placed < e.count)
+                RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed};
+                if (e.size) spec.size = *e.size;
+                spec.volume_fraction = e.volume_fraction;
+                const RandomFillResult res = random_fill_sized(spec, bodies.position, bodies.radius,
+                                                               world.walls, centres, &radii);
+                if (!res.complete && e.volume_fraction > 0.0)
+                    r.problem(e.fill_place, e.path + ".random",
+                              fmt::format("reached only a volume fraction of {:.4g} of {} ({} "
+                                          "spheres) in {} attempts; enlarge min/max or lower "
+                                          "volume_fraction (random packing saturates near 0.38)",
+                                          res.volume / (e.max - e.min).prod(), e.volume_fraction,
+                                          res.placed, res.attempts));
+                else if (!res.complete)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("placed only {} of {} spheres in {} attempts; enlarge "
                                           "min/max or lower count",
-                                          placed, e.count, random_fill_budget(e.count)));
+                                          res.placed, e.count, random_fill_budget(e.count)));
                 break;
             }
         }
@@ -1485,9 +1672,9 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
             continue;
         }
         if (e.fill != BodyEntry::Fill::Single) {
-            for (const Vec3& x : centres)
-                bodies.add_sphere(bodies.size(), x, e.radius, density, e.material, e.velocity,
-                                  e.angular_velocity);
+            for (std::size_t k = 0; k < centres.size(); ++k)
+                bodies.add_sphere(bodies.size(), centres[k], radii[k], density, e.material,
+                                  e.velocity, e.angular_velocity);
             continue;
         }
         std::size_t i = 0;
@@ -1875,6 +2062,129 @@ void read_joints(Reader& r, const Ctx& root, World& world) {
     }
 }
 
+/// [[emitter]] entries: sources of spheres (engine/flow/flow.hpp).
+void read_emitters(Reader& r, const Ctx& root, World& world) {
+    for (const Ctx& c : r.entries(root, "emitter")) {
+        Emitter e;
+        bool ok = true;
+        const toml::node* radius = r.present(c, "radius", Need::Required);
+        if (radius && radius->is_table()) {
+            if (auto d = read_size(r, c, "radius")) e.size = *d;
+            else ok = false;
+        } else if (radius) {
+            if (auto v = r.number(c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+                e.size = SizeDistribution::fixed(*v);
+            else
+                ok = false;
+        } else {
+            ok = false;
+        }
+        if (auto m = material_ref(r, c, "material", world.materials)) e.material = *m;
+        else ok = false;
+        const bool has_rate = r.find(c, "rate") != nullptr;
+        const bool has_mass_rate = r.find(c, "mass_rate") != nullptr;
+        if (has_rate == has_mass_rate) {
+            r.problem(c.place, c.path,
+                      has_rate ? "give either 'rate' (bodies/s) or 'mass_rate' (kg/s), not both"
+                               : "missing the rate: give 'rate' (bodies/s) or 'mass_rate' (kg/s)");
+            ok = false;
+        } else {
+            const char* key = has_rate ? "rate" : "mass_rate";
+            if (auto v = r.number(c, key, Need::Required, [](double x) { return x > 0.0; }, "> 0")) {
+                e.rate = *v;
+                e.per_mass = has_mass_rate;
+            } else {
+                ok = false;
+            }
+        }
+        const auto lo = r.vec3(c, "min", Need::Required);
+        const auto hi = r.vec3(c, "max", Need::Required);
+        if (lo && hi) {
+            e.min = *lo;
+            e.max = *hi;
+            if (!(e.min.array() <= e.max.array()).all()) {
+                r.problem_at(c, "max", "must not be below min on any axis");
+                ok = false;
+            }
+        } else {
+            ok = false;
+        }
+        if (auto v = r.vec3(c, "velocity", Need::Optional)) e.velocity = *v;
+        else ok = ok && !r.find(c, "velocity");
+        if (auto v = r.number(c, "start", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+            e.start = *v;
+        else
+            ok = ok && !r.find(c, "start");
+        if (auto v = r.number(c, "stop", Need::Optional)) {
+            if (*v > e.start) {
+                e.stop = *v;
+            } else {
+                r.problem_at(c, "stop", fmt::format("must be > start = {} (got {})", e.start, *v));
+                ok = false;
+            }
+        } else {
+            ok = ok && !r.find(c, "stop");
+        }
+        if (auto s = r.integer(c, "seed", Need::Required, 0, INT64_MAX)) e.seed = uint64_t(*s);
+        else ok = false;
+        if (ok) world.emitters.push_back(std::move(e));
+    }
+}
+
+/// [[outlet]] entries: sinks that remove bodies (engine/flow/flow.hpp).
+void read_outlets(Reader& r, const Ctx& root, World& world) {
+    for (const Ctx& c : r.entries(root, "outlet")) {
+        const auto type = r.string(c, "type", Need::Required);
+        if (!type) continue;
+        Outlet o;
+        bool ok = true;
+        const auto unused = [&](std::string_view k) {
+            if (!r.find(c, k)) return;
+            r.problem_at(c, k, fmt::format("not used by a {} outlet", *type));
+            ok = false;
+        };
+        if (*type == "box") {
+            o.type = OutletType::Box;
+            unused("point");
+            unused("normal");
+            const auto lo = r.vec3(c, "min", Need::Required);
+            const auto hi = r.vec3(c, "max", Need::Required);
+            if (lo && hi) {
+                o.min = *lo;
+                o.max = *hi;
+                if (!(o.min.array() <= o.max.array()).all()) {
+                    r.problem_at(c, "max", "must not be below min on any axis");
+                    ok = false;
+                }
+            } else {
+                ok = false;
+            }
+        } else if (*type == "plane") {
+            o.type = OutletType::HalfSpace;
+            unused("min");
+            unused("max");
+            const auto p = r.vec3(c, "point", Need::Required);
+            const auto n = r.vec3(c, "normal", Need::Required);
+            if (p && n) {
+                o.point = *p;
+                if (n->norm() > 0.0) {
+                    o.normal = n->normalized();
+                } else {
+                    r.problem_at(c, "normal", "must not be zero");
+                    ok = false;
+                }
+            } else {
+                ok = false;
+            }
+        } else {
+            r.problem_at(c, "type", fmt::format("unknown outlet type '{}'{}", *type,
+                                                suggest(*type, {"box", "plane"}, "known")));
+            continue;
+        }
+        if (ok) world.outlets.push_back(o);
+    }
+}
+
 }  // namespace
 
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
@@ -1940,12 +2250,15 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     r.throw_if_any();
     check_overlaps(r, entries, world, wall_places);
     check_periodic(r, top, world);
-    if (world.bodies.size() == 0)
+    if (world.bodies.size() == 0 && !r.find(top, "emitter"))
         r.problem(top.place, "body",
-                  "the scene has no bodies (add a [[particles]] or [[body]] entry)");
+                  "the scene has no bodies (add a [[particles]], [[body]] or [[emitter]] entry)");
     r.throw_if_any();
     read_joints(r, top, world);
+    read_emitters(r, top, world);
+    read_outlets(r, top, world);
     r.throw_if_any();
+    world.next_id = world.bodies.size();  // emitted bodies continue the ids 0 … n−1
     return scene;
 }
 

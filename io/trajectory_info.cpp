@@ -96,6 +96,27 @@ std::vector<T> read_column(hid_t file, const char* name, hid_t mem_type, uint64_
     return out;
 }
 
+/// Row `row` of a 2-D dataset (rows, width), converted to `T`; empty if the dataset is
+/// missing, not 2-D or shorter.
+template <class T>
+std::vector<T> read_row(hid_t file, const char* name, hid_t mem_type, uint64_t row) {
+    if (H5Lexists(file, "/flow", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0) return {};
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    if (ds.get() < 0) return {};
+    Hid file_space(H5Dget_space(ds.get()), H5Sclose);
+    hsize_t dims[2] = {0, 0};
+    if (H5Sget_simple_extent_ndims(file_space.get()) != 2 ||
+        H5Sget_simple_extent_dims(file_space.get(), dims, nullptr) < 0 || dims[0] <= row || dims[1] == 0)
+        return {};
+    std::vector<T> out(dims[1]);
+    const hsize_t start[2] = {row, 0}, count[2] = {1, dims[1]};
+    Hid mem_space(H5Screate_simple(2, count, nullptr), H5Sclose);
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dread(ds.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0)
+        return {};
+    return out;
+}
+
 /// Shortest of several optional lengths; nothing if any is missing.
 std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> names) {
     uint64_t n = std::numeric_limits<uint64_t>::max();
@@ -176,6 +197,21 @@ std::string describe_trajectory(const std::filesystem::path& path) {
         line("time:", fmt::format("{} s to {} s (steps {} to {})", time.front(), time.back(),
                                   step.front(), step.back()));
         line("bodies:", fmt::format("{} in the last frame", row_count[frames - 1]));
+        // sources and sinks (/flow, present only for scenes with emitters or outlets)
+        for (const char* what : {"emitted", "removed"}) {
+            const auto count = read_row<uint64_t>(
+                f, fmt::format("/flow/{}_total_count", what).c_str(), H5T_NATIVE_UINT64, frames - 1);
+            const auto mass = read_row<double>(
+                f, fmt::format("/flow/{}_total_mass", what).c_str(), H5T_NATIVE_DOUBLE, frames - 1);
+            if (count.empty() || mass.size() != count.size()) continue;
+            uint64_t n = 0;
+            double m = 0.0;
+            for (std::size_t j = 0; j < count.size(); ++j) n += count[j], m += mass[j];
+            const bool emitted = what[0] == 'e';
+            line(emitted ? "emitted:" : "removed:",
+                 fmt::format("{} bodies, {:.6g} kg by the last frame ({} {}{})", n, m, count.size(),
+                             emitted ? "emitter" : "outlet", count.size() == 1 ? "" : "s"));
+        }
     }
 
     const auto diag_rows = min_rows(

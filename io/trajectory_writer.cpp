@@ -73,7 +73,9 @@ std::string hdf5_error_text() {
 /// One appendable dataset: its handle, row width and the memory type of what we write.
 struct Column {
     Hid id;
-    hsize_t width = 1;  ///< 1: shape (rows,); otherwise (rows, width)
+    hsize_t width = 1;  ///< 1: shape (rows,) unless `matrix`; otherwise (rows, width)
+    bool matrix = false;  ///< (rows, width) even when width is 1
+    bool triple = false;  ///< (rows, width, 3): a 3-vector per column (per-wall forces)
     hid_t mem_type = H5I_INVALID_HID;
     std::string name;   ///< path in the file, for messages and reopening
 };
@@ -90,6 +92,14 @@ struct TrajectoryWriter::Impl {
     // /frames
     Column frame_time, frame_step, frame_first_row, frame_row_count;
     // /diagnostics
+    // /flow: per frame, per emitter or outlet (present only when the scene has them)
+    Column f_emitted_count, f_emitted_mass, f_emitted_total_count, f_emitted_total_mass;
+    Column f_removed_count, f_removed_mass, f_removed_total_count, f_removed_total_mass;
+    std::size_t n_emitters = 0, n_outlets = 0;
+    std::vector<FlowTally> last_emitted, last_removed;  ///< totals at the previous frame
+    // /walls: per frame, per wall, mean force and torque since the previous frame
+    Column w_force, w_torque;
+    std::size_t n_walls = 0;
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
         d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility;
 
@@ -112,6 +122,18 @@ struct TrajectoryWriter::Impl {
     }
     std::array<Column*, 4> frame_columns() {
         return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
+    }
+    /// The /flow and /walls columns that exist in this file.
+    std::vector<Column*> flow_columns() {
+        std::vector<Column*> out;
+        if (n_walls > 0) out.insert(out.end(), {&w_force, &w_torque});
+        if (n_emitters > 0)
+            out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
+                                   &f_emitted_total_mass});
+        if (n_outlets > 0)
+            out.insert(out.end(), {&f_removed_count, &f_removed_mass, &f_removed_total_count,
+                                   &f_removed_total_mass});
+        return out;
     }
     std::array<Column*, 12> diagnostic_columns() {
         return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
@@ -171,14 +193,17 @@ struct TrajectoryWriter::Impl {
     /// Creates an empty, chunked, unlimited dataset with `unit` and `description` attributes.
     void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
                        hsize_t width, hsize_t chunk_rows, const char* unit,
-                       const char* description, const uint64_t* fill = nullptr) {
+                       const char* description, const uint64_t* fill = nullptr,
+                       bool matrix = false, bool triple = false) {
         c.name = name;
         c.width = width;
+        c.matrix = matrix;
+        c.triple = triple;
         c.mem_type = mem_type;
-        const int rank = width == 1 ? 1 : 2;
-        const hsize_t dims[2] = {0, width};
-        const hsize_t max_dims[2] = {H5S_UNLIMITED, width};
-        const hsize_t chunk[2] = {chunk_rows, width};
+        const int rank = triple ? 3 : width == 1 && !matrix ? 1 : 2;
+        const hsize_t dims[3] = {0, width, 3};
+        const hsize_t max_dims[3] = {H5S_UNLIMITED, width, 3};
+        const hsize_t chunk[3] = {chunk_rows, width, 3};
         Hid space(check(H5Screate_simple(rank, dims, max_dims), "dataspace"), H5Sclose);
         Hid dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "property list"), H5Pclose);
         check(H5Pset_chunk(dcpl.get(), rank, chunk), "chunking of " + name);
@@ -254,7 +279,7 @@ struct TrajectoryWriter::Impl {
         number_attribute(root, "material_friction", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                          friction.data(), friction.size(), false);
 
-        for (const char* g : {"/bodies", "/frames", "/diagnostics"}) {
+        for (const char* g : {"/bodies", "/frames", "/diagnostics", "/flow", "/walls"}) {
             Hid group(check(H5Gcreate2(root, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                             fmt::format("create group {}", g)),
                       H5Gclose);
@@ -288,6 +313,51 @@ struct TrajectoryWriter::Impl {
                       "first row of the frame in /bodies/*");
         create_column(frame_row_count, "/frames/row_count", u64, nu64, 1, k, "1",
                       "bodies in the frame; 2^64-1 = entry not yet written", &kUnwritten);
+
+        n_emitters = meta.emitters;
+        n_outlets = meta.outlets;
+        last_emitted.assign(n_emitters, FlowTally{});
+        last_removed.assign(n_outlets, FlowTally{});
+        const auto flow_set = [&](const char* what, hsize_t n, Column& count, Column& mass,
+                                  Column& total_count, Column& total_mass) {
+            if (n == 0) return;
+            const std::string base = fmt::format("/flow/{}_", what);
+            const std::string since = fmt::format("bodies {} since the previous frame, per {}", what,
+                                                  what[0] == 'e' ? "emitter" : "outlet");
+            const std::string since_mass = fmt::format("mass {} since the previous frame, per {}", what,
+                                                       what[0] == 'e' ? "emitter" : "outlet");
+            const std::string total = fmt::format("bodies {} since the start of the run, per {}",
+                                                  what, what[0] == 'e' ? "emitter" : "outlet");
+            const std::string total_mass_text = fmt::format(
+                "mass {} since the start of the run, per {}", what, what[0] == 'e' ? "emitter" : "outlet");
+            create_column(count, base + "count", u64, nu64, n, k, "1", since.c_str(), nullptr, true);
+            create_column(mass, base + "mass", f64, nf64, n, k, "kg", since_mass.c_str(), nullptr, true);
+            create_column(total_count, base + "total_count", u64, nu64, n, k, "1", total.c_str(),
+                          nullptr, true);
+            create_column(total_mass, base + "total_mass", f64, nf64, n, k, "kg",
+                          total_mass_text.c_str(), nullptr, true);
+        };
+        n_walls = meta.wall_names.size();
+        if (n_walls > 0) {
+            Hid group(check(H5Gopen2(root, "/walls", H5P_DEFAULT), "open group /walls"), H5Gclose);
+            string_array_attribute(group.get(), "names", meta.wall_names);
+            std::vector<double> ref;
+            for (const Vec3& p : meta.wall_reference_points) ref.insert(ref.end(), {p.x(), p.y(), p.z()});
+            number_attribute(group.get(), "torque_reference_points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                             ref.data(), ref.size(), false);
+            create_column(w_force, "/walls/force", f64, nf64, n_walls, k, "N",
+                          "mean force the bodies exert on each wall over the interval since the "
+                          "previous frame (world frame; 0 in the first frame)",
+                          nullptr, true, true);
+            create_column(w_torque, "/walls/torque", f64, nf64, n_walls, k, "N m",
+                          "mean torque on each wall about its torque reference point (attribute "
+                          "torque_reference_points of /walls) over the same interval",
+                          nullptr, true, true);
+        }
+        flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
+                 f_emitted_total_mass);
+        flow_set("removed", n_outlets, f_removed_count, f_removed_mass, f_removed_total_count,
+                 f_removed_total_mass);
 
         create_column(d_step, "/diagnostics/step", u64, nu64, 1, k, "1",
                       "step number after the step; 2^64-1 = entry not yet written", &kUnwritten);
@@ -324,6 +394,27 @@ struct TrajectoryWriter::Impl {
         for (Column* c : body_columns()) open(*c);
         for (Column* c : frame_columns()) open(*c);
         for (Column* c : diagnostic_columns()) open(*c);
+        for (Column* c : flow_columns()) open(*c);
+    }
+
+    /// Appends one /flow row per set: increases since the last frame and totals.
+    void append_flow(hsize_t frame, const std::vector<FlowTally>& now, std::vector<FlowTally>& last,
+                     Column& count, Column& mass, Column& total_count, Column& total_mass) {
+        const std::size_t n = last.size();
+        if (n == 0) return;
+        std::vector<uint64_t> dc(n), tc(n);
+        std::vector<double> dm(n), tm(n);
+        for (std::size_t j = 0; j < n; ++j) {
+            dc[j] = now[j].count - last[j].count;
+            dm[j] = now[j].mass - last[j].mass;
+            tc[j] = now[j].count;
+            tm[j] = now[j].mass;
+        }
+        append(count, frame, 1, dc.data());
+        append(mass, frame, 1, dm.data());
+        append(total_count, frame, 1, tc.data());
+        append(total_mass, frame, 1, tm.data());
+        last = now;
     }
 
     // ---- appending (SWMR) ---------------------------------------------------------------
@@ -331,10 +422,10 @@ struct TrajectoryWriter::Impl {
     /// Extends `c` from `old_rows` to `old_rows + n` rows and writes `data` into the new rows.
     void append(Column& c, hsize_t old_rows, hsize_t n, const void* data) {
         if (n == 0) return;
-        const int rank = c.width == 1 ? 1 : 2;
-        const hsize_t new_dims[2] = {old_rows + n, c.width};
-        const hsize_t start[2] = {old_rows, 0};
-        const hsize_t count[2] = {n, c.width};
+        const int rank = c.triple ? 3 : c.width == 1 && !c.matrix ? 1 : 2;
+        const hsize_t new_dims[3] = {old_rows + n, c.width, 3};
+        const hsize_t start[3] = {old_rows, 0, 0};
+        const hsize_t count[3] = {n, c.width, 3};
         check(H5Dset_extent(c.id.get(), new_dims), "extend " + c.name);
         Hid file_space(check(H5Dget_space(c.id.get()), "dataspace of " + c.name), H5Sclose);
         check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
@@ -419,6 +510,7 @@ struct TrajectoryWriter::Impl {
         for (Column* c : body_columns()) ok = c->id.reset() && ok;
         for (Column* c : frame_columns()) ok = c->id.reset() && ok;
         for (Column* c : diagnostic_columns()) ok = c->id.reset() && ok;
+        for (Column* c : flow_columns()) ok = c->id.reset() && ok;
         ok = file.reset() && ok;
         if (!error.empty()) throw IoError(error);
         if (!ok) fail("close");
@@ -474,9 +566,16 @@ TrajectoryWriter::~TrajectoryWriter() {
     }
 }
 
-void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_t step) {
+void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_t step,
+                                   const std::vector<FlowTally>& emitted,
+                                   const std::vector<FlowTally>& removed, const WallLoads* loads) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
+    if (emitted.size() != m.n_emitters || removed.size() != m.n_outlets)
+        throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
+                                  "outlets, the frame brings {} and {}",
+                                  m.path.string(), m.n_emitters, m.n_outlets, emitted.size(),
+                                  removed.size()));
     const std::size_t n = bodies.size();
     if (bodies.position.size() != n || bodies.orientation.size() != n || bodies.velocity.size() != n ||
         bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n ||
@@ -518,8 +617,26 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
     m.append(m.clump, r, n, m.clump_index.data());
     for (Column* c : m.body_columns()) m.flush(*c);
 
-    // The index entry, row_count last: once it is set, everything above is on disk.
+    // The frame's /flow row (with the body rows: complete once row_count is set).
     const hsize_t f = m.frames.size();
+    m.append_flow(f, emitted, m.last_emitted, m.f_emitted_count, m.f_emitted_mass,
+                  m.f_emitted_total_count, m.f_emitted_total_mass);
+    m.append_flow(f, removed, m.last_removed, m.f_removed_count, m.f_removed_mass,
+                  m.f_removed_total_count, m.f_removed_total_mass);
+    if (m.n_walls > 0) {
+        std::vector<Vec3> force(m.n_walls, Vec3::Zero()), torque(m.n_walls, Vec3::Zero());
+        if (loads != nullptr && loads->time > 0.0 && loads->impulse.size() == m.n_walls) {
+            for (std::size_t w = 0; w < m.n_walls; ++w) {
+                force[w] = loads->impulse[w] / loads->time;
+                torque[w] = loads->angular_impulse[w] / loads->time;
+            }
+        }
+        m.append(m.w_force, f, 1, force.data());
+        m.append(m.w_torque, f, 1, torque.data());
+    }
+    for (Column* c : m.flow_columns()) m.flush(*c);
+
+    // The index entry, row_count last: once it is set, everything above is on disk.
     const uint64_t first_row = r, row_count = n;
     m.append(m.frame_time, f, 1, &time);
     m.append(m.frame_step, f, 1, &step);

@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/math.hpp"
+#include "engine/flow/flow.hpp"
+
 namespace talus {
 
 struct BodyStore;
 struct ClumpTable;
 struct MaterialTable;
 struct StepDiagnostics;
+struct WallLoads;
 
 /// A file could not be created, written, opened or understood. The message names the path
 /// and, where there is one, the fix.
@@ -28,6 +32,11 @@ struct RunMetadata {
     std::string scene_path;              ///< where the scene was read from, as given
     std::vector<std::string> overrides;  ///< the --set KEY=VALUE strings, in order
     std::string talus_version;           ///< engine version that wrote the file
+    std::size_t emitters = 0;            ///< [[emitter]]s: columns of /flow/emitted_*
+    std::size_t outlets = 0;             ///< [[outlet]]s: columns of /flow/removed_*
+    /// One entry per wall ("wall.N" for unnamed ones): columns of /walls/force and torque.
+    std::vector<std::string> wall_names;
+    std::vector<Vec3> wall_reference_points;  ///< torque reference of each wall [m]
 };
 
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
@@ -53,7 +62,14 @@ public:
     /// the XDMF sidecar (beyond 200 frames, only while that takes under 2% of the run's wall
     /// time; close() always does). Throws IoError on an HDF5 failure or inconsistent
     /// BodyStore arrays.
-    void write_frame(const BodyStore& bodies, double time, uint64_t step);
+    /// `emitted` and `removed` are the cumulative tallies of each emitter and outlet (as
+    /// many as RunMetadata announced; empty when there are none): the frame's /flow row
+    /// records them and their increase since the previous frame. `loads` (when the file has
+    /// walls) gives the frame's /walls row: impulses / covered time, zeros if null or empty.
+    void write_frame(const BodyStore& bodies, double time, uint64_t step,
+                     const std::vector<FlowTally>& emitted = {},
+                     const std::vector<FlowTally>& removed = {},
+                     const WallLoads* loads = nullptr);
 
     /// Buffers one step's record in memory; it reaches the file on the next write_frame or
     /// on close(), so the step loop makes no HDF5 call. Throws IoError after close().

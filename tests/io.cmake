@@ -46,3 +46,28 @@ add_test(NAME io.clumps_h5
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_clumps_h5.py
                  ${TALUS_CLUMP_RUN})
 set_tests_properties(io.clumps_h5 PROPERTIES FIXTURES_REQUIRED talus_clump_run)
+
+# A run with an emitter and an outlet through the talus command; the Python loader then
+# checks its /flow rows and that no body id is reused.
+set(TALUS_FLOW_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/flow_rain.h5)
+add_test(NAME io.flow_fixture
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/flow_rain.toml
+                 -o ${TALUS_FLOW_FIXTURE} --force --quiet)
+set_tests_properties(io.flow_fixture PROPERTIES FIXTURES_SETUP talus_flow_fixture)
+add_test(NAME io.talus_h5_flow
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_talus_h5.py
+                 ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5_flow
+                 ${TALUS_FLOW_FIXTURE})
+set_tests_properties(io.talus_h5_flow PROPERTIES
+    FIXTURES_REQUIRED "talus_xdmf_fixture;talus_flow_fixture")
+
+# Forces on walls: a bead dropped on a floor loads it with nothing, then with its weight.
+set(TALUS_DROP_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drop_walls.h5)
+add_test(NAME io.wall_loads_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drop.toml
+                 -o ${TALUS_DROP_OUTPUT} --force --quiet)
+set_tests_properties(io.wall_loads_run PROPERTIES FIXTURES_SETUP talus_drop_walls)
+add_test(NAME io.wall_loads
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
+                 ${TALUS_DROP_OUTPUT})
+set_tests_properties(io.wall_loads PROPERTIES FIXTURES_REQUIRED talus_drop_walls)

@@ -15,3 +15,10 @@ foreach(scene ${TALUS_TEST_SCENES})
   get_filename_component(name ${scene} NAME_WE)
   add_test(NAME scene_check_accepts_${name} COMMAND $<TARGET_FILE:talus> check ${scene})
 endforeach()
+
+# The example scenes users start from (scenes/) must stay valid too.
+file(GLOB TALUS_EXAMPLE_SCENES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/scenes/*.toml)
+foreach(scene ${TALUS_EXAMPLE_SCENES})
+  get_filename_component(name ${scene} NAME_WE)
+  add_test(NAME scene_check_example_${name} COMMAND $<TARGET_FILE:talus> check ${scene})
+endforeach()

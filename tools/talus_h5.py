@@ -7,6 +7,9 @@
     run.attrs["scene"]         # root attributes, strings decoded
     run.frames.time            # per-frame index arrays: time, step, first_row, row_count
     run.diagnostics["residual"]
+    run.flow["removed_count"]  # per frame and outlet (emitted_* per emitter); {} without them
+    run.walls["force"]         # (frames, walls, 3) mean force on each wall since the previous
+                               # frame [N]; also "torque", "names"; {} without walls
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step,
                                # and (newer files) shape, clump
@@ -36,6 +39,9 @@ OPTIONAL_BODY_FIELDS = ("shape", "clump")
 SHAPE_NAMES = ("sphere", "capsule", "ellipsoid", "clump")  # /bodies/shape codes 0, 1, 2, 3
 # written since joints (and the contact infeasibility) were added; older files lack them
 OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility")
+# /flow: one row per frame, one column per emitter (emitted_*) or outlet (removed_*)
+FLOW_FIELDS = tuple(f"{what}_{kind}" for what in ("emitted", "removed")
+                    for kind in ("count", "mass", "total_count", "total_mass"))
 
 
 class NotATrajectory(ValueError):
@@ -113,6 +119,18 @@ class Trajectory:
         for name in OPTIONAL_DIAGNOSTIC_FIELDS:
             if name in d and d[name].shape[0] >= steps:
                 self.diagnostics[name] = d[name][:steps]
+        # /flow rows are written before their frame's row_count: complete with the frame
+        flow = f["flow"] if "flow" in f else {}
+        self.flow = {name: flow[name][:complete] for name in FLOW_FIELDS if name in flow}
+        # /walls: mean force and torque per frame and wall (files written before they existed,
+        # or scenes without walls, have none)
+        walls = f["walls"] if "walls" in f else {}
+        self.walls = {}
+        if "force" in walls:
+            self.walls = {"names": _decode(walls.attrs["names"]),
+                          "torque_reference_points": np.asarray(
+                              walls.attrs["torque_reference_points"]).reshape(-1, 3),
+                          "force": walls["force"][:complete], "torque": walls["torque"][:complete]}
 
     def refresh(self):
         """Re-read the index of a file that is still being written."""
@@ -123,6 +141,10 @@ class Trajectory:
         for name in DIAGNOSTIC_FIELDS + OPTIONAL_DIAGNOSTIC_FIELDS:
             if name in self._file["diagnostics"]:
                 self._file["diagnostics/" + name].refresh()
+        if "flow" in self._file:
+            for name in FLOW_FIELDS:
+                if name in self._file["flow"]:
+                    self._file["flow/" + name].refresh()
         self._read_index()
 
     def __len__(self):
@@ -217,6 +239,13 @@ def summary(run):
                                                       for k, c in enumerate(counts) if c))
         if run.clump_templates:
             lines.append(f"  clumps:     {len(run.clump_templates)} templates")
+    for what, label in (("emitted", "emitted:"), ("removed", "removed:")):
+        total = run.flow.get(what + "_total_count")
+        if total is not None and len(total):
+            mass = run.flow[what + "_total_mass"][-1]
+            lines.append(f"  {label:<11} {int(total[-1].sum())} bodies, {float(mass.sum()):.6g} kg "
+                         f"({total.shape[1]} {'emitter' if what == 'emitted' else 'outlet'}"
+                         f"{'s' if total.shape[1] != 1 else ''})")
     steps = len(run.diagnostics["step"])
     lines.append(f"  steps:      {steps} in the diagnostics")
     if steps:

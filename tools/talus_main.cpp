@@ -73,6 +73,17 @@ private:
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
 
+/// A frame with the cumulative tallies of the world's emitters and outlets (/flow rows) and
+/// the wall loads since the previous frame (/walls rows), which then start again from zero.
+void write_frame(talus::TrajectoryWriter& writer, talus::World& world) {
+    std::vector<talus::FlowTally> emitted, removed;
+    for (const talus::Emitter& e : world.emitters) emitted.push_back(e.emitted);
+    for (const talus::Outlet& o : world.outlets) removed.push_back(o.removed);
+    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed,
+                       &world.wall_loads());
+    world.reset_wall_loads();
+}
+
 int cmd_run(const std::string& scene_path, const std::string& out_opt, int threads,
             const std::vector<std::string>& sets, bool quiet, bool force) {
     talus::Scene scene;
@@ -108,9 +119,16 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         meta.scene_path = scene.file.string();
         meta.overrides = scene.overrides;
         meta.talus_version = TALUS_VERSION;
+        meta.emitters = world.emitters.size();
+        meta.outlets = world.outlets.size();
+        for (std::size_t w = 0; w < world.walls.size(); ++w) {
+            const talus::Wall& wall = world.walls[w];
+            meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
+            meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
+        }
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
                                                           &world.bodies.clumps);
-        writer->write_frame(world.bodies, world.time, world.step_count);
+        write_frame(*writer, world);
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());
         return kExitIo;
@@ -145,7 +163,7 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                 over = monitor.done(world);
                 // frames on the global cadence, and the state at every stage's end
                 if (world.step_count % frame_every == 0 || over) {
-                    writer->write_frame(world.bodies, world.time, world.step_count);
+                    write_frame(*writer, world);
                     last_frame = world.step_count;
                 }
                 progress.update(world, duration, total_steps, false);
@@ -171,13 +189,17 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
         const auto& w = scene.world;
         uint64_t steps = 0;
         for (const talus::Stage& s : scene.stages) steps += uint64_t(std::llround(s.duration / w.simulation.dt));
-        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %s%llu steps of %g s, "
+        const std::string flow =
+            w.emitters.empty() && w.outlets.empty()
+                ? std::string()
+                : fmt::format("{} emitters, {} outlets, ", w.emitters.size(), w.outlets.size());
+        const std::string stages =
+            scene.stages.size() > 1 ? fmt::format("{} stages, at most ", scene.stages.size()) : std::string();
+        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %s%s%llu steps of %g s, "
                     "output %s every %g s\n",
-                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(),
-                    scene.stages.size() > 1 ? fmt::format("{} stages, at most ", scene.stages.size()).c_str()
-                                            : "",
-                    (unsigned long long)steps, w.simulation.dt, scene.output.path.c_str(),
-                    scene.output.interval);
+                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(), flow.c_str(),
+                    stages.c_str(), (unsigned long long)steps, w.simulation.dt,
+                    scene.output.path.c_str(), scene.output.interval);
         return 0;
     } catch (const talus::SceneError& e) {
         std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());

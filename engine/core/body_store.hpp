@@ -65,6 +65,18 @@ void apply_order(const std::vector<uint32_t>& order, std::vector<T>& v) {
     v.swap(out);
 }
 
+/// Remove the elements of v whose `gone` flag is set, keeping the others in order.
+template <class T>
+void erase_marked(const std::vector<uint8_t>& gone, std::vector<T>& v) {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (!gone[i]) {
+            if (k != i) v[k] = std::move(v[i]);
+            ++k;
+        }
+    v.resize(k);
+}
+
 struct BodyStore {
     std::vector<uint64_t> id;               ///< stable id, survives renumbering
     std::vector<Vec3> position;             ///< centre of mass, world [m]
@@ -186,6 +198,17 @@ struct BodyStore {
         apply_order(order, radius); apply_order(order, inv_mass); apply_order(order, inv_inertia);
         apply_order(order, material); apply_order(order, shape);
         apply_order(order, shape_param);
+    }
+
+    /// Remove the bodies with gone[i] != 0 (gone.size() == size()); the others keep their
+    /// order, so their dense indices shift down. Stable ids travel with their bodies.
+    void erase_marked(const std::vector<uint8_t>& gone) {
+        talus::erase_marked(gone, id); talus::erase_marked(gone, position);
+        talus::erase_marked(gone, orientation); talus::erase_marked(gone, velocity);
+        talus::erase_marked(gone, angular_velocity); talus::erase_marked(gone, radius);
+        talus::erase_marked(gone, inv_mass); talus::erase_marked(gone, inv_inertia);
+        talus::erase_marked(gone, material); talus::erase_marked(gone, shape);
+        talus::erase_marked(gone, shape_param);
     }
 
 };

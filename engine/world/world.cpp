@@ -1,6 +1,7 @@
 // World::step — the step pipeline of DESIGN §1 as a list of stage calls:
 //   forces → envelope → broad phase → narrow phase → assemble → solve → warm-start store →
-//   integrate positions. Each stage takes its data explicitly; none reaches into another.
+//   integrate positions → sources and sinks (outlets remove, emitters add). Each stage takes
+//   its data explicitly; none reaches into another.
 // Semi-implicit Euler (DESIGN §4): velocities first (free velocities, then contact
 // impulses), then positions with the new velocities, orientations by ε ⊗ exp(h ω̄/2).
 #include "engine/world/world.hpp"
@@ -85,6 +86,7 @@ StepStatus World::step() {
         joints.empty() ? 0.0 : joint_infeasibility(joints, joint_a_, joint_b_, bodies);
     time = double(step_count + 1) * h;  // t = k h, not a running sum: no drift
     ++step_count;
+    apply_flow();                                                        // 7.
 
     diag_.step = step_count;
     diag_.time = time;
@@ -158,6 +160,17 @@ void World::renumber() {
     // keep the restore copies (velocities at step start) in step with the new numbering
     apply_order(order, saved_v_);
     apply_order(order, saved_w_);
+}
+
+void World::apply_flow() {
+    // Bodies leave and arrive only here, between steps: every array keyed by dense index
+    // (margins, pairs, contacts, colours, joint indices, restore copies) is rebuilt at the
+    // start of the next step, and the warm start matches by stable id.
+    if (emitters.empty() && outlets.empty()) return;
+    drain(outlets, bodies);
+    if (emitters.empty()) return;
+    for (uint64_t id : bodies.id) next_id = std::max(next_id, id + 1);
+    for (Emitter& e : emitters) emit(e, bodies, walls, materials, time, next_id);
 }
 
 World::Problem World::next_problem() const {

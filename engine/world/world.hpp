@@ -13,6 +13,7 @@
 #include "engine/core/materials.hpp"
 #include "engine/core/settings.hpp"
 #include "engine/core/walls.hpp"
+#include "engine/flow/flow.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/colouring.hpp"
 #include "solvers/solver.hpp"
@@ -73,6 +74,13 @@ public:
     /// Bilateral constraints, by stable body id (engine/core/joints.hpp); each step turns
     /// them into solver rows at the current poses (solvers/bilateral.hpp).
     std::vector<Joint> joints;
+    /// Sources and sinks (engine/flow/flow.hpp), run at the end of every step, after the
+    /// positions are integrated: outlets remove first, then emitters add.
+    std::vector<Emitter> emitters;
+    std::vector<Outlet> outlets;
+    /// Stable id of the next emitted body. Each flow stage raises it to at least the
+    /// largest id present + 1, and it only grows: an id is never reused within a run.
+    uint64_t next_id = 0;
 
     double time = 0.0;       ///< [s]
     uint64_t step_count = 0;
@@ -116,6 +124,8 @@ private:
     /// Fails when the narrow phase met a pair of shapes it cannot collide.
     StepStatus check_supported() const;
     void renumber();
+    /// Stage 7: outlets, then emitters, between this step and the next.
+    void apply_flow();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
     /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is given.
     void relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star);

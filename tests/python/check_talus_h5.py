@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """Behaviour of tools/talus_h5.py beyond exact readback (that is check_readback.py).
 
-    check_talus_h5.py RUN.h5 SCRATCH_DIR
+    check_talus_h5.py RUN.h5 SCRATCH_DIR [FLOW.h5]
 
 RUN.h5 is the ParaView fixture (body counts 4, 7, 0, 5). Checks: negative frame indices,
 IndexError past the end, an empty frame, the index tiling the body rows, unit quaternions,
 incomplete index entries (fill value 2**64-1) not counted, another HDF5 file rejected with
-NotATrajectory, and the command line's exit codes. Exit 0 if all hold, 1 otherwise.
+NotATrajectory, and the command line's exit codes. FLOW.h5 is a run with emitters and
+outlets (tests/scenes/flow_rain.toml): its /flow rows must be consistent (per-frame counts are
+the differences of the totals, the body count follows emitted − removed) and no body id may
+reappear after it left. Exit 0 if all hold, 1 otherwise.
 """
 import contextlib
 import io
@@ -21,9 +24,43 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import talus_h5  # noqa: E402
 
 
+def check_flow(path, expect):
+    with talus_h5.load(path) as run:
+        n = len(run)
+        expect(sorted(run.flow) == sorted(talus_h5.FLOW_FIELDS), f"/flow fields {sorted(run.flow)}")
+        if sorted(run.flow) != sorted(talus_h5.FLOW_FIELDS):
+            return
+        for what in ("emitted", "removed"):
+            count, total = run.flow[what + "_count"], run.flow[what + "_total_count"]
+            mass, total_mass = run.flow[what + "_mass"], run.flow[what + "_total_mass"]
+            expect(count.shape == (n, 1), f"{what}_count shape {count.shape}, expected ({n}, 1)")
+            expect(np.array_equal(np.cumsum(count, axis=0), total), f"{what}_count does not sum to the totals")
+            expect(np.allclose(np.cumsum(mass, axis=0), total_mass, rtol=1e-12, atol=0),
+                   f"{what}_mass does not sum to the totals")
+            expect(total[0].sum() == 0, f"{what} totals of the initial frame are not 0")
+        emitted = run.flow["emitted_total_count"][:, 0].astype(np.int64)
+        removed = run.flow["removed_total_count"][:, 0].astype(np.int64)
+        rows = run.frames.row_count.astype(np.int64)
+        expect(np.array_equal(rows - rows[0], emitted - removed),
+               f"body counts {rows.tolist()} do not follow emitted - removed")
+        expect(removed[-1] > 0 and emitted[-1] == 120, f"emitted {emitted[-1]}, removed {removed[-1]}")
+        gone, previous, reused = set(), set(), []
+        for k in range(n):
+            now = set(run.frame(k)["id"].tolist())
+            gone |= previous - now
+            reused += sorted(now & gone)
+            previous = now
+        expect(not reused, f"ids reused after their body left: {reused[:10]}")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        talus_h5.main(["talus_h5.py", path])
+    expect("removed:" in out.getvalue() and "emitted:" in out.getvalue(),
+           f"summary lacks the flow totals: {out.getvalue()!r}")
+
+
 def main(argv):
-    if len(argv) != 3:
-        print("usage: check_talus_h5.py RUN.h5 SCRATCH_DIR", file=sys.stderr)
+    if len(argv) not in (3, 4):
+        print("usage: check_talus_h5.py RUN.h5 SCRATCH_DIR [FLOW.h5]", file=sys.stderr)
         return 2
     src, scratch = argv[1], argv[2]
     os.makedirs(scratch, exist_ok=True)
@@ -59,6 +96,10 @@ def main(argv):
         expect(len(run.diagnostics["step"]) == 4, "diagnostics steps")
         expect(isinstance(run.attrs["scene"], str) and isinstance(run.attrs["overrides"], list),
                "string attributes are not decoded to str / list of str")
+        expect(run.flow == {}, f"a run without emitters or outlets has /flow data: {list(run.flow)}")
+
+    if len(argv) == 4:
+        check_flow(argv[3], expect)
 
     # An index entry whose marker is still the fill value is not a frame (what a reader sees
     # between the writer extending /frames and writing the entry).
