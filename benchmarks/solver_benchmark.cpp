@@ -294,6 +294,7 @@ void install_state(World& w, const SavedState& s) {
         out.shape.push_back(scene.shape[j]);
         out.shape_param.push_back(scene.shape_param[j]);
     }
+    out.clumps = scene.clumps;
     w.bodies = std::move(out);
     w.time = s.time;
     w.step_count = s.step;
@@ -779,7 +780,7 @@ int cmd_breakdown(const Options& o) {
         meta.scene_text = scene.text;
         meta.scene_path = o.scene.string();
         meta.talus_version = TALUS_VERSION;
-        TrajectoryWriter writer(tmp, meta, w.materials, true);
+        TrajectoryWriter writer(tmp, meta, w.materials, true, &w.bodies.clumps);
         for (int k = 0; k <= o.frames; ++k) {
             const auto t0 = Clock::now();
             writer.write_frame(w.bodies, w.time + k * w.simulation.dt, w.step_count + k);

@@ -1,4 +1,4 @@
-// Narrow phase for spheres, capsules and ellipsoids (DESIGN §3, §7).
+// Narrow phase for spheres, capsules, ellipsoids and clumps (DESIGN §3, §7).
 //
 // Every shape is a convex "core" swept by a radius: a sphere is a point swept by r, a
 // capsule the segment x ± h R e_x (h = half_length) swept by r, an ellipsoid the solid
@@ -20,6 +20,14 @@
 //   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
 //     to the segment is a convex function of the segment parameter; golden-section search.
 //   ellipsoid–ellipsoid: not implemented (reported as unsupported).
+//   clumps: a clump is its spheres (engine/core/clump.hpp), sphere k at x + R c_k with
+//     radius r_k. Against a sphere, a plane or box face, a cylinder, a mesh or another clump,
+//     every sub-sphere (pair) is collided as a sphere and gives its own contact, carrying
+//     the clump's body index so that the solver sees one rigid body. Sub-features:
+//     clump–sphere k, clump–clump (k_a << 8 | k_b), wall face or cylinder k, mesh triangle
+//     | k << 24 (meshes of up to 2²⁴ triangles; larger ones are reported as unsupported
+//     near a clump). Clump against capsule or ellipsoid: not implemented (reported as
+//     unsupported). Across a periodic boundary the pair is copied with its templates.
 // Body–wall: each wall is one plane (or the six inner faces of a box) with normal n
 // pointing at the bodies; Φ = n·(x_c − p₀(t)) − r for each core point x_c nearest the
 // plane. Sphere: x_c = x. Capsule: both end centres x ± h a are tested, up to two contacts
@@ -27,16 +35,17 @@
 // the support point towards −n is x − R S² Rᵀ n / ‖S Rᵀ n‖ (S = diag(s)), so
 // Φ = n·(x − p₀) − ‖S Rᵀ n‖. The contact point is the body's surface point nearest the
 // wall; the normal goes from the wall to the body.
-// Cylinder walls (spheres only): with s = (x − a)·e the axial and ρ = ‖(x − a) − s e‖ the
+// Cylinder walls (spheres, and each sphere of a clump): with s = (x − a)·e the axial and ρ = ‖(x − a) − s e‖ the
 // radial coordinate of the centre, Φ = R − ρ − r inside (normal towards the axis) and
 // ρ − R − r outside (normal away from it); no contact when |s| exceeds half the length.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
-// named by triangle), with the same envelope as the plane faces. A moving mesh keeps its
-// AABB tree in its reference frame: the sphere centre is mapped into it and the normal
-// back. Other shapes near a mesh or a cylinder are reported in
-// NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder.
+// named by triangle), with the same envelope as the plane faces, for spheres and for each
+// sphere of a clump. A moving mesh keeps its AABB tree in its reference frame: the sphere
+// centre is mapped into it and the normal back. Capsules and ellipsoids near a mesh or a
+// cylinder are reported in NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder.
 // Every wall is at the pose given by its WallState; a wall contact carries the wall's
-// velocity at the contact point, v_lin + ω × (p − c).
+// velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
+// contacts at its own point).
 // Output order: contacts are counted per pair and per body, prefix-summed, then filled,
 // so it is (pair, sub-feature), then (body, wall, face, sub-feature) whatever the number
 // of threads. When every body is a sphere the counting of pairs is skipped (each pair is
@@ -274,8 +283,41 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
             out[0] = {x - q * param.cwiseProduct(sn) / extent, n, gap, face_index};
             return 1;
         }
+        case Shape::Clump:  // any number of contacts: the std::vector overload
+            return -1;
     }
     return 0;
+}
+
+namespace {
+
+/// World centre of sphere k (table index) of clump body i.
+Vec3 clump_sphere(const BodyStore& bodies, std::size_t i, uint32_t k) {
+    return bodies.position[i] + bodies.orientation[i] * bodies.clumps.centre[k];
+}
+
+}  // namespace
+
+int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
+                 double envelope, std::vector<ShapeContact>& out) {
+    out.clear();
+    if (bodies.shape[i] != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_face(bodies, i, face, face_index, envelope, c);
+        out.assign(c, c + m);
+        return m;
+    }
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    const Vec3& n = face.normal;
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+        const Vec3 c = clump_sphere(bodies, i, k);
+        const double r = t.radius[k];
+        const double gap = n.dot(c - face.point) - r;
+        if (gap > envelope) continue;
+        out.push_back({c - r * n, n, gap, face_index | ((k - t.begin(id)) << kSubFeatureShift)});
+    }
+    return int(out.size());
 }
 
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
@@ -284,6 +326,7 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     const double ra = bodies.shape_param[a].x(), rb = bodies.shape_param[b].x();
     const Vec3 fallback = Vec3::UnitZ();
     int count = 0;
+    if (sa == Shape::Clump || sb == Shape::Clump) return -1;  // the std::vector overload
     if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) return -1;
     if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
         const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A
@@ -318,6 +361,61 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return kept;
 }
 
+int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
+                 std::vector<ShapeContact>& out) {
+    out.clear();
+    const Shape sa = bodies.shape[a], sb = bodies.shape[b];
+    if (sa != Shape::Clump && sb != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_pair(bodies, a, b, envelope, c);
+        if (m > 0) out.assign(c, c + m);
+        return m;
+    }
+    const auto spheres = [](Shape s) { return s == Shape::Sphere || s == Shape::Clump; };
+    if (!spheres(sa) || !spheres(sb)) return -1;  // clump with capsule or ellipsoid
+    // Both are unions of spheres: a sphere is a clump of one sphere (sub-feature 0).
+    const ClumpTable& t = bodies.clumps;
+    const auto range = [&](std::size_t i, uint32_t& lo, uint32_t& hi) {
+        if (bodies.shape[i] == Shape::Clump) {
+            lo = t.begin(bodies.clump_of(i));
+            hi = t.end(bodies.clump_of(i));
+        } else {
+            lo = 0;
+            hi = 1;
+        }
+    };
+    const auto sphere = [&](std::size_t i, uint32_t k, Vec3& c, double& r) {
+        if (bodies.shape[i] == Shape::Clump) {
+            c = clump_sphere(bodies, i, k);
+            r = t.radius[k];
+        } else {
+            c = bodies.position[i];
+            r = bodies.radius[i];
+        }
+    };
+    uint32_t a0, a1, b0, b1;
+    range(a, a0, a1);
+    range(b, b0, b1);
+    const bool both = sa == Shape::Clump && sb == Shape::Clump;
+    for (uint32_t ka = a0; ka < a1; ++ka) {
+        Vec3 ca;
+        double ra;
+        sphere(a, ka, ca, ra);
+        // skip sub-spheres of A too far from B's bounding sphere
+        if ((ca - bodies.position[b]).norm() - ra - bodies.radius[b] > envelope) continue;
+        for (uint32_t kb = b0; kb < b1; ++kb) {
+            Vec3 cb;
+            double rb;
+            sphere(b, kb, cb, rb);
+            const uint32_t sub = both ? ((ka - a0) << 8 | (kb - b0)) : (sa == Shape::Clump ? ka - a0 : kb - b0);
+            const ShapeContact c =
+                core_contact(ca, ra, cb, rb, Vec3::UnitZ(), sub << kSubFeatureShift);
+            if (c.gap <= envelope) out.push_back(c);
+        }
+    }
+    return int(out.size());
+}
+
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      ShapeContact* out) {
     if (bodies.shape[i] != Shape::Sphere) return 0;
@@ -332,14 +430,40 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
     return 1;
 }
 
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     std::vector<ShapeContact>& out) {
+    out.clear();
+    if (bodies.shape[i] != Shape::Clump) {
+        ShapeContact c[kMaxShapeContacts];
+        const int m = collide_cylinder(bodies, i, cyl, envelope, c);
+        out.assign(c, c + m);
+        return m;
+    }
+    // each sphere of the clump as a sphere: its centre's radial distance, its own radius
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+        const Vec3 x = clump_sphere(bodies, i, k);
+        const double r = t.radius[k];
+        double dist;
+        Vec3 n;
+        if (!cyl.distance(x, dist, n)) continue;
+        const double gap = dist - r;
+        if (gap > envelope) continue;
+        out.push_back({x - r * n, n, gap, (k - t.begin(id)) << kSubFeatureShift});
+    }
+    return int(out.size());
+}
+
 namespace {
 
 /// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
 /// itself; otherwise the two bodies are copied (b displaced) into a per-thread two-body
-/// store, so every shape routine works on images unchanged. Only pairs that straddle a
-/// periodic boundary pay for the copy.
+/// store, so every shape routine works on images unchanged (a clump's template is copied
+/// with it: BodyStore::append_from). Only pairs that straddle a periodic boundary pay for
+/// the copy.
 int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, const Vec3& shift,
-                       double envelope, ShapeContact* out) {
+                       double envelope, std::vector<ShapeContact>& out) {
     if (shift.isZero(0.0)) return collide_pair(bodies, a, b, envelope, out);
     thread_local BodyStore pair;
     pair.clear();
@@ -353,10 +477,31 @@ int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, co
 struct MeshBuffers {
     std::vector<MeshContact> contacts;
     TriangleMesh::Scratch scratch;
+    std::vector<ShapeContact> shape;  ///< contacts of one body with one face, cylinder or body
 };
 MeshBuffers& mesh_buffers() {
     thread_local MeshBuffers b;
     return b;
+}
+
+/// Spheres and clumps collide with meshes; a clump's mesh features need triangle < 2²⁴.
+bool mesh_supported(const BodyStore& bodies, std::size_t i, const TriangleMesh& mesh) {
+    if (bodies.shape[i] == Shape::Sphere) return true;
+    return bodies.shape[i] == Shape::Clump && mesh.size() <= (std::size_t(1) << kMeshSubFeatureShift);
+}
+
+/// Calls f(centre, radius, sub-feature) for the sphere of a sphere body or each sphere of
+/// a clump, in template order.
+template <class F>
+void for_each_mesh_sphere(const BodyStore& bodies, std::size_t i, F&& f) {
+    if (bodies.shape[i] != Shape::Clump) {
+        f(bodies.position[i], bodies.radius[i], 0u);
+        return;
+    }
+    const ClumpTable& t = bodies.clumps;
+    const uint32_t id = bodies.clump_of(i);
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k)
+        f(clump_sphere(bodies, i, k), t.radius[k], k - t.begin(id));
 }
 
 }  // namespace
@@ -387,16 +532,16 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (walls[w].type == WallType::Cylinder)
             cylinders.push_back({CylinderAt(walls[w], states[w]), uint32_t(w)});
     }
-    // Moving meshes: the query sphere's centre goes into the mesh's reference frame, the
-    // contacts come back (the gap is invariant under the rigid motion).
-    auto collide_mesh = [&](uint32_t w, std::size_t i, double envelope, MeshBuffers& mb) {
+    // Moving meshes: the query sphere's centre x (a sphere body or one sphere of a clump,
+    // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
+    // invariant under the rigid motion).
+    auto collide_mesh = [&](uint32_t w, const Vec3& x, double r, double envelope, MeshBuffers& mb) {
         const WallState& st = states[w];
-        walls[w].mesh->collide_sphere(st.to_reference(bodies.position[i]), bodies.radius[i],
-                                      envelope, mb.contacts, mb.scratch);
+        walls[w].mesh->collide_sphere(st.to_reference(x), r, envelope, mb.contacts, mb.scratch);
         if (!walls[w].motion.moving()) return;
         for (MeshContact& m : mb.contacts) {
             m.normal = st.dir_to_world(m.normal);
-            m.point = bodies.position[i] - bodies.radius[i] * m.normal;
+            m.point = x - r * m.normal;
         }
     };
 
@@ -413,7 +558,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
         parallel_each(np, [&](std::size_t k) {
-            ShapeContact c[kMaxShapeContacts];
+            std::vector<ShapeContact>& c = mesh_buffers().shape;
             const int32_t a = pairs.a[k], b = pairs.b[k];
             const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
             scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
@@ -434,31 +579,31 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        ShapeContact tmp[kMaxShapeContacts];
-        for (const Face& f : faces) c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, tmp));
-        const bool sphere = bodies.shape[i] == Shape::Sphere;
+        MeshBuffers& mb = mesh_buffers();
+        for (const Face& f : faces)
+            c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
+        const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
         for (const Cyl& cy : cylinders) {
-            if (!sphere) {  // bounding sphere near the cylinder: no contact routine
+            if (!spheres) {  // bounding sphere near the cylinder: no contact routine
                 double d;
                 Vec3 n;
                 if (cy.geom.distance(bodies.position[i], d, n) && d <= reach[i] + wall_margin)
                     scratch.wall_flag[i] |= kNearCylinder;
                 continue;
             }
-            c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, tmp));
+            c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
         }
-        if (!meshes.empty()) {
-            MeshBuffers& mb = mesh_buffers();
-            for (uint32_t w : meshes) {
-                if (!sphere) {
-                    walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
-                                         reach[i] + wall_margin, mb.scratch.found);
-                    if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
-                    continue;
-                }
-                collide_mesh(w, i, envelope, mb);
-                c += uint32_t(mb.contacts.size());
+        for (uint32_t w : meshes) {
+            if (!mesh_supported(bodies, i, *walls[w].mesh)) {
+                walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
+                                     reach[i] + wall_margin, mb.scratch.found);
+                if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
+                continue;
             }
+            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
+                collide_mesh(w, x, r, envelope, mb);
+                c += uint32_t(mb.contacts.size());
+            });
         }
         scratch.wall_count[i + 1] = c;
     });
@@ -475,11 +620,12 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
 
     parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
-        ShapeContact c[kMaxShapeContacts];
+        std::vector<ShapeContact>& c = mesh_buffers().shape;
         std::size_t at = k;
         int m = 1;
         const Vec3 shift = pair_shift(k);
         if (all_spheres) {
+            c.resize(1);
             c[0] = core_contact(bodies.position[a], bodies.radius[a],
                                 periodic ? Vec3(bodies.position[b] + shift) : bodies.position[b],
                                 bodies.radius[b], Vec3::UnitZ(), 0);
@@ -507,7 +653,8 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         std::size_t k = n_pair_contacts + scratch.wall_count[i];
         if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        ShapeContact c[kMaxShapeContacts];
+        MeshBuffers& mb = mesh_buffers();
+        std::vector<ShapeContact>& c = mb.shape;
         auto put = [&](uint32_t wall, uint32_t feature, const Vec3& point, const Vec3& normal,
                        double gap) {
             out.a[k] = kNoBody;
@@ -527,16 +674,18 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
             for (int j = 0; j < m; ++j) put(f.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (bodies.shape[i] != Shape::Sphere) return;
+        if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
         for (const Cyl& cy : cylinders) {
             const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (meshes.empty()) return;
-        MeshBuffers& mb = mesh_buffers();
         for (uint32_t w : meshes) {
-            collide_mesh(w, i, envelope, mb);
-            for (const MeshContact& m : mb.contacts) put(w, m.triangle, m.point, m.normal, m.gap);
+            if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;
+            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
+                collide_mesh(w, x, r, envelope, mb);
+                for (const MeshContact& m : mb.contacts)
+                    put(w, m.triangle | (sub << kMeshSubFeatureShift), m.point, m.normal, m.gap);
+            });
         }
     });
 }

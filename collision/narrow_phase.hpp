@@ -1,8 +1,9 @@
 #pragma once
 /// Narrow phase: geometric contacts (point, normal, gap) between bodies of every shape
-/// (spheres, capsules, ellipsoids) and between bodies and walls, with gap Φ ≤ δ
-/// (DESIGN §3, §7). Ellipsoid–ellipsoid pairs are not implemented: they are reported in
-/// NarrowPhaseScratch::unsupported instead of producing a contact.
+/// (spheres, capsules, ellipsoids, clumps of spheres) and between bodies and walls, with
+/// gap Φ ≤ δ (DESIGN §3, §7). Ellipsoid–ellipsoid, clump–capsule and clump–ellipsoid pairs
+/// are not implemented: they are reported in NarrowPhaseScratch::unsupported instead of
+/// producing a contact.
 #include <cstdint>
 #include <vector>
 
@@ -17,11 +18,11 @@ struct NarrowPhaseScratch {
     std::vector<uint32_t> wall_count;  ///< per body: wall contacts, then their prefix sum
     std::vector<uint32_t> pair_count;  ///< per pair: contacts, then their prefix sum
     /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
-    /// (ellipsoid–ellipsoid); empty when every pair was handled. Callers must not ignore it.
+    /// (ellipsoid–ellipsoid, clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
-    /// Bodies other than spheres whose bounding sphere (with envelope) reaches a mesh wall,
-    /// or a cylinder wall: those walls collide with spheres only. Callers must not ignore
-    /// them either.
+    /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
+    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), or a cylinder wall:
+    /// those walls collide with spheres and clumps only. Callers must not ignore them either.
     std::vector<uint32_t> unsupported_mesh, unsupported_cylinder;
     std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 2 cylinder (the lists above)
 };
@@ -34,20 +35,32 @@ struct ShapeContact {
     uint32_t feature = 0;          ///< see ContactList::feature
 };
 
-/// Most contacts one body makes with one wall face or with one other body.
+/// Most contacts one body other than a clump makes with one wall face or with one other
+/// body (a clump makes one per sphere or pair of spheres: use the std::vector overloads).
 inline constexpr int kMaxShapeContacts = 2;
 
 /// Contacts of body i with the plane `face` (normal pointing at the body) whose gap is
 /// ≤ envelope [m]: a sphere or ellipsoid gives at most one, a capsule one per end sphere
 /// (sub-feature 0 = +x end, 1 = −x end). Normal = face normal (wall → body). Returns the
-/// count written to out[0 … ).
+/// count written to out[0 … ), or −1 for a clump (use the std::vector overload).
 int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
                  double envelope, ShapeContact* out);
+/// The same for every shape, clumps included (one contact per sphere of a clump, sub-feature
+/// = its sphere number); `out` is cleared first. Returns the count.
+int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
+                 double envelope, std::vector<ShapeContact>& out);
 
 /// Contacts of bodies a and b (normal from a to b) whose gap is ≤ envelope [m]; returns
-/// their count (0–2), or −1 when the pair of shapes is not supported (ellipsoid–ellipsoid).
+/// their count (0–2), or −1 when the pair of shapes is not supported here (ellipsoid–
+/// ellipsoid; any pair with a clump: use the std::vector overload).
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  ShapeContact* out);
+/// The same for every pair of shapes, clumps included: a clump against a sphere or a clump
+/// gives one contact per touching pair of spheres (sub-features in contacts.hpp). `out` is
+/// cleared first. Returns the count, or −1 for ellipsoid–ellipsoid and for a clump against
+/// a capsule or an ellipsoid.
+int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
+                 std::vector<ShapeContact>& out);
 
 /// Closest point of the ellipsoid surface Σ (x_k/s_k)² = 1 (semi-axes s [m], centred, in
 /// its own frame) to the point y [m]. Writes the surface point and its outward unit normal;
@@ -56,9 +69,15 @@ double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& 
 
 /// Contact of sphere i with the cylinder `cyl` (normal radial, from the wall to the body)
 /// when its gap is ≤ envelope [m] and its centre lies between the cylinder's ends; returns
-/// 0 or 1 (0 for other shapes: see NarrowPhaseScratch::unsupported_cylinder).
+/// 0 or 1 (0 for other shapes, clumps included: use the std::vector overload; capsules and
+/// ellipsoids, see NarrowPhaseScratch::unsupported_cylinder).
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      ShapeContact* out);
+/// The same for spheres and clumps: one contact per sphere of a clump whose centre lies
+/// between the ends (sub-feature = its sphere number); `out` is cleared first. Returns the
+/// count (0 for capsules and ellipsoids).
+int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
+                     std::vector<ShapeContact>& out);
 
 /// Contacts of the candidate `pairs` (selected by the broad phase with the bounding
 /// radii and the envelope; for two spheres every pair is a contact, for other shapes those
@@ -67,11 +86,13 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 /// Φ ≤ (reach_i − r_i) + wall_margin. A wall contact's velocity_a is the wall's velocity at
 /// the contact point, states[w].velocity_at(p).
 /// `reach` is the per-body bounding radius plus envelope share given to the broad phase.
-/// Cylinder and mesh walls (spheres only) give their contacts after the plane and box
-/// faces of the body; mesh feature = triangle index (collision/mesh.hpp).
+/// Cylinder and mesh walls (spheres and clumps) give their contacts after the plane and
+/// box faces of the body. Cylinder feature = clump sphere << kSubFeatureShift (0 for a
+/// sphere); mesh feature = triangle index (collision/mesh.hpp), | sphere <<
+/// kMeshSubFeatureShift for a clump.
 /// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
-/// sub-feature), then body–cylinder by (body, wall), then body–mesh by (body, wall,
-/// triangle); independent of thread count.
+/// sub-feature), then body–cylinder by (body, wall, sphere), then body–mesh by (body, wall,
+/// sphere, triangle); independent of thread count.
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
                   const std::vector<WallState>& states, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, ContactList& out,

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <unordered_map>
 
@@ -76,11 +77,12 @@ const Fields kRadiusKeys{{"distribution"}, {"min"},    {"max"},   {"mean"},   {"
                          {"median"},       {"sigma"},  {"values"}, {"weights"}};
 const Fields kParticlesKeys{{"shape"},
                             {"radius", Kind::Table, &kRadiusKeys},
+                            {"spheres"},
                             {"material"},
                             {"velocity"},
                             {"lattice", Kind::Table, &kLatticeKeys},
                             {"random", Kind::Table, &kRandomKeys}};
-const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},
+const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},  {"spheres"},
                        {"material"},    {"position"},  {"velocity"}, {"angular_velocity"},
                        {"orientation"}, {"mass"},      {"inertia"}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
@@ -1268,6 +1270,7 @@ struct BodyEntry {
     double radius = 0.0;                                                  ///< sphere, capsule
     double half_length = 0.0;                                             ///< capsule
     Vec3 semi_axes = Vec3::Zero();                                        ///< ellipsoid
+    ClumpTable clump;  ///< clump: its one template (spheres in the user's frame → principal)
     Quat orientation = Quat::Identity();                                  ///< single body
     std::optional<double> mass;                                           ///< override [kg]
     std::optional<Vec3> inertia;                                          ///< override [kg m²]
@@ -1283,28 +1286,75 @@ struct BodyEntry {
     std::size_t first_id = 0;                                             ///< set when placed
 };
 
+/// `spheres = [[x, y, z, r], …]` of a clump: body-frame centres [m] and radii [m] > 0,
+/// 1 … kMaxClumpSpheres of them. Computes the template (mass properties of the union).
+bool read_clump_spheres(Reader& r, const Ctx& c, BodyEntry& e) {
+    const toml::node* n = r.present(c, "spheres", Need::Required);
+    if (!n) return false;
+    const toml::array* a = n->as_array();
+    if (!a) {
+        r.problem_at(c, "spheres", fmt::format("expected an array of [x, y, z, r], got {}", type_name(*n)));
+        return false;
+    }
+    if (a->empty() || a->size() > kMaxClumpSpheres) {
+        r.problem_at(c, "spheres",
+                     fmt::format("a clump needs 1 to {} spheres (got {})", kMaxClumpSpheres, a->size()));
+        return false;
+    }
+    std::vector<Vec3> centres;
+    std::vector<double> radii;
+    for (std::size_t k = 0; k < a->size(); ++k) {
+        const toml::array* s = (*a)[k].as_array();
+        if (!s || s->size() != 4) {
+            r.problem_at(c, "spheres",
+                         s ? fmt::format("sphere {}: expected [x, y, z, r], got {} elements", k, s->size())
+                           : fmt::format("sphere {}: expected [x, y, z, r], got {}", k, type_name((*a)[k])));
+            return false;
+        }
+        double v[4];
+        for (std::size_t i = 0; i < 4; ++i) {
+            auto x = r.to_number((*s)[i], c, "spheres", fmt::format("sphere {} element {}: ", k, i));
+            if (!x) return false;
+            v[i] = *x;
+        }
+        if (!(v[3] > 0.0)) {
+            r.problem_at(c, "spheres", fmt::format("sphere {}: radius must be > 0 (got {})", k, v[3]));
+            return false;
+        }
+        centres.emplace_back(v[0], v[1], v[2]);
+        radii.push_back(v[3]);
+    }
+    e.clump = ClumpTable{};
+    e.clump.add(centres, radii);
+    e.radius = e.clump.bounding[0];
+    return true;
+}
+
 /// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
-/// `single`: a [[body]] entry, which may be a capsule or an ellipsoid; fills take spheres.
+/// `single`: a [[body]] entry, which may be a capsule or an ellipsoid; fills take spheres
+/// and clumps.
 bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e,
                  bool single) {
     bool ok = true;
     if (auto shape = r.string(c, "shape", Need::Required)) {
         if (*shape == "sphere") {
             e.shape = Shape::Sphere;
+        } else if (*shape == "clump") {
+            e.shape = Shape::Clump;
         } else if (single && *shape == "capsule") {
             e.shape = Shape::Capsule;
         } else if (single && *shape == "ellipsoid") {
             e.shape = Shape::Ellipsoid;
         } else if (*shape == "capsule" || *shape == "ellipsoid") {
             r.problem_at(c, "shape",
-                         fmt::format("[[particles]] fills take only spheres; give each {} as a "
-                                     "[[body]]", *shape));
+                         fmt::format("[[particles]] fills take only spheres and clumps; give "
+                                     "each {} as a [[body]]", *shape));
             return false;
         } else {
             r.problem_at(c, "shape",
                          fmt::format("unknown shape '{}'{}", *shape,
-                                     single ? suggest(*shape, {"sphere", "capsule", "ellipsoid"}, "known")
-                                            : suggest(*shape, {"sphere"}, "known")));
+                                     single ? suggest(*shape, {"sphere", "capsule", "ellipsoid", "clump"}, "known")
+                                            : suggest(*shape, {"sphere", "clump"}, "known")));
             return false;
         }
     } else {
@@ -1313,9 +1363,10 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
     const auto unused = [&](std::string_view k, std::string_view hint) {
         if (!r.find(c, k)) return;
         r.problem_at(c, k, fmt::format("not used by a {}{}",
-                                       e.shape == Shape::Sphere    ? "sphere"
-                                       : e.shape == Shape::Capsule ? "capsule"
-                                                                   : "ellipsoid",
+                                       e.shape == Shape::Sphere      ? "sphere"
+                                       : e.shape == Shape::Capsule   ? "capsule"
+                                       : e.shape == Shape::Ellipsoid ? "ellipsoid"
+                                                                     : "clump",
                                        hint));
         ok = false;
     };
@@ -1324,9 +1375,17 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
         case Shape::Sphere:
             unused("length", "");
             unused("semi_axes", "");
+            unused("spheres", "");
+            break;
+        case Shape::Clump:
+            unused("radius", " (give spheres = [[x, y, z, r], …])");
+            unused("length", "");
+            unused("semi_axes", "");
+            if (!read_clump_spheres(r, c, e)) ok = false;
             break;
         case Shape::Capsule:
             unused("semi_axes", "");
+            unused("spheres", "");
             if (auto v = r.number(
                     c, "length", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0"))
                 e.half_length = 0.5 * *v;
@@ -1336,6 +1395,7 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
         case Shape::Ellipsoid:
             unused("radius", " (give semi_axes)");
             unused("length", "");
+            unused("spheres", "");
             if (auto v = r.vec3(c, "semi_axes", Need::Required)) {
                 if ((v->array() > 0.0).all()) {
                     e.semi_axes = *v;
@@ -1349,12 +1409,14 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
             break;
     }
     const toml::node* radius_node = r.find(c, "radius");
-    if (!single && radius_node && radius_node->is_table()) {
+    if (e.shape == Shape::Clump) {
+        // no `radius` (reported above): the spheres give the bounding radius
+    } else if (!single && radius_node && radius_node->is_table()) {
         if ((e.size = read_size(r, c, "radius")))
             e.radius = e.size->max;  // spacing and reach checks use the largest radius
         else
             ok = false;
-    } else if (e.shape != Shape::Ellipsoid) {
+    } else if (e.shape == Shape::Sphere || e.shape == Shape::Capsule) {
         if (auto v = r.number(c, "radius", Need::Required, positive, "> 0"))
             e.radius = *v;
         else
@@ -1434,9 +1496,11 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         for (int a = 0; a < 3; ++a)
             if (n[a] > 1 && e.spacing[a] < 2.0 * e.radius * (1.0 - kOverlapTolerance)) {
                 r.problem_at(*f, "spacing",
-                             fmt::format("{:g} is less than the sphere diameter {:g}: neighbours "
+                             fmt::format("{:g} is less than the {} diameter {:g}: neighbours "
                                          "would overlap",
-                                         e.spacing[a], 2.0 * e.radius));
+                                         e.spacing[a],
+                                         e.shape == Shape::Clump ? "clump's bounding" : "sphere",
+                                         2.0 * e.radius));
                 return std::nullopt;
             }
     } else {
@@ -1448,6 +1512,14 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                       has_count ? "give either 'count' or 'volume_fraction', not both"
                                 : "missing the amount: give 'count' (spheres) or "
                                   "'volume_fraction' (solid fraction of the box min..max)");
+            return std::nullopt;
+        }
+        if (has_fraction && e.shape == Shape::Clump) {
+            // the fill measures its solid fraction with sphere volumes of each body's radius,
+            // which for a clump is the bounding radius, not the union of its spheres
+            r.problem_at(*f, "volume_fraction",
+                         "clump fills take 'count', not 'volume_fraction' (the fill measures "
+                         "sphere volumes)");
             return std::nullopt;
         }
         const auto seed = r.integer(*f, "seed", Need::Required, 0, INT64_MAX);
@@ -1576,6 +1648,29 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                       fmt::format("the scene would exceed {:g} bodies", kMaxBodies));
             return;
         }
+        uint32_t tmpl = 0;
+        if (e.shape == Shape::Clump) tmpl = bodies.clumps.append(e.clump, 0);
+        if (e.fill != BodyEntry::Fill::Single && e.shape == Shape::Clump) {
+            // Clump centres of mass at the fill's points. Lattice: the spheres' frame keeps
+            // the world axes; random: a uniform random rotation per clump, from its own
+            // stream seeded by the fill's seed (Shoemake's method from raw mt19937_64 bits).
+            std::mt19937_64 rng(e.seed ^ 0x9e3779b97f4a7c15ULL);
+            for (const Vec3& x : centres) {
+                Quat q_user = Quat::Identity();
+                if (e.fill == BodyEntry::Fill::Random) {
+                    const double pi = 3.14159265358979323846;
+                    const double u1 = bits_to_unit(rng()), u2 = bits_to_unit(rng()),
+                                 u3 = bits_to_unit(rng());
+                    const double a = std::sqrt(1.0 - u1), b = std::sqrt(u1);
+                    q_user = Quat(a * std::sin(2 * pi * u2), a * std::cos(2 * pi * u2),
+                                  b * std::sin(2 * pi * u3), b * std::cos(2 * pi * u3));
+                    q_user.normalize();
+                }
+                bodies.add_clump(bodies.size(), x, tmpl, density, e.material, e.velocity,
+                                 Vec3::Zero(), q_user * bodies.clumps.principal[tmpl]);
+            }
+            continue;
+        }
         if (e.fill != BodyEntry::Fill::Single) {
             for (std::size_t k = 0; k < centres.size(); ++k)
                 bodies.add_sphere(bodies.size(), centres[k], radii[k], density, e.material,
@@ -1596,6 +1691,16 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 i = bodies.add_ellipsoid(bodies.size(), e.position, e.semi_axes, density,
                                          e.material, e.velocity, e.angular_velocity, e.orientation);
                 break;
+            case Shape::Clump: {
+                // `position` and `orientation` place the frame the spheres were written in;
+                // the body's frame is the principal frame about the centre of mass.
+                const Quat& p = bodies.clumps.principal[tmpl];
+                i = bodies.add_clump(bodies.size(),
+                                     e.position + e.orientation * bodies.clumps.user_centre[tmpl],
+                                     tmpl, density, e.material, e.velocity,
+                                     p.conjugate() * e.angular_velocity, e.orientation * p);
+                break;
+            }
         }
         // Overrides: a mass alone scales the inertia with it (the same uniform body, another
         // density); an inertia alone keeps the mass from the density.
@@ -1633,12 +1738,13 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
 
     // Bounding spheres first; a pair with a capsule or an ellipsoid is then measured exactly.
     std::vector<BodyOverlap> body_overlaps;
+    std::vector<BodyOverlap> unsupported;  // bounding spheres overlap, no contact routine
     for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
         if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
-            ShapeContact c[kMaxShapeContacts];
+            std::vector<ShapeContact> c;
             const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
-            if (n < 0) {  // ellipsoid–ellipsoid: rejected in parse_scene already
-                body_overlaps.push_back(o);
+            if (n < 0) {  // no contact routine (ellipsoid pairs are rejected earlier)
+                unsupported.push_back(o);
                 continue;
             }
             double gap = std::numeric_limits<double>::infinity();
@@ -1648,6 +1754,28 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                 continue;
         }
         body_overlaps.push_back(o);
+    }
+    const auto shape_name = [](Shape sh) {
+        switch (sh) {
+            case Shape::Sphere: return "sphere";
+            case Shape::Capsule: return "capsule";
+            case Shape::Ellipsoid: return "ellipsoid";
+            case Shape::Clump: return "clump";
+        }
+        return "?";
+    };
+    for (const BodyOverlap& o : unsupported) {
+        if (listed == kMaxListedOverlaps) {
+            ++unlisted;
+            continue;
+        }
+        const BodyEntry& eb = entry_of(o.b);
+        r.problem(eb.place, eb.path,
+                  fmt::format("bodies {} and {} start within each other's bounding radius, and "
+                              "{}–{} contact is not implemented: keep them apart",
+                              o.a, o.b, shape_name(bodies.shape[o.a]), shape_name(bodies.shape[o.b])));
+        last_entry = &eb;
+        ++listed;
     }
     for (const BodyOverlap& o : body_overlaps) {
         if (listed == kMaxListedOverlaps) {
@@ -1676,7 +1804,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
             o.face = -1;
             o.depth = kOverlapTolerance * bodies.radius[o.body];
             for (int f = 0; f < nf; ++f) {
-                ShapeContact c[kMaxShapeContacts];
+                std::vector<ShapeContact> c;
                 const int n = collide_face(bodies, o.body, faces[std::size_t(f)], uint32_t(f),
                                            std::numeric_limits<double>::infinity(), c);
                 for (int k = 0; k < n; ++k)
@@ -1721,43 +1849,74 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         if (wall.type != WallType::Mesh || !wall.mesh) continue;
         const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
         for (std::size_t i = 0; i < bodies.size(); ++i) {
-            const double r_i = bodies.radius[i];
-            const Vec3 x = at_start.to_reference(bodies.position[i]);
-            wall.mesh->query(x, r_i * (1.0 - kOverlapTolerance), near);
+            // a moving mesh is placed by its motion at t = 0: query in its reference frame
+            double r_i = bodies.radius[i];
+            Vec3 x_i = at_start.to_reference(bodies.position[i]);
+            if (bodies.shape[i] == Shape::Clump) {
+                // each sphere of the clump; report the first that reaches the mesh
+                const ClumpTable& t = bodies.clumps;
+                const uint32_t id = bodies.clump_of(i);
+                near.clear();
+                for (uint32_t k = t.begin(id); k < t.end(id) && near.empty(); ++k) {
+                    x_i = at_start.to_reference(bodies.position[i] + bodies.orientation[i] * t.centre[k]);
+                    r_i = t.radius[k];
+                    wall.mesh->query(x_i, r_i * (1.0 - kOverlapTolerance), near);
+                }
+            } else {
+                wall.mesh->query(x_i, r_i * (1.0 - kOverlapTolerance), near);
+            }
             if (near.empty()) continue;
             if (listed == kMaxListedOverlaps) {
                 ++unlisted;
                 continue;
             }
             uint32_t nearest = near[0];
-            double best = wall.mesh->distance(nearest, x);
+            double best = wall.mesh->distance(nearest, x_i);
             for (uint32_t t : near)
-                if (const double d = wall.mesh->distance(t, x); d < best) {
+                if (const double d = wall.mesh->distance(t, x_i); d < best) {
                     best = d;
                     nearest = t;
                 }
             const BodyEntry& e = entry_of(i);
             r.problem(e.place, e.path,
-                      bodies.shape[i] == Shape::Sphere
+                      bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump
                           ? fmt::format("body {} overlaps {} (triangle {}) by {:.3g} m", i,
                                         wall_name(w), nearest, r_i - best)
                           : fmt::format("body {} is within its bounding radius of {} (triangle "
-                                        "{}): mesh walls collide with spheres only",
+                                        "{}): mesh walls collide with spheres and clumps only",
                                         i, wall_name(w), nearest));
             last_entry = &e;
             ++listed;
         }
     }
-    // Cylinder walls: the radial distance at t = 0; cylinder contacts are for spheres only.
+    // Cylinder walls: the radial distance at t = 0; cylinder contacts are for spheres and
+    // for each sphere of a clump (the deepest one is reported).
     for (std::size_t w = 0; w < world.walls.size(); ++w) {
         const Wall& wall = world.walls[w];
         if (wall.type != WallType::Cylinder) continue;
         const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
         for (std::size_t i = 0; i < bodies.size(); ++i) {
-            const double r_i = bodies.radius[i];
+            double r_i = bodies.radius[i];
             double dist;
             Vec3 n;
-            if (!cyl.distance(bodies.position[i], dist, n)) continue;
+            if (bodies.shape[i] == Shape::Clump) {
+                const ClumpTable& t = bodies.clumps;
+                const uint32_t id = bodies.clump_of(i);
+                bool found = false;
+                for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+                    double d;
+                    const Vec3 c = bodies.position[i] + bodies.orientation[i] * t.centre[k];
+                    if (!cyl.distance(c, d, n)) continue;
+                    if (!found || t.radius[k] - d > r_i - dist) {
+                        r_i = t.radius[k];
+                        dist = d;
+                        found = true;
+                    }
+                }
+                if (!found) continue;
+            } else if (!cyl.distance(bodies.position[i], dist, n)) {
+                continue;
+            }
             if (r_i - dist <= kOverlapTolerance * r_i) continue;
             if (listed == kMaxListedOverlaps) {
                 ++unlisted;
@@ -1765,11 +1924,12 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
             }
             const BodyEntry& e = entry_of(i);
             std::string text;
-            if (bodies.shape[i] != Shape::Sphere)
+            if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump)
                 text = fmt::format("body {} is within its bounding radius of {}: cylinder walls "
-                                   "collide with spheres only", i, wall_name(w));
+                                   "collide with spheres and clumps only", i, wall_name(w));
             else if (dist < 0.0)
-                text = fmt::format("the centre of body {} is {} {}", i,
+                text = fmt::format("the centre of {} {} is {} {}",
+                                   bodies.shape[i] == Shape::Clump ? "a sphere of body" : "body", i,
                                    wall.inside ? "outside" : "inside", wall_name(w));
             else
                 text = fmt::format("body {} overlaps {} by {:.3g} m", i, wall_name(w), r_i - dist);

@@ -88,7 +88,7 @@ struct TrajectoryWriter::Impl {
     bool closed = false;
 
     // /bodies
-    Column id, position, orientation, velocity, angular_velocity, radius, material;
+    Column id, position, orientation, velocity, angular_velocity, radius, material, shape, clump;
     // /frames
     Column frame_time, frame_step, frame_first_row, frame_row_count;
     // /diagnostics
@@ -108,13 +108,17 @@ struct TrajectoryWriter::Impl {
     std::vector<XdmfFrame> frames;
     std::vector<StepDiagnostics> pending;  ///< diagnostics not yet in the file
     std::vector<double> scratch;           ///< orientation reordered to w, x, y, z
+    std::vector<uint8_t> shape_codes;      ///< per body of the frame: Shape as uint8
+    std::vector<int32_t> clump_index;      ///< per body of the frame: template or −1
+    std::size_t clump_templates = 0;       ///< templates in /clumps
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
     std::size_t sidecar_frames = 0;        ///< frames the sidecar on disk describes
 
-    std::array<Column*, 7> body_columns() {
-        return {&id, &position, &orientation, &velocity, &angular_velocity, &radius, &material};
+    std::array<Column*, 9> body_columns() {
+        return {&id, &position, &orientation, &velocity, &angular_velocity, &radius, &material,
+                &shape, &clump};
     }
     std::array<Column*, 4> frame_columns() {
         return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
@@ -212,6 +216,44 @@ struct TrajectoryWriter::Impl {
         string_attribute(ds.get(), "description", description);
     }
 
+    /// Writes a fixed-size dataset (not appendable): rows × width values of `mem_type`.
+    void write_fixed(const std::string& name, hid_t file_type, hid_t mem_type, hsize_t rows,
+                     hsize_t width, const void* data, const char* unit, const char* description) {
+        const int rank = width == 1 ? 1 : 2;
+        const hsize_t dims[2] = {rows, width};
+        Hid space(check(H5Screate_simple(rank, dims, nullptr), "dataspace"), H5Sclose);
+        Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                H5P_DEFAULT, H5P_DEFAULT),
+                     "create dataset " + name),
+               H5Dclose);
+        if (rows > 0)
+            check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
+        string_attribute(ds.get(), "unit", unit);
+        string_attribute(ds.get(), "description", description);
+    }
+
+    /// /clumps: the clump templates, written once (they do not change during a run).
+    void write_clumps(const ClumpTable* clumps) {
+        Hid group(check(H5Gcreate2(file.get(), "/clumps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "create group /clumps"),
+                  H5Gclose);
+        const ClumpTable empty;
+        const ClumpTable& t = clumps ? *clumps : empty;
+        clump_templates = t.size();
+        std::vector<double> spheres(4 * t.centre.size());
+        for (std::size_t k = 0; k < t.centre.size(); ++k) {
+            for (int a = 0; a < 3; ++a) spheres[4 * k + a] = t.centre[k][a];
+            spheres[4 * k + 3] = t.radius[k];
+        }
+        write_fixed("/clumps/first", H5T_STD_U32LE, H5T_NATIVE_UINT32, t.first.size(), 1,
+                    t.first.data(), "1",
+                    "template t has the rows [first[t], first[t+1]) of /clumps/spheres");
+        write_fixed("/clumps/spheres", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, t.centre.size(), 4,
+                    spheres.data(), "m",
+                    "sphere centre in the body frame (x, y, z) and radius r; world centre = "
+                    "position + R(orientation) * (x, y, z)");
+    }
+
     void create_layout(const RunMetadata& meta, const MaterialTable& materials) {
         const hid_t root = file.get();
         string_attribute(root, "format", "talus-trajectory");
@@ -256,9 +298,14 @@ struct TrajectoryWriter::Impl {
                       "linear velocity of the centre of mass, world frame");
         create_column(angular_velocity, "/bodies/angular_velocity", f64, nf64, 3, b, "rad/s",
                       "angular velocity in the BODY frame; world frame = R(q) * this");
-        create_column(radius, "/bodies/radius", f64, nf64, 1, b, "m", "sphere radius");
+        create_column(radius, "/bodies/radius", f64, nf64, 1, b, "m",
+                      "sphere radius; other shapes: bounding radius about the centre of mass");
         create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
                       "index into the root attribute material_names");
+        create_column(shape, "/bodies/shape", u8, nu8, 1, b, "1",
+                      "0 sphere, 1 capsule, 2 ellipsoid, 3 clump");
+        create_column(clump, "/bodies/clump", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, b, "1",
+                      "clump template (index into /clumps/first), -1 for other shapes");
 
         create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
         create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
@@ -471,7 +518,8 @@ struct TrajectoryWriter::Impl {
 };
 
 TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
-                                   const MaterialTable& materials, bool force)
+                                   const MaterialTable& materials, bool force,
+                                   const ClumpTable* clumps)
     : impl_(std::make_unique<Impl>()) {
     Impl& m = *impl_;
     m.path = path;
@@ -504,6 +552,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     std::filesystem::remove(xdmf_sidecar_path(path), ec);
 
     m.create_layout(metadata, materials);
+    m.write_clumps(clumps);
     m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
     m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
@@ -529,7 +578,8 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
                                   removed.size()));
     const std::size_t n = bodies.size();
     if (bodies.position.size() != n || bodies.orientation.size() != n || bodies.velocity.size() != n ||
-        bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n) {
+        bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n ||
+        bodies.shape.size() != n || bodies.shape_param.size() != n) {
         throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
                                   m.path.string()));
     }
@@ -552,6 +602,19 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
     m.append(m.angular_velocity, r, n, bodies.angular_velocity.data());
     m.append(m.radius, r, n, bodies.radius.data());
     m.append(m.material, r, n, bodies.material.data());
+    m.shape_codes.resize(n);
+    m.clump_index.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        m.shape_codes[i] = uint8_t(bodies.shape[i]);
+        m.clump_index[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
+        if (m.clump_index[i] >= int32_t(m.clump_templates))
+            throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
+                                      "file was created with {} templates",
+                                      m.path.string(), bodies.id[i], m.clump_index[i],
+                                      m.clump_templates));
+    }
+    m.append(m.shape, r, n, m.shape_codes.data());
+    m.append(m.clump, r, n, m.clump_index.data());
     for (Column* c : m.body_columns()) m.flush(*c);
 
     // The frame's /flow row (with the body rows: complete once row_count is set).

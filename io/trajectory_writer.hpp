@@ -14,6 +14,7 @@
 namespace talus {
 
 struct BodyStore;
+struct ClumpTable;
 struct MaterialTable;
 struct StepDiagnostics;
 struct WallLoads;
@@ -45,9 +46,11 @@ struct RunMetadata {
 class TrajectoryWriter {
 public:
     /// Creates `path` (and removes a stale sidecar). Throws IoError if the file exists and
-    /// `force` is false, or if it cannot be created.
+    /// `force` is false, or if it cannot be created. `clumps` (may be null: none) is
+    /// written once as /clumps; it must hold every template the frames' bodies use.
     TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
-                     const MaterialTable& materials, bool force);
+                     const MaterialTable& materials, bool force,
+                     const ClumpTable* clumps = nullptr);
     /// Closes the file; never throws (call close() to see errors).
     ~TrajectoryWriter();
 

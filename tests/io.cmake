@@ -34,6 +34,19 @@ add_test(NAME io.talus_h5
                  ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5)
 set_tests_properties(io.talus_h5 PROPERTIES FIXTURES_REQUIRED talus_xdmf_fixture)
 
+# A clump scene run by the talus command, then read back through the Python loader
+# (clump templates, shape codes, sphere positions in the world).
+set(TALUS_CLUMP_RUN ${CMAKE_BINARY_DIR}/test-output/io/clumps/clumps.h5)
+add_test(NAME io.clumps_run
+         COMMAND sh -c "mkdir -p \"$1\" && exec \"$2\" run \"$3\" -o \"$1/clumps.h5\" --force --quiet"
+                 sh ${CMAKE_BINARY_DIR}/test-output/io/clumps $<TARGET_FILE:talus>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/scenes/clumps.toml)
+set_tests_properties(io.clumps_run PROPERTIES FIXTURES_SETUP talus_clump_run)
+add_test(NAME io.clumps_h5
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_clumps_h5.py
+                 ${TALUS_CLUMP_RUN})
+set_tests_properties(io.clumps_h5 PROPERTIES FIXTURES_REQUIRED talus_clump_run)
+
 # A run with an emitter and an outlet through the talus command; the Python loader then
 # checks its /flow rows and that no body id is reused.
 set(TALUS_FLOW_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/flow_rain.h5)

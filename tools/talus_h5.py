@@ -11,7 +11,10 @@
     run.walls["force"]         # (frames, walls, 3) mean force on each wall since the previous
                                # frame [N]; also "torque", "names"; {} without walls
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
-                               # angular_velocity (body frame), radius, material, time, step
+                               # angular_velocity (body frame), radius, material, time, step,
+                               # and (newer files) shape, clump
+    run.clump_templates        # list of (n_k, 4) arrays: body-frame x, y, z, r per sphere
+    spheres, body = run.spheres(last)  # every sphere in the world, for drawing clumps
 
 As a command: python3 tools/talus_h5.py OUT.h5 prints a summary.
 
@@ -30,6 +33,10 @@ UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet
 BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
 DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
                      "potential_energy", "solver_wall_time", "envelope", "converged")
+# written since clumps were added; older files lack them (every body was a sphere then, or
+# the shape was not recorded)
+OPTIONAL_BODY_FIELDS = ("shape", "clump")
+SHAPE_NAMES = ("sphere", "capsule", "ellipsoid", "clump")  # /bodies/shape codes 0, 1, 2, 3
 # written since joints (and the contact infeasibility) were added; older files lack them
 OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility")
 # /flow: one row per frame, one column per emitter (emitted_*) or outlet (removed_*)
@@ -129,7 +136,7 @@ class Trajectory:
         """Re-read the index of a file that is still being written."""
         for name in ("frames/time", "frames/step", "frames/first_row", "frames/row_count"):
             self._file[name].refresh()
-        for name in BODY_FIELDS:
+        for name in self._body_fields():
             self._file["bodies/" + name].refresh()
         for name in DIAGNOSTIC_FIELDS + OPTIONAL_DIAGNOSTIC_FIELDS:
             if name in self._file["diagnostics"]:
@@ -151,10 +158,46 @@ class Trajectory:
             raise IndexError(f"frame {i} out of range ({n} frames)")
         a = int(self.frames.first_row[k])
         b = a + int(self.frames.row_count[k])
-        out = {name: self._file["bodies/" + name][a:b] for name in BODY_FIELDS}
+        out = {name: self._file["bodies/" + name][a:b] for name in self._body_fields()}
         out["time"] = self.frames.time[k]
         out["step"] = self.frames.step[k]
         return out
+
+    def _body_fields(self):
+        return BODY_FIELDS + tuple(n for n in OPTIONAL_BODY_FIELDS if n in self._file["bodies"])
+
+    @property
+    def clump_templates(self):
+        """Clump templates: a list of (n_k, 4) arrays (body-frame x, y, z and radius of each
+        sphere [m]); empty for files without /clumps."""
+        if "clumps" not in self._file:
+            return []
+        first = self._file["clumps/first"][:]
+        spheres = self._file["clumps/spheres"][:]
+        return [spheres[first[t]:first[t + 1]] for t in range(len(first) - 1)]
+
+    def spheres(self, frame):
+        """Every sphere of a frame in world coordinates, for drawing: returns (S, 4) rows
+        (x, y, z, r) and, per row, the index of its body in the frame. Sphere bodies give one
+        row (their radius), each clump one row per sphere; capsules and ellipsoids are left
+        out (their shape is not a set of spheres)."""
+        shape = frame.get("shape")
+        n = len(frame["id"])
+        if shape is None:
+            shape = np.zeros(n, dtype=np.uint8)
+        templates = self.clump_templates
+        rows, owner = [], []
+        for i in range(n):
+            if shape[i] == 0:
+                rows.append(np.concatenate([frame["position"][i], [frame["radius"][i]]]))
+                owner.append(i)
+            elif shape[i] == 3:
+                t = templates[int(frame["clump"][i])]
+                world = frame["position"][i] + rotate(frame["orientation"][i], t[:, :3])
+                for k in range(len(t)):
+                    rows.append(np.concatenate([world[k], [t[k, 3]]]))
+                    owner.append(i)
+        return np.array(rows, dtype=float).reshape(-1, 4), np.array(owner, dtype=np.int64)
 
     def close(self):
         self._file.close()
@@ -164,6 +207,14 @@ class Trajectory:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def rotate(q, v):
+    """Rotate the rows of v (k, 3) by the unit quaternion q = (w, x, y, z) (body → world)."""
+    w, u = q[0], np.asarray(q[1:4])
+    v = np.asarray(v, dtype=float)
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
 
 
 def load(path):
@@ -181,6 +232,13 @@ def summary(run):
     if len(run):
         lines.append(f"  time:       {run.frames.time[0]!r} s to {run.frames.time[-1]!r} s")
         lines.append(f"  bodies:     {int(run.frames.row_count[-1])} in the last frame")
+        last = run.frame(-1)
+        if "shape" in last and len(last["shape"]):
+            counts = np.bincount(last["shape"], minlength=len(SHAPE_NAMES))
+            lines.append("  shapes:     " + ", ".join(f"{int(c)} {SHAPE_NAMES[k]}"
+                                                      for k, c in enumerate(counts) if c))
+        if run.clump_templates:
+            lines.append(f"  clumps:     {len(run.clump_templates)} templates")
     for what, label in (("emitted", "emitted:"), ("removed", "removed:")):
         total = run.flow.get(what + "_total_count")
         if total is not None and len(total):

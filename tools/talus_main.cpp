@@ -126,7 +126,8 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
             meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
             meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
         }
-        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force);
+        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
+                                                          &world.bodies.clumps);
         write_frame(*writer, world);
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "clump.hpp"
 #include "math.hpp"
 
 namespace talus {
@@ -13,7 +14,8 @@ namespace talus {
 enum class Shape : uint8_t {
     Sphere,    ///< radius r
     Capsule,   ///< segment along the body x-axis, end-sphere centres at ±half_length, radius r
-    Ellipsoid  ///< semi-axes (a, b, c) along the body x, y, z axes
+    Ellipsoid, ///< semi-axes (a, b, c) along the body x, y, z axes
+    Clump      ///< rigid union of spheres: template BodyStore::clumps[shape_param.x()]
 };
 
 /// Mass [kg] and principal inertia J̄ about the centre of mass, body frame [kg m²].
@@ -87,8 +89,12 @@ struct BodyStore {
     std::vector<uint32_t> material;         ///< index into the material table
     std::vector<Shape> shape;
     /// Shape size per body [m]: sphere (r, 0, 0); capsule (r, half_length, 0); ellipsoid
-    /// semi-axes (a, b, c). 24 bytes per body, also for spheres.
+    /// semi-axes (a, b, c); clump (template index, sphere count, 0) (exact small integers,
+    /// no unit). 24 bytes per body, also for spheres.
     std::vector<Vec3> shape_param;
+    /// Clump templates shared by the clump bodies (engine/core/clump.hpp); not per body, so
+    /// permute() leaves it alone.
+    ClumpTable clumps;
 
     std::size_t size() const { return id.size(); }
 
@@ -117,6 +123,20 @@ struct BodyStore {
         return add_body(stable_id, Shape::Ellipsoid, semi_axes, semi_axes.maxCoeff(),
                         ellipsoid_mass_properties(semi_axes, rho), x, mat, v, omega_body, q);
     }
+
+    /// Append a dynamic clump of template t (clumps.add) and density rho, with its centre of
+    /// mass at x and body (principal) frame orientation q; returns its index.
+    std::size_t add_clump(uint64_t stable_id, const Vec3& x, uint32_t t, double rho, uint32_t mat,
+                          const Vec3& v = Vec3::Zero(), const Vec3& omega_body = Vec3::Zero(),
+                          const Quat& q = Quat::Identity()) {
+        const MassProperties mp{rho * clumps.volume[t], rho * clumps.unit_inertia[t]};
+        return add_body(stable_id, Shape::Clump,
+                        Vec3(double(t), double(clumps.end(t) - clumps.begin(t)), 0.0),
+                        clumps.bounding[t], mp, x, mat, v, omega_body, q);
+    }
+
+    /// Template index of clump body i.
+    uint32_t clump_of(std::size_t i) const { return uint32_t(shape_param[i].x()); }
 
     /// Replace body i's mass [kg] and principal inertia (Jx, Jy, Jz) [kg m²] (body frame),
     /// e.g. to reproduce a published example that states them instead of a density.
@@ -148,6 +168,9 @@ struct BodyStore {
     double mass(std::size_t i) const { return 1.0 / inv_mass[i]; }
 
     /// Append a copy of body i of `other` (every per-body array; keep in step with permute).
+    /// A clump's template is copied too, into this store's `clumps` at a new index (which
+    /// the copy's shape_param names), so the copy is complete without `other`'s table.
+    /// `other` must not be this store.
     void append_from(const BodyStore& other, std::size_t i) {
         id.push_back(other.id[i]); position.push_back(other.position[i]);
         orientation.push_back(other.orientation[i]); velocity.push_back(other.velocity[i]);
@@ -155,13 +178,16 @@ struct BodyStore {
         inv_mass.push_back(other.inv_mass[i]); inv_inertia.push_back(other.inv_inertia[i]);
         material.push_back(other.material[i]); shape.push_back(other.shape[i]);
         shape_param.push_back(other.shape_param[i]);
+        if (other.shape[i] == Shape::Clump)
+            shape_param.back().x() = double(clumps.append(other.clumps, other.clump_of(i)));
     }
 
-    /// Remove every body (capacity is kept).
+    /// Remove every body and clump template (capacity is kept).
     void clear() {
         id.clear(); position.clear(); orientation.clear(); velocity.clear();
         angular_velocity.clear(); radius.clear(); inv_mass.clear(); inv_inertia.clear();
         material.clear(); shape.clear(); shape_param.clear();
+        clumps.clear();
     }
 
     /// Renumber: the body at new index k is the one at old index order[k]. `order` must be

@@ -15,8 +15,12 @@ inline constexpr uint64_t kWallKeyBit = uint64_t(1) << 63;
 /// (0 for a plane, 0–5 for a box) and which part of body B touches it (a capsule's end,
 /// 0 at +x and 1 at −x; 0 for spheres and ellipsoids). Between two bodies the face is 0
 /// and the sub-feature tells the contacts of one pair apart (parallel capsules: 0 and 1).
-/// For a mesh wall (spheres only) the whole feature is the index of the owning triangle.
+/// For a mesh wall the feature is the index of the owning triangle, for a clump with its
+/// sphere number above bit kMeshSubFeatureShift. Clumps: against a wall face the sub-feature
+/// is the clump's sphere k, against a sphere k, against another clump (k_a << 8 | k_b)
+/// (collision/narrow_phase.cpp).
 inline constexpr uint32_t kSubFeatureShift = 8;
+inline constexpr uint32_t kMeshSubFeatureShift = 24;
 
 /// Candidate pairs from the broad phase: dense indices, a < b.
 struct PairList {

@@ -279,8 +279,27 @@ StepStatus World::check_supported() const {
     s.ok = false;
     std::ostringstream m;
     if (!narrow_scratch_.unsupported.empty()) {
+        // Name each kind of pair once, in the order met.
+        const auto name = [](Shape sh) {
+            switch (sh) {
+                case Shape::Sphere: return "sphere";
+                case Shape::Capsule: return "capsule";
+                case Shape::Ellipsoid: return "ellipsoid";
+                case Shape::Clump: return "clump";
+            }
+            return "?";
+        };
+        std::vector<std::string> kinds;
+        for (uint32_t k : narrow_scratch_.unsupported) {
+            Shape sa = bodies.shape[pairs_.a[k]], sb = bodies.shape[pairs_.b[k]];
+            if (sa > sb) std::swap(sa, sb);
+            const std::string kind = std::string(name(sa)) + "–" + name(sb);
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+        }
         m << "no contact routine for these shape pairs at t = " << time << " s (step "
-          << step_count + 1 << "): ellipsoid–ellipsoid contact is not implemented; bodies with id";
+          << step_count + 1 << "): ";
+        for (std::size_t k = 0; k < kinds.size(); ++k) m << (k ? ", " : "") << kinds[k];
+        m << " contact is not implemented; bodies with id";
         for (uint32_t k : narrow_scratch_.unsupported) {
             for (int32_t i : {pairs_.a[k], pairs_.b[k]})
                 if (std::find(s.bad_bodies.begin(), s.bad_bodies.end(), bodies.id[i]) == s.bad_bodies.end() &&
@@ -291,13 +310,16 @@ StepStatus World::check_supported() const {
         }
     }
     for (const char* kind : {"mesh", "cylinder"}) {
-        const std::vector<uint32_t>& list = kind[0] == 'm' ? narrow_scratch_.unsupported_mesh
-                                                           : narrow_scratch_.unsupported_cylinder;
+        const bool mesh = kind[0] == 'm';
+        const std::vector<uint32_t>& list = mesh ? narrow_scratch_.unsupported_mesh
+                                                 : narrow_scratch_.unsupported_cylinder;
         if (list.empty()) continue;
         if (m.tellp() > 0) m << "\n";
         m << "no contact routine for these bodies and a " << kind << " wall at t = " << time
           << " s (step " << step_count + 1 << "): " << kind
-          << " walls collide with spheres only; bodies with id";
+          << (mesh ? " walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
+                     "triangles); bodies with id"
+                   : " walls collide with spheres and clumps only; bodies with id");
         for (uint32_t i : list)
             if (s.bad_bodies.size() < 20) {
                 s.bad_bodies.push_back(bodies.id[i]);
@@ -326,7 +348,8 @@ StepStatus World::check_bounded() const {
         if (++shown > 20) continue;
         m << "\n  body " << kb << " against ";
         if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Mesh)
-            m << "wall " << (ka & ~kWallKeyBit) << " (triangle " << contacts_.feature[i] << ")";
+            m << "wall " << (ka & ~kWallKeyBit) << " (triangle "
+              << (contacts_.feature[i] & ((1u << kMeshSubFeatureShift) - 1)) << ")";
         else if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Cylinder)
             m << "wall " << (ka & ~kWallKeyBit) << " (cylinder)";
         else if (ka & kWallKeyBit)

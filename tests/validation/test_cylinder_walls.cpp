@@ -21,7 +21,7 @@
 //    m g cos θ − m v²/ρ vanishes at cos θ = (2/3) cos θ₀, where it leaves the cylinder.
 //    Asserted within 0.01 rad.
 //  * A finite cylinder is not seen beyond its ends, and a capsule near a cylinder stops
-//    the run with a message (cylinders collide with spheres only).
+//    the run with a message (cylinders collide with spheres and clumps only).
 //  * A rotating drum of 1,400 beads closed by a static plane and a vibrated mesh gives the
 //    same bits on 1 and 2 threads (DESIGN §8).
 #include <gtest/gtest.h>
@@ -175,7 +175,7 @@ TEST(CylinderWalls, FiniteCylinderEndsAndUnsupportedShapes) {
         w.bodies.add_capsule(0, Vec3(0, 0, 0.06), 0.05, 0.1, 2500.0, m);
         const StepStatus s = w.step();
         EXPECT_FALSE(s.ok);
-        EXPECT_NE(s.message.find("cylinder walls collide with spheres only"), std::string::npos) << s.message;
+        EXPECT_NE(s.message.find("cylinder walls collide with spheres and clumps only"), std::string::npos) << s.message;
     }
 }
 

@@ -14,22 +14,48 @@ using namespace talus::testing;
 
 struct Snapshot {
     std::vector<double> state, diagnostics;
+    std::size_t body_contacts = 0;  ///< body–body contacts of the last step
 };
 
-Snapshot run_with_threads(int threads) {
+/// Clumps: 2- and 3-sphere templates on a lattice, each turned by its own angle and thrown
+/// sideways at up to 1 m/s, so that they make many sub-sphere contacts with each other
+/// and the box.
+void fill_clumps(World& w, uint32_t m, double half) {
+    const double r = 0.004;
+    const uint32_t pair = w.bodies.clumps.add({Vec3(-0.6 * r, 0, 0), Vec3(0.6 * r, 0, 0)}, {r, r});
+    const uint32_t tri = w.bodies.clumps.add(
+        {Vec3(0, 0, 0), Vec3(1.2 * r, 0, 0), Vec3(0, 1.2 * r, 0)}, {r, 0.8 * r, r});
+    const double spacing = 2.0 * std::max(w.bodies.clumps.bounding[pair], w.bodies.clumps.bounding[tri]) + 1e-4;
+    int n = 0;
+    for (double z = spacing; z < 0.35; z += spacing)
+        for (double y = -half + spacing / 2; y < half - spacing / 2; y += spacing)
+            for (double x = -half + spacing / 2; x < half - spacing / 2; x += spacing, ++n) {
+                const uint32_t t = n % 2 ? pair : tri;
+                const Quat q(Eigen::AngleAxisd(0.7 * n, Vec3(1, 2, 3).normalized()));
+                const Vec3 v(std::sin(1.1 * n), std::cos(1.7 * n), 0.0);
+                w.bodies.add_clump(w.bodies.size(), Vec3(x, y, z), t, 2500.0, m, v, Vec3::Zero(), q);
+            }
+}
+
+Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
     World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-5, 30);
     const uint32_t m = add_material(w, 2500.0, 0.5);
-    add_box(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.4), m);
-    fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.35), 0.004, m);
+    const double half = clumps ? 0.1 : 0.05;  // clumps are larger: a wider box for as many
+    add_box(w, Vec3(-half, -half, 0), Vec3(half, half, 0.4), m);
+    if (clumps)
+        fill_clumps(w, m, half);
+    else
+        fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.35), 0.004, m);
     Snapshot s;
-    for (int k = 0; k < 50; ++k) {
+    for (int k = 0; k < steps; ++k) {
         if (!w.step().ok) throw std::runtime_error("step failed");
         const StepDiagnostics& d = w.diagnostics();
         s.diagnostics.insert(s.diagnostics.end(),
                              {double(d.step), d.time, double(d.contacts), double(d.iterations),
                               d.residual, d.kinetic_energy, d.potential_energy, d.envelope});
     }
+    for (int32_t a : w.contacts().a) s.body_contacts += a >= 0;
     for (std::size_t i = 0; i < w.bodies.size(); ++i) {
         const auto& q = w.bodies.orientation[i];
         for (double v : {w.bodies.position[i].x(), w.bodies.position[i].y(), w.bodies.position[i].z(),
@@ -51,6 +77,20 @@ TEST(Determinism, BitIdenticalOnOneTwoAndThreeThreads) {
     ASSERT_GT(one.state.size(), 13u * 3000u) << "need enough bodies for several parallel chunks";
     for (int t : {2, 3}) {
         const Snapshot other = run_with_threads(t);
+        EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
+        EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
+            << t << " threads: diagnostics differ";
+    }
+}
+
+// The same with clumps (one contact per touching pair of spheres): the narrow phase's
+// per-pair counts and the order of sub-sphere contacts must not depend on the threads.
+TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
+    const Snapshot one = run_with_threads(1, true, 20);
+    ASSERT_GT(one.state.size(), 13u * 2048u) << "need enough bodies for several parallel chunks";
+    ASSERT_GT(one.body_contacts, 1000u) << "need many clump-clump contacts, got " << one.body_contacts;
+    for (int t : {2, 3}) {
+        const Snapshot other = run_with_threads(t, true, 20);
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";

@@ -219,7 +219,7 @@ TEST(MeshWalls, CapsuleNearAMeshStopsTheRunWithAMessage) {
     StepStatus s;
     while (steps < 1000 && (s = w.step()).ok) ++steps;
     ASSERT_FALSE(s.ok);
-    EXPECT_NE(s.message.find("mesh walls collide with spheres only"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("mesh walls collide with spheres and clumps only"), std::string::npos) << s.message;
     EXPECT_EQ(s.bad_bodies, std::vector<uint64_t>{7});
     // It stops before the capsule's surface reaches the floor: when its bounding sphere
     // plus the envelope first does.

@@ -93,7 +93,7 @@ TEST_F(SceneMesh, BadMeshWallsAreRefusedWithFileLineAndKey) {
     std::string capsule = scene("file = \"meshes/floor.stl\"", 0.06);
     capsule.replace(capsule.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
     e = error_of(capsule);
-    EXPECT_NE(e.find("mesh walls collide with spheres only"), std::string::npos) << e;
+    EXPECT_NE(e.find("mesh walls collide with spheres and clumps only"), std::string::npos) << e;
 
     e = error_of(scene("file = \"meshes/floor.stl\"", 0.03));
     EXPECT_NE(e.find("body 0 overlaps mesh wall.0 (line 10)"), std::string::npos) << e;

@@ -140,7 +140,7 @@ TEST(SceneWalls, ACapsuleNearACylinderIsRefused) {
     text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0, 0, 0.42]");  // 0.03 m from the wall
     const std::string e = error_of_text(text);
     EXPECT_NE(e.find("body 0 is within its bounding radius of cylinder wall.0 (line 13): cylinder walls "
-                     "collide with spheres only"),
+                     "collide with spheres and clumps only"),
               std::string::npos)
         << e;
 }
