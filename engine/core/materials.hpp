@@ -38,42 +38,26 @@ struct MaterialTable {
         return static_cast<uint32_t>(n);
     }
 
-    void set_pair_friction(uint32_t a, uint32_t b, double mu) {
-        const std::size_t n = materials.size();
-        pair_friction[a * n + b] = mu;
-        pair_friction[b * n + a] = mu;
-    }
+    void set_pair_friction(uint32_t a, uint32_t b, double mu) { set_pair(pair_friction, a, b, mu); }
+    void set_pair_restitution(uint32_t a, uint32_t b, double e) { set_pair(pair_restitution, a, b, e); }
+    void set_pair_rolling(uint32_t a, uint32_t b, double mu_r) { set_pair(pair_rolling, a, b, mu_r); }
+    void set_pair_spinning(uint32_t a, uint32_t b, double mu_s) { set_pair(pair_spinning, a, b, mu_s); }
 
-    void set_pair_restitution(uint32_t a, uint32_t b, double e) {
-        const std::size_t n = materials.size();
-        pair_restitution[a * n + b] = e;
-        pair_restitution[b * n + a] = e;
+    /// Coulomb μ of a pair [-].
+    double friction(uint32_t a, uint32_t b) const {
+        return pair_value(pair_friction, &Material::friction, a, b);
     }
-
-    void set_pair_rolling(uint32_t a, uint32_t b, double mu_r) {
-        const std::size_t n = materials.size();
-        pair_rolling[a * n + b] = mu_r;
-        pair_rolling[b * n + a] = mu_r;
+    /// Newton's e of a pair [-].
+    double restitution(uint32_t a, uint32_t b) const {
+        return pair_value(pair_restitution, &Material::restitution, a, b);
     }
-
-    void set_pair_spinning(uint32_t a, uint32_t b, double mu_s) {
-        const std::size_t n = materials.size();
-        pair_spinning[a * n + b] = mu_s;
-        pair_spinning[b * n + a] = mu_s;
-    }
-
     /// μ_r of a pair [m].
     double rolling(uint32_t a, uint32_t b) const {
-        const double given = pair_rolling[a * materials.size() + b];
-        if (given >= 0.0) return given;
-        return std::min(materials[a].rolling_friction, materials[b].rolling_friction);
+        return pair_value(pair_rolling, &Material::rolling_friction, a, b);
     }
-
     /// μ_s of a pair [m].
     double spinning(uint32_t a, uint32_t b) const {
-        const double given = pair_spinning[a * materials.size() + b];
-        if (given >= 0.0) return given;
-        return std::min(materials[a].spinning_friction, materials[b].spinning_friction);
+        return pair_value(pair_spinning, &Material::spinning_friction, a, b);
     }
 
     /// Whether some pair can have rolling or spinning resistance (else assembly skips the
@@ -86,23 +70,26 @@ struct MaterialTable {
         return false;
     }
 
-    double restitution(uint32_t a, uint32_t b) const {
-        const double given = pair_restitution[a * materials.size() + b];
-        if (given >= 0.0) return given;
-        return std::min(materials[a].restitution, materials[b].restitution);
-    }
-
-    double friction(uint32_t a, uint32_t b) const {
-        const double given = pair_friction[a * materials.size() + b];
-        if (given >= 0.0) return given;
-        return std::min(materials[a].friction, materials[b].friction);
-    }
-
     /// Index of the material called `name`, or -1.
     int find(const std::string& name) const {
         for (std::size_t i = 0; i < materials.size(); ++i)
             if (materials[i].name == name) return static_cast<int>(i);
         return -1;
+    }
+
+private:
+    void set_pair(std::vector<double>& table, uint32_t a, uint32_t b, double value) {
+        const std::size_t n = materials.size();
+        table[a * n + b] = value;
+        table[b * n + a] = value;
+    }
+
+    /// The pair table's entry when the scene gives one, else the smaller coefficient.
+    double pair_value(const std::vector<double>& table, double Material::*coefficient,
+                      uint32_t a, uint32_t b) const {
+        const double given = table[a * materials.size() + b];
+        if (given >= 0.0) return given;
+        return std::min(materials[a].*coefficient, materials[b].*coefficient);
     }
 };
 
