@@ -36,8 +36,8 @@ def _disc_primitive(x, R):
     """S(x) = integral of sqrt(R^2 - t^2) dt from 0 to x, for |x| <= R."""
     x = np.clip(x, -R, R)
     h = np.sqrt(np.maximum(R * R - x * x, 0.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s = np.where(R > 0, np.arcsin(np.clip(np.where(R > 0, x / np.where(R > 0, R, 1), 0), -1, 1)), 0)
+    safe_R = np.where(R > 0, R, 1.0)  # R = 0: x is 0 too, and so is the area
+    s = np.arcsin(np.clip(x / safe_R, -1.0, 1.0))
     return 0.5 * (x * h + R * R * s)
 
 
@@ -288,8 +288,7 @@ def velocity_profile(frames, across, component, origin=None, width=None, bins=20
     return 0.5 * (edges[1:] + edges[:-1]), mean, std, count
 
 
-def drum_angle(positions, radii, axis="y", up="z", centre=None, drum_radius=None,
-               bin_width=None, central=0.6):
+def drum_angle(positions, radii, axis="y", up="z", bin_width=None, central=0.6):
     """Dynamic angle of repose [deg] in a drum rotating about `axis`: the free surface (highest
     particle top per bin of the horizontal coordinate perpendicular to the axis) fitted by a
     line over the central `central` fraction of the surface's horizontal extent (the ends
@@ -448,11 +447,14 @@ def cmd_repose(args):
 
 def cmd_runout(args):
     with _load(args.trajectory) as run:
-        f0 = run.frame(0)
+        k0 = 0
+        if args.initial_time is not None:  # the frame nearest that time: the column at release
+            k0 = int(np.argmin(np.abs(run.frames.time - args.initial_time)))
+        f0 = run.frame(k0)
         f = run.frame(_frame_index(run, args.frame))
     res = runout(f0["position"], f0["radius"], f["position"], f["radius"], args.along, args.up,
                  args.wall)
-    print(f"initial column: L0 = {res['L0']:.6g} m, H0 = {res['H0']:.6g} m, a = H0/L0 = {res['aspect']:.4g}")
+    print(f"initial column (t = {f0['time']:.6g} s): L0 = {res['L0']:.6g} m, H0 = {res['H0']:.6g} m, a = H0/L0 = {res['aspect']:.4g}")
     print(f"run-out: L_inf = {res['L_inf']:.6g} m, (L_inf - L0)/L0 = {res['runout_norm']:.4g}; "
           f"final height H_inf = {res['H_inf']:.6g} m, H_inf/L0 = {res['H_inf'] / res['L0']:.4g}")
     plt = _figure()
@@ -501,7 +503,7 @@ def cmd_drum_angle(args):
         angles, last = [], None
         for k in ks:
             f = run.frame(k)
-            a, d = drum_angle(f["position"], f["radius"], args.axis, args.up, None, None,
+            a, d = drum_angle(f["position"], f["radius"], args.axis, args.up,
                               args.bin_width, args.central)
             angles.append(a)
             last = (f, d)
@@ -562,7 +564,9 @@ def build_parser():
     s.set_defaults(func=cmd_repose)
 
     s = add("runout", "run-out and final profile of a column collapse")
-    s.add_argument("--frame", default="-1")
+    s.add_argument("--frame", default="-1", help="frame of the final deposit (default -1, the last)")
+    s.add_argument("--initial-time", type=float,
+                   help="time of the column at release [s]: the frame nearest it (default: frame 0)")
     s.add_argument("--along", choices="xyz", default="x", help="direction of the flow (x)")
     s.add_argument("--up", choices="xyz", default="z")
     s.add_argument("--wall", type=float, help="back wall position [m] (default: the column's back)")
