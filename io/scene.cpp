@@ -55,11 +55,12 @@ using Fields = std::vector<Field>;
 const Fields kStopKeys{{"kinetic_energy_below"}, {"hold"}};
 const Fields kSimulationKeys{{"dt"},        {"duration"},          {"gravity"},
                              {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys}};
-const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"}};
+const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"},
+                       {"start_motion"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
-const Fields kOutputKeys{{"path"}, {"interval"}};
+const Fields kOutputKeys{{"path"}, {"interval"}, {"wall_contacts"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
                            {"restitution"}, {"rolling_friction"}, {"spinning_friction"}};
 const Fields kFrictionPairKeys{{"materials"},        {"friction"},         {"restitution"},
@@ -569,9 +570,46 @@ void read_stop(Reader& r, const Ctx& c, Stage& stage) {
         stage.hold = *h;
 }
 
+/// An array of wall names under `key` (e.g. a stage's remove_walls) as indices into `walls`;
+/// each unknown name is reported.
+std::vector<uint32_t> read_wall_names(Reader& r, const Ctx& c, std::string_view key,
+                                      const std::vector<Wall>& walls) {
+    std::vector<uint32_t> found;
+    const toml::node* n = r.find(c, key);
+    if (!n) return found;
+    const toml::array* a = n->as_array();
+    if (!a) {
+        r.problem_at(c, key, fmt::format("expected an array of wall names, got {}", type_name(*n)));
+        return found;
+    }
+    std::vector<std::string_view> names;
+    for (const Wall& w : walls)
+        if (!w.name.empty()) names.push_back(w.name);
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        const auto* name = (*a)[i].as_string();
+        if (!name) {
+            r.problem_at(c, key, fmt::format("element {}: expected a wall name, got {}", i,
+                                             type_name((*a)[i])));
+            continue;
+        }
+        std::size_t k = 0;
+        while (k < walls.size() && walls[k].name != name->get()) ++k;
+        if (k == walls.size()) {
+            r.problem_at(c, key,
+                         fmt::format("element {}: no wall is named '{}'{}", i, name->get(),
+                                     names.empty() ? std::string(" (give walls a name = \"...\")")
+                                                   : suggest(name->get(), names, "named walls")));
+            continue;
+        }
+        found.push_back(uint32_t(k));
+    }
+    return found;
+}
+
 /// The run's stages: the [[stage]] entries, or one stage of [simulation] duration and stop.
-std::vector<Stage> read_stages(Reader& r, const Ctx& root, const std::vector<Wall>& walls) {
+std::vector<Stage> read_stages(Reader& r, const Ctx& root, std::vector<Wall>& walls) {
     std::vector<Stage> stages;
+    std::vector<int> started_by(walls.size(), -1);  // stage index that starts each wall's motion
     const auto sim = r.table(root, "simulation", Need::Optional);
     const std::vector<Ctx> entries = r.entries(root, "stage");
     if (entries.empty()) {
@@ -596,34 +634,27 @@ std::vector<Stage> read_stages(Reader& r, const Ctx& root, const std::vector<Wal
         if (auto d = r.number(c, "duration", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
             s.duration = *d;
         read_stop(r, c, s);
-        if (const toml::node* n = r.find(c, "remove_walls")) {
-            const toml::array* a = n->as_array();
-            if (!a) {
-                r.problem_at(c, "remove_walls",
-                             fmt::format("expected an array of wall names, got {}", type_name(*n)));
-            } else {
-                std::vector<std::string_view> names;
-                for (const Wall& w : walls)
-                    if (!w.name.empty()) names.push_back(w.name);
-                for (std::size_t i = 0; i < a->size(); ++i) {
-                    const auto* name = (*a)[i].as_string();
-                    if (!name) {
-                        r.problem_at(c, "remove_walls",
-                                     fmt::format("element {}: expected a wall name, got {}", i,
-                                                 type_name((*a)[i])));
-                        continue;
-                    }
-                    std::size_t k = 0;
-                    while (k < walls.size() && walls[k].name != name->get()) ++k;
-                    if (k == walls.size()) {
-                        r.problem_at(c, "remove_walls",
-                                     fmt::format("element {}: no wall is named '{}'{}", i, name->get(),
-                                                 names.empty() ? std::string(" (give walls a name = \"...\")")
-                                                               : suggest(name->get(), names, "named walls")));
-                        continue;
-                    }
-                    s.remove_walls.push_back(uint32_t(k));
-                }
+        s.remove_walls = read_wall_names(r, c, "remove_walls", walls);
+        s.start_motion = read_wall_names(r, c, "start_motion", walls);
+        for (uint32_t k : s.start_motion) {
+            Wall& w = walls[k];
+            if (!w.motion.moving())
+                r.problem_at(c, "start_motion",
+                             fmt::format("wall '{}' has no motion to start (give it motion = {{ type = ... }})",
+                                         w.name));
+            else if (started_by[k] >= 0)
+                r.problem_at(c, "start_motion",
+                             fmt::format("wall '{}' is already started by stage '{}'", w.name,
+                                         stages[std::size_t(started_by[k])].name));
+            else if (w.motion.start != 0.0)
+                r.problem_at(c, "start_motion",
+                             fmt::format("wall '{}' gives motion.start = {} s; a wall started by a "
+                                         "stage starts when the stage begins (drop its start)",
+                                         w.name, w.motion.start));
+            else {
+                started_by[k] = int(stages.size());
+                // held at its reference pose until the stage begins (begin_stage sets start)
+                w.motion.start = std::numeric_limits<double>::infinity();
             }
         }
         stages.push_back(std::move(s));
@@ -758,6 +789,7 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
         if (auto v = r.number(
                 *c, "interval", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
             s.interval = *v;
+        if (auto b = r.boolean(*c, "wall_contacts", Need::Optional)) s.wall_contacts = *b;
     }
     const std::filesystem::path out(s.path);
     if (out.is_relative()) s.path = (scene_file.parent_path() / out).lexically_normal().string();

@@ -100,6 +100,10 @@ struct TrajectoryWriter::Impl {
     // /walls: per frame, per wall, mean force and torque since the previous frame
     Column w_force, w_torque;
     std::size_t n_walls = 0;
+    // /walls/contacts (optional): rows of body–wall contacts, indexed per frame
+    bool wall_contacts = false;
+    Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count;
+    uint64_t wc_rows = 0;
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
         d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility;
 
@@ -127,6 +131,9 @@ struct TrajectoryWriter::Impl {
     std::vector<Column*> flow_columns() {
         std::vector<Column*> out;
         if (n_walls > 0) out.insert(out.end(), {&w_force, &w_torque});
+        if (wall_contacts)
+            out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
+                                   &wc_first_row, &wc_row_count});
         if (n_emitters > 0)
             out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
                                    &f_emitted_total_mass});
@@ -353,6 +360,29 @@ struct TrajectoryWriter::Impl {
                           "mean torque on each wall about its torque reference point (attribute "
                           "torque_reference_points of /walls) over the same interval",
                           nullptr, true, true);
+            wall_contacts = meta.wall_contacts;
+        }
+        if (wall_contacts) {
+            Hid group(check(H5Gcreate2(root, "/walls/contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            "create group /walls/contacts"),
+                      H5Gclose);
+            number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
+            create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
+                          "wall of the contact (index into the names attribute of /walls)");
+            create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
+                          "stable id of the body in contact");
+            create_column(wc_point, "/walls/contacts/point", f64, nf64, 3, b, "m",
+                          "contact point at the start of the step, world frame");
+            create_column(wc_impulse, "/walls/contacts/impulse", f64, nf64, 3, b, "N s",
+                          "impulse the body gave the wall over the frame's last step (world "
+                          "frame); divide by the step (attribute dt of /walls/contacts) for a force");
+            create_column(wc_angular, "/walls/contacts/angular_impulse", f64, nf64, 3, b, "N m s",
+                          "torque impulse on the wall from rolling and spinning resistance over "
+                          "the same step (a couple; 0 without them)");
+            create_column(wc_first_row, "/walls/contacts/first_row", u64, nu64, 1, k, "1",
+                          "per frame: first row of the frame's contacts in /walls/contacts/*");
+            create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
+                          "per frame: number of the frame's contacts");
         }
         flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
                  f_emitted_total_mass);
@@ -568,7 +598,8 @@ TrajectoryWriter::~TrajectoryWriter() {
 
 void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_t step,
                                    const std::vector<FlowTally>& emitted,
-                                   const std::vector<FlowTally>& removed, const WallLoads* loads) {
+                                   const std::vector<FlowTally>& removed, const WallLoads* loads,
+                                   const WallContactList* contacts) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
     if (emitted.size() != m.n_emitters || removed.size() != m.n_outlets)
@@ -633,6 +664,19 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
         }
         m.append(m.w_force, f, 1, force.data());
         m.append(m.w_torque, f, 1, torque.data());
+    }
+    if (m.wall_contacts) {
+        const uint64_t first = m.wc_rows, count = contacts ? contacts->size() : 0;
+        if (count > 0) {
+            m.append(m.wc_wall, first, count, contacts->wall.data());
+            m.append(m.wc_body, first, count, contacts->body.data());
+            m.append(m.wc_point, first, count, contacts->point.data());
+            m.append(m.wc_impulse, first, count, contacts->impulse.data());
+            m.append(m.wc_angular, first, count, contacts->angular_impulse.data());
+        }
+        m.append(m.wc_first_row, f, 1, &first);
+        m.append(m.wc_row_count, f, 1, &count);
+        m.wc_rows += count;
     }
     for (Column* c : m.flow_columns()) m.flush(*c);
 

@@ -18,6 +18,7 @@ struct ClumpTable;
 struct MaterialTable;
 struct StepDiagnostics;
 struct WallLoads;
+struct WallContactList;
 
 /// A file could not be created, written, opened or understood. The message names the path
 /// and, where there is one, the fix.
@@ -37,6 +38,10 @@ struct RunMetadata {
     /// One entry per wall ("wall.N" for unnamed ones): columns of /walls/force and torque.
     std::vector<std::string> wall_names;
     std::vector<Vec3> wall_reference_points;  ///< torque reference of each wall [m]
+    /// Create /walls/contacts: every body–wall contact of each frame's last step, with its
+    /// point and impulse ([output] wall_contacts). Needs at least one wall.
+    bool wall_contacts = false;
+    double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts)
 };
 
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
@@ -66,10 +71,13 @@ public:
     /// many as RunMetadata announced; empty when there are none): the frame's /flow row
     /// records them and their increase since the previous frame. `loads` (when the file has
     /// walls) gives the frame's /walls row: impulses / covered time, zeros if null or empty.
+    /// `contacts` (when the file was created with wall_contacts) gives the frame's rows of
+    /// /walls/contacts; null = none.
     void write_frame(const BodyStore& bodies, double time, uint64_t step,
                      const std::vector<FlowTally>& emitted = {},
                      const std::vector<FlowTally>& removed = {},
-                     const WallLoads* loads = nullptr);
+                     const WallLoads* loads = nullptr,
+                     const WallContactList* contacts = nullptr);
 
     /// Buffers one step's record in memory; it reaches the file on the next write_frame or
     /// on close(), so the step loop makes no HDF5 call. Throws IoError after close().

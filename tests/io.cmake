@@ -71,3 +71,13 @@ add_test(NAME io.wall_loads
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_OUTPUT})
 set_tests_properties(io.wall_loads PROPERTIES FIXTURES_REQUIRED talus_drop_walls)
+# The same run with each frame's wall contacts written (/walls/contacts).
+set(TALUS_DROP_CONTACTS_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drop_wall_contacts.h5)
+add_test(NAME io.wall_contacts_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drop.toml
+                 -o ${TALUS_DROP_CONTACTS_OUTPUT} --force --quiet --set output.wall_contacts=true)
+set_tests_properties(io.wall_contacts_run PROPERTIES FIXTURES_SETUP talus_drop_wall_contacts)
+add_test(NAME io.wall_contacts
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
+                 ${TALUS_DROP_CONTACTS_OUTPUT} --expect-contacts)
+set_tests_properties(io.wall_contacts PROPERTIES FIXTURES_REQUIRED talus_drop_wall_contacts)

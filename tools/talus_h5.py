@@ -10,6 +10,8 @@
     run.flow["removed_count"]  # per frame and outlet (emitted_* per emitter); {} without them
     run.walls["force"]         # (frames, walls, 3) mean force on each wall since the previous
                                # frame [N]; also "torque", "names"; {} without walls
+    run.wall_contacts(k)       # frame k's body-wall contacts ([output] wall_contacts): dict of
+                               # "wall", "body", "point", "impulse", "angular_impulse", "dt"
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step,
                                # and (newer files) shape, clump
@@ -161,6 +163,25 @@ class Trajectory:
         out = {name: self._file["bodies/" + name][a:b] for name in self._body_fields()}
         out["time"] = self.frames.time[k]
         out["step"] = self.frames.step[k]
+        return out
+
+    def wall_contacts(self, i):
+        """The body-wall contacts of frame i's last step, as written with [output]
+        wall_contacts = true: a dict of arrays "wall" (index into walls["names"]), "body"
+        (stable id), "point" [m], "impulse" (on the wall over the step) [N s],
+        "angular_impulse" [N m s], and "dt", the step [s]. None if the file has none."""
+        f = self._file
+        if "walls" not in f or "contacts" not in f["walls"]:
+            return None
+        n = len(self)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError(f"frame {i} out of range ({n} frames)")
+        c = f["walls/contacts"]
+        a = int(c["first_row"][k])
+        b = a + int(c["row_count"][k])
+        out = {name: c[name][a:b] for name in ("wall", "body", "point", "impulse", "angular_impulse")}
+        out["dt"] = float(c.attrs["dt"])
         return out
 
     def _body_fields(self):

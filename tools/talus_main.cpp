@@ -80,7 +80,7 @@ void write_frame(talus::TrajectoryWriter& writer, talus::World& world) {
     for (const talus::Emitter& e : world.emitters) emitted.push_back(e.emitted);
     for (const talus::Outlet& o : world.outlets) removed.push_back(o.removed);
     writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed,
-                       &world.wall_loads());
+                       &world.wall_loads(), &world.wall_contacts());
     world.reset_wall_loads();
 }
 
@@ -126,6 +126,9 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
             meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
             meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
         }
+        meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
+        meta.dt = dt;
+        world.record_wall_contacts = meta.wall_contacts;
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
                                                           &world.bodies.clumps);
         write_frame(*writer, world);
@@ -140,7 +143,6 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
 
     Progress progress(quiet);
     const bool staged = scene.stages.size() > 1;
-    uint64_t last_frame = world.step_count;
     try {
         for (const talus::Stage& stage : scene.stages) {
             talus::begin_stage(stage, world);
@@ -162,10 +164,7 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                 writer->write_diagnostics(world.diagnostics());
                 over = monitor.done(world);
                 // frames on the global cadence, and the state at every stage's end
-                if (world.step_count % frame_every == 0 || over) {
-                    write_frame(*writer, world);
-                    last_frame = world.step_count;
-                }
+                if (world.step_count % frame_every == 0 || over) write_frame(*writer, world);
                 progress.update(world, duration, total_steps, false);
             }
             if (!quiet && (staged || monitor.reason() != "duration reached"))
@@ -173,7 +172,6 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                              progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time,
                              monitor.reason().c_str());
         }
-        (void)last_frame;
         writer->close();
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());

@@ -69,6 +69,9 @@ struct SolverSettings {
 struct OutputSettings {
     std::string path = "out.h5";    ///< trajectory file; relative to the scene file
     double interval = 0.01;         ///< simulated time between frames [s]
+    /// Also write each frame's body–wall contacts (point, impulse of the frame's last step)
+    /// to /walls/contacts; off by default (a row per wall contact per frame).
+    bool wall_contacts = false;
 };
 
 }  // namespace talus

@@ -11,6 +11,7 @@ namespace talus {
 
 void begin_stage(const Stage& stage, World& world) {
     for (uint32_t w : stage.remove_walls) world.walls.at(w).active = false;
+    for (uint32_t w : stage.start_motion) world.walls.at(w).motion.start = world.time;
 }
 
 StageMonitor::StageMonitor(const Stage& stage, const World& world) : stage_(stage) {

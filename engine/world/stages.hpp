@@ -2,8 +2,8 @@
 /// Multi-stage runs and stop conditions: a run is a list of stages (settle, then open a
 /// gate; fill, then start a drum). Each stage lasts at most its duration and may end
 /// earlier once the kinetic energy has stayed below a threshold for a hold time. At its
-/// start a stage may remove walls (a gate that vanishes). A scene without [[stage]] is one
-/// stage of [simulation] duration. The run loop (tools/talus_main.cpp, tests) drives it:
+/// start a stage may remove walls (a gate that vanishes) and start walls' motions. A scene
+/// without [[stage]] is one stage of [simulation] duration. The run loop (tools/talus_main.cpp, tests) drives it:
 ///   for each stage: begin_stage(stage, world); StageMonitor m(stage, world);
 ///                   do world.step() until m.done(world) …
 #include <cstdint>
@@ -22,9 +22,13 @@ struct Stage {
     double kinetic_energy_below = 0.0;
     double hold = 0.0;                   ///< [s], ≥ 0 (0: the first step below ends the stage)
     std::vector<uint32_t> remove_walls;  ///< indices into World::walls made inactive at the start
+    /// Indices into World::walls whose prescribed motion begins when the stage begins (a drum
+    /// that starts turning once filled). Until then the scene holds each at its reference
+    /// pose with motion.start = +∞; begin_stage sets motion.start to the current time.
+    std::vector<uint32_t> start_motion;
 };
 
-/// Applies the stage's start actions to `world` (walls removed).
+/// Applies the stage's start actions to `world` (walls removed, wall motions started).
 void begin_stage(const Stage& stage, World& world);
 
 /// Watches one stage: construct at the stage's start, call done() after every step.

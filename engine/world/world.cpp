@@ -373,18 +373,39 @@ void World::reset_wall_loads() {
 
 void World::accumulate_wall_loads(double h) {
     // The wall receives −P of each contact's impulse P = γ_n n + γ_u u + γ_w (n × u) on body
-    // B. Serial, in contact order: the sums are bitwise independent of the thread count.
+    // B, and −A γ_k of a rolling/spinning entry's torque impulse (a couple: the same about
+    // any point). Serial, in contact order: the sums are bitwise independent of the thread
+    // count.
+    wall_contacts_.clear();
+    wall_contacts_.step = h;
+    if (walls.empty()) return;
     if (wall_loads_.impulse.size() != walls.size()) reset_wall_loads();
+    const RollingBatch& rolling = batch_.rolling;
+    std::size_t k = 0;  // rolling entries are ordered by contact
     for (std::size_t i = 0; i < batch_.size(); ++i) {
         if (batch_.a[i] != kNoBody) continue;
         const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
         const Vec3& n = batch_.normal[i];
         const Vec3& u = batch_.tangent[i];
+        const Vec3 v = n.cross(u);
         const Vec3& g = batch_.gamma[i];
-        const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * n.cross(u));
+        const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * v);
+        while (k < rolling.contact.size() && rolling.contact[k] < i) ++k;
+        Vec3 couple = Vec3::Zero();
+        if (k < rolling.contact.size() && rolling.contact[k] == i) {
+            const Vec3& t = rolling.gamma[k];
+            couple = -(t[0] * n + t[1] * u + t[2] * v);
+        }
         wall_loads_.impulse[w] += on_wall;
         wall_loads_.angular_impulse[w] +=
-            (contacts_.point[i] - wall_reference_point(walls[w])).cross(on_wall);
+            (contacts_.point[i] - wall_reference_point(walls[w])).cross(on_wall) + couple;
+        if (record_wall_contacts) {
+            wall_contacts_.wall.push_back(uint32_t(w));
+            wall_contacts_.body.push_back(bodies.id[std::size_t(batch_.b[i])]);
+            wall_contacts_.point.push_back(contacts_.point[i]);
+            wall_contacts_.impulse.push_back(on_wall);
+            wall_contacts_.angular_impulse.push_back(couple);
+        }
     }
     wall_loads_.time += h;
 }

@@ -57,6 +57,25 @@ struct WallLoads {
     double time = 0.0;                  ///< simulated time the sums cover [s]
 };
 
+/// The contacts between bodies and walls in the last step, with what each did to its wall
+/// (World::record_wall_contacts; the output's optional /walls/contacts). Rows in contact
+/// order.
+struct WallContactList {
+    std::vector<uint32_t> wall;    ///< index into World::walls
+    std::vector<uint64_t> body;    ///< stable id of the body
+    std::vector<Vec3> point;       ///< contact point, world [m]
+    std::vector<Vec3> impulse;     ///< impulse on the wall over the step, world [N s]
+    /// Torque impulse on the wall about `point` over the step (rolling and spinning
+    /// resistance; 0 without them), world [N m s].
+    std::vector<Vec3> angular_impulse;
+    double step = 0.0;             ///< the step h the impulses cover [s]
+
+    std::size_t size() const { return wall.size(); }
+    void clear() {
+        wall.clear(); body.clear(); point.clear(); impulse.clear(); angular_impulse.clear();
+    }
+};
+
 /// Result of a step: OK, or the bodies whose state became non-finite or absurd.
 struct StepStatus {
     bool ok = true;
@@ -110,6 +129,10 @@ public:
     /// Loads on the walls since the last reset_wall_loads() (one entry per wall).
     const WallLoads& wall_loads() const { return wall_loads_; }
     void reset_wall_loads();
+    /// Keep each step's body–wall contacts and their impulses in wall_contacts() (off by
+    /// default: it costs a copy per wall contact and step).
+    bool record_wall_contacts = false;
+    const WallContactList& wall_contacts() const { return wall_contacts_; }
 
 private:
     double choose_margins();
@@ -135,6 +158,7 @@ private:
 
     StepDiagnostics diag_;
     WallLoads wall_loads_;
+    WallContactList wall_contacts_;
     PairList pairs_;
     BroadPhaseScratch broad_scratch_;
     NarrowPhaseScratch narrow_scratch_;

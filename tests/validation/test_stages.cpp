@@ -91,6 +91,63 @@ TEST(Stages, EnergyRisingAboveTheThresholdRestartsTheHold) {
     EXPECT_NEAR(w.time, 10 * h + s.hold, 2 * h);
 }
 
+TEST(Stages, AStageStartsAConveyor) {
+    // A sphere rests on a belt (a plane translating at V along x) whose motion the second
+    // stage starts. During the first stage the belt is held: the sphere must not move. Once
+    // the belt runs, friction drags the sphere until it rolls without slipping on the belt:
+    // the contact point moves with the belt, v − ω r = V, while the angular momentum about
+    // the contact point, m v + J ω = 0 from rest, gives v = (2/7) V (J = 2/5 m r²).
+    const Scene scene = parse_scene(R"(
+[simulation]
+dt = 1e-3
+gravity = [0, 0, -9.81]
+[solver]
+max_iterations = 200
+tolerance = 1e-12
+[[material]]
+name = "rubber"
+friction = 0.8
+[[wall]]
+type = "plane"
+name = "belt"
+material = "rubber"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+motion = { type = "translation", velocity = [0.5, 0, 0] }
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "rubber"
+position = [0, 0, 0.01]
+[[stage]]
+name = "fill"
+duration = 0.2
+[[stage]]
+name = "run"
+duration = 0.3
+start_motion = ["belt"]
+)", "belt.toml");
+    ASSERT_EQ(scene.stages.size(), 2u);
+    EXPECT_EQ(scene.stages[1].start_motion, std::vector<uint32_t>{0});
+    World w = scene.world;
+    EXPECT_TRUE(std::isinf(w.walls[0].motion.start));  // held until its stage
+
+    run_stage(scene.stages[0], w);
+    EXPECT_EQ(w.bodies.velocity[0].x(), 0.0);
+    EXPECT_EQ(w.bodies.position[0].x(), 0.0);
+    const double started = w.time;
+    EXPECT_NEAR(started, 0.2, 1e-12);
+
+    run_stage(scene.stages[1], w);
+    EXPECT_EQ(w.walls[0].motion.start, started);
+    const double V = 0.5, r = 0.01;
+    // slipping ends after (2/7) V / (μ g) = 0.0182 s, well within the 0.3 s stage
+    EXPECT_NEAR(w.bodies.velocity[0].x(), 2.0 / 7.0 * V, 1e-6);
+    const double omega_y = (w.bodies.orientation[0] * w.bodies.angular_velocity[0]).y();
+    // the bottom point moves at v + ω × (−r ẑ) = v − ω_y r along x: with the belt
+    EXPECT_NEAR(w.bodies.velocity[0].x() - omega_y * r, V, 1e-6);
+}
+
 TEST(Stages, SceneWithStagesAndNamedWalls) {
     const std::string text = R"(
 [simulation]

@@ -89,5 +89,40 @@ TEST(WallLoads, WallImpulseBalancesTheMomentumItGives) {
     EXPECT_NEAR(w.wall_loads().impulse[0].x(), -p, 1e-12 * std::abs(p) + 1e-15);
 }
 
+TEST(WallLoads, RollingResistanceCoupleReachesTheWall) {
+    // A sphere rolling on a floor with rolling resistance μ_r: the floor's angular impulse
+    // about its reference point (the origin) must balance the sphere's angular momentum
+    // about that point, L = x × m v + J ω. In the scheme (x_{k+1} = x_k + h v_{k+1}) the
+    // exact discrete balance over a step is ΔL = x_k × m g h + (p × P + C), with P the
+    // contact impulse at point p and C the resistance couple; the wall takes −(p × P + C).
+    // Without C the balance is off by μ_r γ_n per step.
+    const double g = 9.81, r = 0.05, h = 1e-3, mu_r = 0.002;
+    World w = make_world(h, Vec3(0.0, 0.0, -g), 1e-12, 500);
+    Material mat{"rubber", 2500.0, 0.5};
+    mat.rolling_friction = mu_r;
+    const uint32_t m = w.materials.add(mat);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    add_sphere(w, Vec3(0.0, 0.0, r), r, m, Vec3(0.5, 0.0, 0.0), Vec3(0.0, 0.5 / r, 0.0));
+    run_steps(w, 5);
+    const double mass = w.bodies.mass(0), J = 0.4 * mass * r * r;
+    auto angular_momentum = [&]() {
+        const Vec3 omega = w.bodies.orientation[0] * w.bodies.angular_velocity[0];
+        return Vec3(w.bodies.position[0].cross(mass * w.bodies.velocity[0]) + J * omega);
+    };
+    w.reset_wall_loads();
+    const Vec3 L0 = angular_momentum();
+    Vec3 gravity = Vec3::Zero();
+    for (int k = 0; k < 400; ++k) {
+        gravity += w.bodies.position[0].cross(mass * h * w.simulation.gravity);
+        ASSERT_TRUE(w.step().ok);
+    }
+    EXPECT_GT(w.bodies.velocity[0].x(), 0.1);  // still rolling
+    const Vec3 on_wall = w.wall_loads().angular_impulse[0];
+    const Vec3 expected = -(angular_momentum() - L0 - gravity);
+    // the couple alone over 0.4 s: μ_r m g t = 9.9e-4 N m s
+    const double couple = mu_r * mass * g * 0.4;
+    EXPECT_LT((on_wall - expected).norm(), 1e-6 * couple);
+}
+
 }  // namespace
 }  // namespace talus
