@@ -217,12 +217,15 @@ def repose_angle(positions, radii, up="z", geometry="axisymmetric", centre=None,
 
 
 def runout(initial_positions, initial_radii, positions, radii, along="x", up="z", wall=None,
-           bin_width=None, gap_diameters=2.0):
+           bin_width=None, gap_diameters=2.0, min_thickness=None):
     """Column collapse: initial length L0 and height H0 (from the first frame), the run-out
     L_inf (distance from the back wall to the deposit's front) and final height H_inf, with
     the final profile. The front is the farthest particle edge reached by a connected deposit:
     scanning outwards, a gap wider than gap_diameters particle diameters along `along` ends it,
-    so a few grains thrown ahead do not count. Returns a dict."""
+    so a few grains thrown ahead do not count. With min_thickness (in particle diameters),
+    the front is also no farther than the last profile bin at least that thick: a carpet of
+    single grains that rolled on along a smooth floor (1 diameter thick) is not deposit.
+    "L_grains" is the farthest grain edge. Returns a dict."""
     a = AXES[along]
     u = AXES[up]
     p0 = np.asarray(initial_positions, dtype=float)
@@ -245,7 +248,12 @@ def runout(initial_positions, initial_radii, positions, radii, along="x", up="z"
     if bin_width is None:
         bin_width = d
     x, h = surface_profile(p[:, a] - wall, p[:, u] + r - floor, bin_width, lo=0.0)
+    if min_thickness is not None:
+        thick = x[h >= min_thickness * d]
+        if len(thick):
+            L = min(L, float(thick.max()) + 0.5 * bin_width)
     return {"L0": L0, "H0": H0, "aspect": H0 / L0, "L_inf": L, "H_inf": float(h.max()),
+            "L_grains": float(edges[-1]) - wall,
             "runout_norm": (L - L0) / L0, "profile_x": x, "profile_h": h, "wall": wall,
             "floor": floor}
 
@@ -453,10 +461,11 @@ def cmd_runout(args):
         f0 = run.frame(k0)
         f = run.frame(_frame_index(run, args.frame))
     res = runout(f0["position"], f0["radius"], f["position"], f["radius"], args.along, args.up,
-                 args.wall)
+                 args.wall, min_thickness=args.min_thickness)
     print(f"initial column (t = {f0['time']:.6g} s): L0 = {res['L0']:.6g} m, H0 = {res['H0']:.6g} m, a = H0/L0 = {res['aspect']:.4g}")
     print(f"run-out: L_inf = {res['L_inf']:.6g} m, (L_inf - L0)/L0 = {res['runout_norm']:.4g}; "
-          f"final height H_inf = {res['H_inf']:.6g} m, H_inf/L0 = {res['H_inf'] / res['L0']:.4g}")
+          f"final height H_inf = {res['H_inf']:.6g} m, H_inf/L0 = {res['H_inf'] / res['L0']:.4g}; "
+          f"farthest grain at {res['L_grains']:.6g} m")
     plt = _figure()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.plot([0, 0, res["L0"], res["L0"]], [0, res["H0"], res["H0"], 0], "b--", label="initial column")
@@ -570,6 +579,9 @@ def build_parser():
     s.add_argument("--along", choices="xyz", default="x", help="direction of the flow (x)")
     s.add_argument("--up", choices="xyz", default="z")
     s.add_argument("--wall", type=float, help="back wall position [m] (default: the column's back)")
+    s.add_argument("--min-thickness", type=float,
+                   help="the front is no farther than the deposit is this many grain diameters "
+                        "thick (default: any thickness; grains beyond a 2-diameter gap never count)")
     s.set_defaults(func=cmd_runout)
 
     s = add("velocity-profile", "mean velocity binned along a line (chute depth, drum diameter)")

@@ -148,6 +148,24 @@ class Measurements(unittest.TestCase):
         inner = x < 0.8 * L
         self.assertLess(np.max(np.abs(h[inner] - H * (1 - x[inner] / L))), 3 * r)
 
+    def test_runout_ignores_a_carpet_of_single_grains_with_min_thickness(self):
+        r = 0.001
+        p0 = lattice_in([0, 0, 0], [0.02, 0.01, 0.04], 2 * r)
+        L, H = 0.09, 0.016
+        p = lattice_in([0, 0, 0], [L, 0.01, H], 2 * r)
+        p = p[p[:, 2] + r <= H * (1 - (p[:, 0] + r) / L) + 1e-12]
+        # grains that rolled on: a monolayer, touching, from the wedge's toe to 0.2 m
+        carpet = np.array([[x, 0.005, r] for x in np.arange(0.07, 0.2, 2 * r)])
+        p = np.concatenate([p, carpet])
+        radii = np.full(len(p), r)
+        plain = tm.runout(p0, np.full(len(p0), r), p, radii)
+        self.assertGreater(plain["L_inf"], 0.19)  # no gap: the carpet counts
+        thick = tm.runout(p0, np.full(len(p0), r), p, radii, min_thickness=1.5)
+        # at least 1.5 diameters thick = two lattice layers (top at 4r), which the wedge
+        # h(x) = H (1 - x/L) holds up to x = L (1 - 4r/H)
+        self.assertAlmostEqual(thick["L_inf"], L * (1 - 4 * r / H), delta=2 * r)
+        self.assertAlmostEqual(thick["L_grains"], 0.2, delta=2 * r)
+
     def test_velocity_profile_of_a_shear_flow(self):
         rng = np.random.default_rng(7)
         rate = 12.0  # 1/s
