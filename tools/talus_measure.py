@@ -296,6 +296,26 @@ def velocity_profile(frames, across, component, origin=None, width=None, bins=20
     return 0.5 * (edges[1:] + edges[:-1]), mean, std, count
 
 
+def bagnold_fit(s, mean, count, base, surface):
+    """Fits the dense chute-flow (Bagnold) profile v(z) = v_b + c (H^1.5 - (H - z)^1.5), z = s
+    - base, H = surface - base, to a binned profile (least squares weighted by the samples),
+    and a straight line v_b + c z for comparison. Returns a dict: v_b, c, the rms misfit of
+    each, and the measured shape (v(H/2) - v(0)) / (v(H) - v(0)) by linear interpolation,
+    which is 1 - 2^-1.5 = 0.646 for Bagnold and 0.5 for a linear profile."""
+    ok = (count > 0) & (s >= base) & (s <= surface)
+    z, v, w = s[ok] - base, mean[ok], np.sqrt(count[ok].astype(float))
+    H = surface - base
+    out = {"H": H}
+    for name, shape in (("bagnold", H ** 1.5 - (H - z) ** 1.5), ("linear", z)):
+        A = np.column_stack([np.ones_like(z), shape])
+        coef, *_ = np.linalg.lstsq(A * w[:, None], v * w, rcond=None)
+        out[name] = {"v_b": float(coef[0]), "c": float(coef[1]),
+                     "rms": float(np.sqrt(np.average((A @ coef - v) ** 2, weights=w ** 2)))}
+    v0, vh, vm = np.interp([0.0, H, 0.5 * H], z, v)
+    out["shape"] = float((vm - v0) / (vh - v0))
+    return out
+
+
 def drum_angle(positions, radii, axis="y", up="z", bin_width=None, central=0.6):
     """Dynamic angle of repose [deg] in a drum rotating about `axis`: the free surface (highest
     particle top per bin of the horizontal coordinate perpendicular to the axis) fitted by a
@@ -495,10 +515,29 @@ def cmd_velocity_profile(args):
     for si, mi, di, ci in zip(s, mean, std, count):
         if ci:
             print(f"{si:.6g} {mi:.6g} {di:.6g} {int(ci)}")
+    fit = None
+    if args.bagnold is not None:
+        unit = across / np.linalg.norm(across)
+        o = origin if origin is not None else np.zeros(3)
+        # the free surface: the highest grain top along the line, averaged over the frames
+        surface = float(np.mean([np.max((np.asarray(f["position"]) - o) @ unit + f["radius"])
+                                 for f in frames]))
+        fit = bagnold_fit(s, mean, count, args.bagnold, surface)
+        b, l = fit["bagnold"], fit["linear"]
+        print(f"Bagnold fit over depth H = {fit['H']:.6g} m: v = {b['v_b']:.4g} + {b['c']:.4g} "
+              f"(H^1.5 - (H - z)^1.5), rms {b['rms']:.3g} m/s (a straight line: rms {l['rms']:.3g} m/s); "
+              f"measured (v(H/2) - v(0))/(v(H) - v(0)) = {fit['shape']:.3f} "
+              f"(Bagnold 0.646, linear 0.5)")
     plt = _figure()
     fig, ax = plt.subplots(figsize=(5, 5))
     ok = count > 0
     ax.errorbar(mean[ok], s[ok], xerr=std[ok], fmt="k.-", ms=4, capsize=2)
+    if fit is not None:
+        zz = np.linspace(0.0, fit["H"], 50)
+        b = fit["bagnold"]
+        ax.plot(b["v_b"] + b["c"] * (fit["H"] ** 1.5 - (fit["H"] - zz) ** 1.5), args.bagnold + zz,
+                "r-", label="Bagnold fit")
+        ax.legend()
     ax.set_xlabel("mean velocity [m/s]")
     ax.set_ylabel("position along the profile line [m]")
     fig.tight_layout()
@@ -590,6 +629,9 @@ def build_parser():
     s.add_argument("--origin", help="a point of the line 'x y z' (default origin)")
     s.add_argument("--width", type=float, help="use only grains within this distance of the line [m]")
     s.add_argument("--bins", type=int, default=20)
+    s.add_argument("--bagnold", type=float, metavar="BASE",
+                   help="fit the dense chute-flow profile from this base position along the "
+                        "line [m] to the free surface (the highest grain top)")
     s.add_argument("--t0", type=float, help="window start [s] (default: half-way)")
     s.add_argument("--t1", type=float, help="window end [s] (default: the last frame)")
     s.set_defaults(func=cmd_velocity_profile)

@@ -166,6 +166,21 @@ class Measurements(unittest.TestCase):
         self.assertAlmostEqual(thick["L_inf"], L * (1 - 4 * r / H), delta=2 * r)
         self.assertAlmostEqual(thick["L_grains"], 0.2, delta=2 * r)
 
+    def test_bagnold_fit_recovers_a_bagnold_profile(self):
+        H, vb, c = 0.03, 0.1, 150.0
+        s = np.linspace(0.0005, 0.0295, 30)  # bin centres from the base at 0
+        v = vb + c * (H ** 1.5 - (H - s) ** 1.5)
+        fit = tm.bagnold_fit(s, v, np.full(len(s), 100), 0.0, H)
+        self.assertAlmostEqual(fit["bagnold"]["v_b"], vb, delta=1e-9)
+        self.assertAlmostEqual(fit["bagnold"]["c"], c, delta=1e-6)
+        self.assertLess(fit["bagnold"]["rms"], 1e-9)
+        self.assertGreater(fit["linear"]["rms"], 1e-3)
+        # interpolation between bins 1 mm apart: the shape to within 1 %
+        self.assertAlmostEqual(fit["shape"], 1 - 2 ** -1.5, delta=0.01)
+        lin = tm.bagnold_fit(s, 0.2 + 10.0 * s, np.full(len(s), 100), 0.0, H)
+        self.assertAlmostEqual(lin["shape"], 0.5, delta=0.01)
+        self.assertLess(lin["linear"]["rms"], 1e-12)
+
     def test_velocity_profile_of_a_shear_flow(self):
         rng = np.random.default_rng(7)
         rate = 12.0  # 1/s
