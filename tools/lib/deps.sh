@@ -2,12 +2,17 @@
 # Install the Debian packages listed in tools/debian-packages.txt that are missing.
 # As root: apt-get. Otherwise: sudo -n apt-get. Otherwise: print the exact command, exit 1.
 # Sourced by tools/run and tools/test; safe to run again (installs only what is missing).
+#   talus_ensure_packages LIST            the packages before the list's first [section]
+#   talus_ensure_packages LIST SECTION    the packages of one [SECTION] (e.g. peers: the
+#                                         engines the benchmarks compare Talus with)
 set -euo pipefail
 
 talus_ensure_packages() {
-    local list="$1"
+    local list="$1" section="${2:-}"
     local wanted=() missing=()
-    mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$list" | grep -v '^$')
+    mapfile -t wanted < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' "$list" | grep -v '^$' |
+        awk -v want="$section" '/^\[.*\]$/ { current = substr($0, 2, length($0) - 2); next }
+                                 current == want')
     local p
     for p in "${wanted[@]}"; do
         if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

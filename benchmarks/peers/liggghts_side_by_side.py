@@ -1,0 +1,155 @@
+#!/usr/bin/python3
+"""Talus and LIGGGHTS on the same settling bed, side by side (issue 6).
+
+    /usr/bin/python3 benchmarks/peers/liggghts_side_by_side.py [--threads 2] [--procs 2]
+        [--liggghts-input ../shared/peers/liggghts/in.settle] [--talus-scene S] [--set K=V ...]
+
+The scene: 24,389 spheres of 3 mm (2500 kg/m³, μ = 0.5) on a simple-cubic lattice of
+3.3 mm in a 0.1 × 0.1 m box settle under gravity for 0.5 s. LIGGGHTS runs the given input
+(soft Hertz contact, dt = 2.5e-5 s) on `--procs` MPI processes; Talus runs
+benchmarks/peers/settle_24389.toml (hard contact) on `--threads` threads. Prints each
+engine's wall time, their ratio, both beds' final centre-of-mass heights and their
+difference, and Talus's largest penetration over the run against the diameter; appends a
+row to benchmarks/results/peers_liggghts.csv. Installs the [peers] packages of
+tools/debian-packages.txt (liggghts, openmpi-bin) if they are missing.
+
+Wall times are of the whole process (start-up, set-up, output), measured the same way for
+both. The goal of issue 6: Talus at least 5× faster, centre-of-mass heights within 2 %,
+largest penetration below 1 % of the diameter.
+"""
+import argparse
+import csv
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+import talus_h5  # noqa: E402
+
+DIAMETER = 0.003  # [m]
+
+
+def ensure_peers():
+    if shutil.which("liggghts") and shutil.which("mpirun"):
+        return
+    subprocess.run(["bash", "-c", 'source "$0/tools/lib/deps.sh" && '
+                    'talus_ensure_packages "$0/tools/debian-packages.txt" peers', TOP], check=True)
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.node()} ({cpu}, {os.cpu_count()} cores)"
+
+
+def run_liggghts(input_path, procs, workdir):
+    """Runs LIGGGHTS; returns (wall seconds, final mean z [m], atoms, steps)."""
+    shutil.copy(input_path, os.path.join(workdir, "in.settle"))
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(procs),
+           "liggghts", "-in", "in.settle", "-log", "none"]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        sys.exit(f"liggghts_side_by_side: LIGGGHTS failed ({out.returncode}):\n{out.stdout[-2000:]}"
+                 f"\n{out.stderr[-2000:]}")
+    # thermo_style custom step atoms ke c_zc cpu: the last row before "Loop time"
+    rows = []
+    header = None
+    for line in out.stdout.splitlines():
+        words = line.split()
+        if words[:2] == ["Step", "Atoms"]:
+            header = words
+            continue
+        if header and len(words) == len(header) and re.fullmatch(r"\d+", words[0]):
+            rows.append(words)
+    if not rows:
+        sys.exit("liggghts_side_by_side: no thermo output from LIGGGHTS:\n" + out.stdout[-2000:])
+    last = dict(zip(header, rows[-1]))
+    zc_key = next(k for k in header if k.lower() in ("zc", "c_zc"))
+    return wall, float(last[zc_key]), int(last["Atoms"]), int(last["Step"])
+
+
+def run_talus(binary, scene, threads, sets, workdir):
+    """Runs Talus; returns (wall seconds, final mean z [m], bodies, steps, max penetration)."""
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"liggghts_side_by_side: build {binary} first (tools/run or tools/test)")
+    out_h5 = os.path.join(workdir, "talus.h5")
+    cmd = [binary, "run", scene, "-o", out_h5, "--force", "--quiet", "--threads", str(threads)]
+    for s in sets:
+        cmd += ["--set", s]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    wall = time.perf_counter() - t0
+    with talus_h5.load(out_h5) as run:
+        last = run.frame(-1)
+        z = float(np.mean(last["position"][:, 2]))  # equal masses: the centre of mass
+        pen = float(np.max(run.diagnostics["contact_infeasibility"]))
+        steps = int(run.diagnostics["step"][-1])
+        return wall, z, len(last["id"]), steps, pen
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2, help="Talus threads (default 2)")
+    ap.add_argument("--procs", type=int, default=2, help="LIGGGHTS MPI processes (default 2)")
+    ap.add_argument("--liggghts-input",
+                    default=os.path.join(TOP, "..", "shared", "peers", "liggghts", "in.settle"))
+    ap.add_argument("--talus-scene", default=os.path.join(TOP, "benchmarks", "peers", "settle_24389.toml"))
+    ap.add_argument("--set", action="append", default=[], help="override a Talus scene value")
+    ap.add_argument("--talus", default=os.path.join(TOP, "build", "bin", "talus"),
+                    help="the talus binary (default build/bin/talus, a Release build)")
+    ap.add_argument("--skip-liggghts", action="store_true", help="run Talus only")
+    args = ap.parse_args(argv)
+    if not args.skip_liggghts:
+        if not os.path.exists(args.liggghts_input):
+            sys.exit(f"liggghts_side_by_side: no LIGGGHTS input at {args.liggghts_input}")
+        ensure_peers()
+    with tempfile.TemporaryDirectory(prefix="talus-peers-") as work:
+        t_wall, t_z, t_n, t_steps, t_pen = run_talus(args.talus, args.talus_scene, args.threads,
+                                                    args.set, work)
+        print(f"Talus:    {t_wall:8.2f} s wall on {args.threads} thread(s), {t_n} spheres, "
+              f"{t_steps} steps; centre of mass z = {t_z * 1e3:.4f} mm; largest penetration "
+              f"{t_pen * 1e6:.2f} um = {100 * t_pen / DIAMETER:.3f} % of d")
+        if args.skip_liggghts:
+            return 0
+        l_wall, l_z, l_n, l_steps = run_liggghts(args.liggghts_input, args.procs, work)
+    print(f"LIGGGHTS: {l_wall:8.2f} s wall on {args.procs} MPI process(es), {l_n} spheres, "
+          f"{l_steps} steps; centre of mass z = {l_z * 1e3:.4f} mm")
+    ratio = l_wall / t_wall
+    dz = (t_z - l_z) / l_z
+    print(f"LIGGGHTS / Talus wall time: {ratio:.2f}x (goal >= 5); centre-of-mass heights differ "
+          f"by {100 * dz:+.2f} % (goal within 2 %); Talus penetration "
+          f"{100 * t_pen / DIAMETER:.3f} % of d (goal < 1 %)")
+    results = os.path.join(TOP, "benchmarks", "results", "peers_liggghts.csv")
+    new = not os.path.exists(results)
+    with open(results, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["date", "machine", "talus_threads", "liggghts_procs", "talus_wall_s",
+                        "liggghts_wall_s", "ratio", "talus_com_z_m", "liggghts_com_z_m",
+                        "com_diff_rel", "talus_max_penetration_m", "talus_overrides"])
+        w.writerow([datetime.date.today().isoformat(), machine(), args.threads, args.procs,
+                    f"{t_wall:.3f}", f"{l_wall:.3f}", f"{ratio:.3f}", f"{t_z:.6g}", f"{l_z:.6g}",
+                    f"{dz:.5f}", f"{t_pen:.4g}", " ".join(args.set)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
