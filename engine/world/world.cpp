@@ -283,6 +283,18 @@ StepStatus World::check_supported() const {
     // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
     // stepping on would let them pass through each other silently.
     StepStatus s;
+    if (simulation.periodic.any() && !bodies.motions.empty()) {
+        // collision/kinematic_contacts.hpp: image shifts are not handled (the scene refuses it)
+        for (std::size_t i = 0; i < bodies.size(); ++i)
+            if (bodies.kinematic(i) && s.bad_bodies.size() < 20) s.bad_bodies.push_back(bodies.id[i]);
+        if (!s.bad_bodies.empty()) {
+            s.ok = false;
+            s.message = "kinematic bodies (with a prescribed motion) are not supported with "
+                        "periodic boundaries; bodies with id";
+            for (uint64_t id : s.bad_bodies) s.message += ' ' + std::to_string(id);
+            return s;
+        }
+    }
     if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty() &&
         narrow_scratch_.unsupported_cylinder.empty())
         return s;
