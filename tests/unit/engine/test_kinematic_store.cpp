@@ -3,6 +3,8 @@
 // against the motion by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/core/kinematic.hpp"
 
 namespace talus {
@@ -71,6 +73,31 @@ TEST(KinematicStore, PlaceKinematicGivesThePoseAndStepVelocity) {
     EXPECT_LT((b.orientation[3] * b.angular_velocity[3] - Vec3(0, 0, 3)).norm(), 1e-15);
     EXPECT_EQ(b.velocity[0], Vec3(5, 0, 0));  // dynamic bodies untouched
     EXPECT_EQ(b.position[0], Vec3(0, 0, 0));
+}
+
+// A sine motion (a vibrating intruder), d = A sin(2π f (t − start)) ê, started at 0.1 s: at
+// rest before, then at x0 + d(t) with the secant velocity (d(t + h) − d(t)) / h.
+TEST(KinematicStore, SineMotionFromItsStart) {
+    BodyStore b;
+    b.add_capsule(5, Vec3(0, 0, 1), 0.1, 0.2, 1000.0, 0);
+    WallMotion m;
+    m.kind = MotionKind::Sine;
+    m.direction = Vec3::UnitZ();
+    m.amplitude = 0.01;
+    m.frequency = 10.0;
+    m.start = 0.1;
+    b.set_motion(0, m);
+    const double h = 1e-3, pi = 3.14159265358979323846;
+    place_kinematic(b, 0.05, 0.05, h, true);
+    EXPECT_EQ(b.position[0], Vec3(0, 0, 1));
+    EXPECT_EQ(b.velocity[0], Vec3::Zero());
+    const double t = 0.1125;
+    place_kinematic(b, t, t, h, true);
+    const auto d = [&](double s) { return 0.01 * std::sin(2 * pi * 10 * (s - 0.1)); };
+    EXPECT_NEAR(b.position[0].z(), 1 + d(t), 1e-15);
+    EXPECT_NEAR(b.velocity[0].z(), (d(t + h) - d(t)) / h, 1e-12);
+    EXPECT_EQ(b.angular_velocity[0], Vec3::Zero());
+    EXPECT_NEAR(b.orientation[0].angularDistance(Quat::Identity()), 0.0, 1e-15);
 }
 
 }  // namespace
