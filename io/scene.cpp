@@ -27,6 +27,7 @@
 
 #include "collision/mesh.hpp"
 #include "collision/narrow_phase.hpp"
+#include "engine/core/kinematic.hpp"
 #include "io/particle_fill.hpp"
 #include "io/stl.hpp"
 
@@ -2304,6 +2305,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
 
     place_bodies(r, entries, world);
     r.throw_if_any();
+    // kinematic bodies at their pose at t = 0 (a sine with a phase starts displaced)
+    place_kinematic(world.bodies, 0.0, 0.0, world.simulation.dt, false);
     check_overlaps(r, entries, world, wall_places);
     check_periodic(r, top, world);
     if (world.bodies.size() == 0 && !r.find(top, "emitter"))

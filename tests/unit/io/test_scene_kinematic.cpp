@@ -81,6 +81,25 @@ motion = { type = "translation", velocity = [0.1, 0, 0] }
     EXPECT_NEAR(w.bodies.position[index(2)].x(), 0.1 * 0.3, 1e-12);
 }
 
+// The file gives the reference pose; a motion displaced at t = 0 (a sine with phase π/2)
+// starts the body at x0 + A ê, and the overlap check sees it there.
+TEST(SceneKinematic, BodyStartsAtItsPoseAtTimeZero) {
+    const std::string sine =
+        "motion = { type = \"sine\", direction = [0, 0, 1], amplitude = 0.05, frequency = 2.0, "
+        "phase = 1.5707963267948966 }\n";
+    const Scene s = parse_scene(kMaterial + kBlade + sine, "mem/scene.toml", {});
+    EXPECT_NEAR(s.world.bodies.position[0].z(), 0.02 + 0.05, 1e-15);
+    EXPECT_EQ(s.world.bodies.motions[0].x0.z(), 0.02);
+    const std::string e = error_of_text(kMaterial + kBlade + sine + R"(
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "steel"
+position = [0, 0, 0.085]
+)");
+    EXPECT_NE(e.find("bodies 0 and 1 overlap"), std::string::npos) << e;
+}
+
 TEST(SceneKinematic, UnsupportedCombinationsAreRefused) {
     const std::string motion = "motion = { type = \"translation\", velocity = [0.1, 0, 0] }\n";
     // with [periodic] boundaries
