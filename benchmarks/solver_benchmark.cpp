@@ -293,8 +293,10 @@ void install_state(World& w, const SavedState& s) {
         out.material.push_back(scene.material[j]);
         out.shape.push_back(scene.shape[j]);
         out.shape_param.push_back(scene.shape_param[j]);
+        out.motion.push_back(scene.motion[j]);
     }
     out.clumps = scene.clumps;
+    out.motions = scene.motions;
     w.bodies = std::move(out);
     w.time = s.time;
     w.step_count = s.step;

@@ -27,6 +27,7 @@
 
 #include "collision/mesh.hpp"
 #include "collision/narrow_phase.hpp"
+#include "engine/core/kinematic.hpp"
 #include "io/particle_fill.hpp"
 #include "io/stl.hpp"
 
@@ -82,16 +83,18 @@ const Fields kParticlesKeys{{"shape"},
                             {"material"},
                             {"velocity"},
                             {"lattice", Kind::Table, &kLatticeKeys},
-                            {"random", Kind::Table, &kRandomKeys}};
+                            {"random", Kind::Table, &kRandomKeys},
+                            {"motion"}};  // refused with a reason by read_particles
 const Fields kBodyKeys{{"shape"},       {"radius"},    {"length"},   {"semi_axes"},  {"spheres"},
                        {"material"},    {"position"},  {"velocity"}, {"angular_velocity"},
-                       {"orientation"}, {"mass"},      {"inertia"}};
+                       {"orientation"}, {"mass"},      {"inertia"},  {"motion", Kind::Table, &kMotionKeys}};
 const Fields kJointKeys{{"type"},   {"body_a"}, {"body_b"},      {"anchor"},
                         {"anchor_a"}, {"axis"}, {"length"}, {"motor_speed"}};
 const Fields kPeriodicKeys{{"x"}, {"y"}, {"z"}};
 const Fields kEmitterKeys{{"radius", Kind::Table, &kRadiusKeys},
                           {"material"}, {"rate"}, {"mass_rate"}, {"min"}, {"max"},
-                          {"velocity"}, {"start"}, {"stop"}, {"seed"}};
+                          {"velocity"}, {"start"}, {"stop"}, {"seed"},
+                          {"motion"}};  // refused with a reason by read_emitters
 const Fields kOutletKeys{{"type"}, {"min"}, {"max"}, {"point"}, {"normal"}};
 const Fields kRootKeys{{"simulation", Kind::Table, &kSimulationKeys},
                        {"periodic", Kind::Table, &kPeriodicKeys},
@@ -916,8 +919,8 @@ std::optional<Vec3> unit_vec3(Reader& r, const Ctx& c, std::string_view k, Need 
     return Vec3(*v / len);
 }
 
-/// The `motion = { type = …, … }` table of a wall (engine/core/wall_motion.hpp); nullopt
-/// after a problem was reported.
+/// The `motion = { type = …, … }` table of a wall or a [[body]] (engine/core/wall_motion.hpp);
+/// nullopt after a problem was reported.
 std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
     WallMotion m;
     const auto type = r.string(c, "type", Need::Required);
@@ -1306,6 +1309,7 @@ struct BodyEntry {
     Quat orientation = Quat::Identity();                                  ///< single body
     std::optional<double> mass;                                           ///< override [kg]
     std::optional<Vec3> inertia;                                          ///< override [kg m²]
+    std::optional<WallMotion> motion;  ///< single body: prescribed (kinematic) motion
     uint32_t material = 0;
     Vec3 velocity = Vec3::Zero();
     Vec3 angular_velocity = Vec3::Zero();
@@ -1470,6 +1474,12 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
     e.path = c.path;
     e.place = c.place;
     bool ok = read_common(r, c, materials, e, false);
+    if (r.find(c, "motion")) {
+        r.problem_at(c, "motion",
+                     "a prescribed motion is for a single [[body]] (or a [[wall]]), not for "
+                     "[[particles]] fills: give the moving body as a [[body]] entry");
+        ok = false;
+    }
     const bool has_lattice = r.find(c, "lattice") != nullptr;
     const bool has_random = r.find(c, "random") != nullptr;
     if (has_lattice == has_random) {
@@ -1582,12 +1592,36 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
     return e;
 }
 
-std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable& materials) {
+std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable& materials,
+                                   bool periodic) {
     BodyEntry e;
     e.path = c.path;
     e.place = c.place;
     e.fill_place = c.place;
     bool ok = read_common(r, c, materials, e, true);
+    // `motion`: a kinematic body (engine/core/kinematic.hpp), infinite mass, moved as given.
+    if (auto m = r.table(c, "motion", Need::Optional)) {
+        if (auto motion = read_motion(r, *m))
+            e.motion = *motion;
+        else
+            ok = false;
+        if (periodic) {
+            r.problem_at(c, "motion",
+                         "kinematic bodies (with a prescribed motion) are not supported with "
+                         "[periodic] boundaries");
+            ok = false;
+        }
+        for (std::string_view k : {"velocity", "angular_velocity", "mass", "inertia"})
+            if (r.find(c, k)) {
+                r.problem_at(c, k,
+                             fmt::format("not used by a body with a motion (its {} follows from "
+                                         "the motion{})", k,
+                                         k == "mass" || k == "inertia" ? " and is infinite" : ""));
+                ok = false;
+            }
+    } else {
+        ok = ok && !r.find(c, "motion");
+    }
     if (auto v = r.vec3(c, "position", Need::Required))
         e.position = *v;
     else
@@ -1742,6 +1776,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
             const double m = e.mass ? *e.mass : m0;
             bodies.set_mass_properties(i, m, e.inertia ? *e.inertia : Vec3(j0 * (m / m0)));
         }
+        if (e.motion) bodies.set_motion(i, *e.motion);
     }
 }
 
@@ -1772,6 +1807,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     std::vector<BodyOverlap> body_overlaps;
     std::vector<BodyOverlap> unsupported;  // bounding spheres overlap, no contact routine
     for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
+        if (bodies.kinematic(o.a) && bodies.kinematic(o.b)) continue;  // they never touch
         if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
             std::vector<ShapeContact> c;
             const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
@@ -1831,6 +1867,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     std::array<WallFace, 6> faces;
     for (WallOverlap o :
          find_wall_overlaps(bodies.position, bodies.radius, world.walls, kOverlapTolerance)) {
+        if (bodies.kinematic(o.body)) continue;  // kinematic bodies pass through walls
         if (bodies.shape[o.body] != Shape::Sphere) {
             const int nf = wall_faces(world.walls[o.wall], 0.0, faces);
             o.face = -1;
@@ -1881,6 +1918,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         if (wall.type != WallType::Mesh || !wall.mesh) continue;
         const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
         for (std::size_t i = 0; i < bodies.size(); ++i) {
+            if (bodies.kinematic(i)) continue;
             // a moving mesh is placed by its motion at t = 0: query in its reference frame
             double r_i = bodies.radius[i];
             Vec3 x_i = at_start.to_reference(bodies.position[i]);
@@ -1928,6 +1966,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         if (wall.type != WallType::Cylinder) continue;
         const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
         for (std::size_t i = 0; i < bodies.size(); ++i) {
+            if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];
             double dist;
             Vec3 n;
@@ -2032,6 +2071,17 @@ void read_joints(Reader& r, const Ctx& root, World& world) {
             r.problem_at(c, "body_b", fmt::format("must differ from body_a ({})", *a));
             continue;
         }
+        // A joint needs a dynamic body: between two kinematic bodies (or one and the world)
+        // its row would have no mass to act on (1 / (G M⁻¹ Gᵀ) infinite).
+        const auto kinematic = [&](long i) { return i < 0 || bodies.kinematic(std::size_t(i)); };
+        if (kinematic(*a) && kinematic(*b)) {
+            r.problem_at(c, *b < 0 ? "body_a" : "body_b",
+                         fmt::format("a joint needs at least one dynamic body; body {} {} {}",
+                                     *a, *b < 0 ? "has a motion and body_b is" : "and body",
+                                     *b < 0 ? std::string("\"world\"")
+                                            : fmt::format("{} both have a motion", *b)));
+            continue;
+        }
         const bool distance = type == JointType::Distance;
         const bool has_axis = type == JointType::Revolute || type == JointType::Prismatic;
         if (!has_axis) unused("axis");
@@ -2099,6 +2149,12 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
     for (const Ctx& c : r.entries(root, "emitter")) {
         Emitter e;
         bool ok = true;
+        if (r.find(c, "motion")) {
+            r.problem_at(c, "motion",
+                         "emitted bodies are dynamic: a prescribed motion is for a single "
+                         "[[body]] (or a [[wall]])");
+            ok = false;
+        }
         const toml::node* radius = r.present(c, "radius", Need::Required);
         if (radius && radius->is_table()) {
             if (auto d = read_size(r, c, "radius")) e.size = *d;
@@ -2257,7 +2313,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     for (const Ctx& c : r.entries(top, "particles"))
         if (auto e = read_particles(r, c, world.materials)) entries.push_back(std::move(*e));
     for (const Ctx& c : r.entries(top, "body"))
-        if (auto e = read_body(r, c, world.materials)) entries.push_back(std::move(*e));
+        if (auto e = read_body(r, c, world.materials, world.simulation.periodic.any()))
+            entries.push_back(std::move(*e));
     std::stable_sort(entries.begin(), entries.end(), [](const BodyEntry& a, const BodyEntry& b) {
         return a.place.line < b.place.line;
     });
@@ -2280,6 +2337,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
 
     place_bodies(r, entries, world);
     r.throw_if_any();
+    // kinematic bodies at their pose at t = 0 (a sine with a phase starts displaced)
+    place_kinematic(world.bodies, 0.0, 0.0, world.simulation.dt, false);
     check_overlaps(r, entries, world, wall_places);
     check_periodic(r, top, world);
     if (world.bodies.size() == 0 && !r.find(top, "emitter"))

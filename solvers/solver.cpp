@@ -213,6 +213,7 @@ std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& b
     }
     double total_momentum = 0.0;
     for (std::size_t b = 0; b < bodies.size(); ++b) {
+        if (bodies.inv_mass[b] == 0.0) continue;  // kinematic: infinite mass, in no contact
         const double p = bodies.mass(b) * (work.bodies.v_free[b].norm() + rhs_max);
         total_momentum += p;
         if (parent[b] >= 0) momentum[find(int32_t(b))] += p;

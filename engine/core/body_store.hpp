@@ -6,6 +6,7 @@
 
 #include "clump.hpp"
 #include "math.hpp"
+#include "wall_motion.hpp"
 
 namespace talus {
 
@@ -57,6 +58,19 @@ inline MassProperties ellipsoid_mass_properties(const Vec3& s, double rho) {
     return {m, 0.2 * m * Vec3(q.y() + q.z(), q.x() + q.z(), q.x() + q.y())};
 }
 
+/// Prescribed motion of a kinematic body (DESIGN §2): the rigid motion `motion` applied to
+/// the body's reference pose (x0, q0), its pose at t = 0 (before the motion's start):
+///     x(t) = R(t) (x0 − c) + c + d(t),   q(t) = q_R(t) ⊗ q0
+/// (engine/core/wall_motion.hpp). The body has infinite mass and inertia.
+struct BodyMotion {
+    WallMotion motion;
+    Vec3 x0 = Vec3::Zero();            ///< centre of mass at the reference pose [m]
+    Quat q0 = Quat::Identity();        ///< orientation at the reference pose
+};
+
+/// Marks a dynamic body in BodyStore::motion.
+inline constexpr int32_t kDynamic = -1;
+
 /// Reorder v so that its new element k is the old element order[k] (order: a permutation).
 template <class T>
 void apply_order(const std::vector<uint32_t>& order, std::vector<T>& v) {
@@ -95,6 +109,12 @@ struct BodyStore {
     /// Clump templates shared by the clump bodies (engine/core/clump.hpp); not per body, so
     /// permute() leaves it alone.
     ClumpTable clumps;
+    /// Per body: index into `motions` for a kinematic body (prescribed motion, infinite mass:
+    /// inv_mass = 0, inv_inertia = 0), kDynamic otherwise.
+    std::vector<int32_t> motion;
+    /// Prescribed motions of the kinematic bodies; shared table like `clumps` (permute()
+    /// leaves it alone, erase_marked() leaves unused entries behind).
+    std::vector<BodyMotion> motions;
 
     std::size_t size() const { return id.size(); }
 
@@ -135,6 +155,17 @@ struct BodyStore {
                         clumps.bounding[t], mp, x, mat, v, omega_body, q);
     }
 
+    bool kinematic(std::size_t i) const { return motion[i] != kDynamic; }
+
+    /// Make body i kinematic: it follows `m` from its current pose (its reference pose) and
+    /// gets infinite mass and inertia. Its velocities are set at each step (World::step).
+    void set_motion(std::size_t i, const WallMotion& m) {
+        motion[i] = int32_t(motions.size());
+        motions.push_back({m, position[i], orientation[i]});
+        inv_mass[i] = 0.0;
+        inv_inertia[i] = Vec3::Zero();
+    }
+
     /// Template index of clump body i.
     uint32_t clump_of(std::size_t i) const { return uint32_t(shape_param[i].x()); }
 
@@ -162,6 +193,7 @@ struct BodyStore {
         material.push_back(mat);
         shape.push_back(s);
         shape_param.push_back(param);
+        motion.push_back(kDynamic);
         return id.size() - 1;
     }
 
@@ -180,6 +212,11 @@ struct BodyStore {
         shape_param.push_back(other.shape_param[i]);
         if (other.shape[i] == Shape::Clump)
             shape_param.back().x() = double(clumps.append(other.clumps, other.clump_of(i)));
+        motion.push_back(kDynamic);
+        if (other.kinematic(i)) {  // the copy follows the same motion from the same reference
+            motion.back() = int32_t(motions.size());
+            motions.push_back(other.motions[std::size_t(other.motion[i])]);
+        }
     }
 
     /// Remove every body and clump template (capacity is kept).
@@ -188,6 +225,7 @@ struct BodyStore {
         angular_velocity.clear(); radius.clear(); inv_mass.clear(); inv_inertia.clear();
         material.clear(); shape.clear(); shape_param.clear();
         clumps.clear();
+        motion.clear(); motions.clear();
     }
 
     /// Renumber: the body at new index k is the one at old index order[k]. `order` must be
@@ -197,7 +235,7 @@ struct BodyStore {
         apply_order(order, velocity); apply_order(order, angular_velocity);
         apply_order(order, radius); apply_order(order, inv_mass); apply_order(order, inv_inertia);
         apply_order(order, material); apply_order(order, shape);
-        apply_order(order, shape_param);
+        apply_order(order, shape_param); apply_order(order, motion);
     }
 
     /// Remove the bodies with gone[i] != 0 (gone.size() == size()); the others keep their
@@ -208,7 +246,7 @@ struct BodyStore {
         talus::erase_marked(gone, angular_velocity); talus::erase_marked(gone, radius);
         talus::erase_marked(gone, inv_mass); talus::erase_marked(gone, inv_inertia);
         talus::erase_marked(gone, material); talus::erase_marked(gone, shape);
-        talus::erase_marked(gone, shape_param);
+        talus::erase_marked(gone, shape_param); talus::erase_marked(gone, motion);
     }
 
 };

@@ -17,6 +17,8 @@
 // are kept as built at q^l (velocity level, γ-stabilised), their λ warm from the last solve.
 #include <algorithm>
 
+#include "collision/kinematic_contacts.hpp"
+#include "engine/core/kinematic.hpp"
 #include "engine/core/parallel.hpp"
 #include "engine/world/world.hpp"
 #include "solvers/contact_ops.hpp"
@@ -32,9 +34,13 @@ void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::ve
             pred.position[i] += h * pred.velocity[i];
             pred.orientation[i] = integrate_orientation(pred.orientation[i], pred.angular_velocity[i], h);
         });
+        // kinematic bodies where they will be, moving as over this step (like the walls)
+        place_kinematic(pred, time + h, time, h, true);
+
         // Walls at t + h, moving as over this step.
         narrow_phase(pred, walls, wall_states(walls, time + h, time, h), pairs_, reach_,
                      wall_margin_, next_contacts_, narrow_scratch_);
+        route_kinematic_contacts(pred, next_contacts_);
         colour_contacts(pred.size(), next_contacts_, colouring_);
         SolverSettings full = solver;
         full.stabilization = 1.0;

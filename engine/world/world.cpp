@@ -11,6 +11,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "collision/kinematic_contacts.hpp"
+#include "engine/core/kinematic.hpp"
 #include "engine/core/parallel.hpp"
 
 namespace talus {
@@ -103,6 +105,7 @@ StepStatus World::step() {
 
 std::pair<double, std::size_t> World::prepare_solve(double h) {
     StageClock clock;
+    place_kinematic(bodies, time, time, h, true);  // kinematic poses at t, velocities over [t, t + h]
     apply_forces(h);                                                     // 1. ν*
     wall_states_ = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
     const double envelope = choose_margins();
@@ -113,6 +116,8 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     clock.lap(diag_.time_broad);
     narrow_phase(bodies, walls, wall_states_, pairs_, reach_, wall_margin_, contacts_,
                  narrow_scratch_);                                      // 3.
+    route_kinematic_contacts(bodies, contacts_);  // kinematic bodies act as moving walls
+    forget_kinematic_unsupported(bodies, pairs_, narrow_scratch_);
     clock.lap(diag_.time_narrow);
     const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
@@ -238,6 +243,10 @@ void World::integrate_positions(double h) {
         bodies.orientation[i] =
             integrate_orientation(bodies.orientation[i], bodies.angular_velocity[i], h);
     });
+    // Kinematic bodies: the exact pose of their motion at t + h (t = k h, as in step()),
+    // not the integrated one, so they do not drift.
+    const double t1 = double(step_count + 1) * h;
+    place_kinematic(bodies, t1, t1, h, false);
 }
 
 StepStatus World::check_finite() const {
@@ -249,7 +258,8 @@ StepStatus World::check_finite() const {
     for (std::size_t i = 0; i < bodies.size(); ++i) {
         const bool finite = bodies.velocity[i].allFinite() &&
                             bodies.angular_velocity[i].allFinite() && bodies.position[i].allFinite();
-        const bool fast = finite && bodies.velocity[i].norm() > vmax;
+        // a kinematic body moves as prescribed: only its finiteness is checked
+        const bool fast = finite && !bodies.kinematic(i) && bodies.velocity[i].norm() > vmax;
         if (!finite || fast) {
             s.ok = false;
             too_fast = too_fast || fast;
@@ -273,6 +283,18 @@ StepStatus World::check_supported() const {
     // Candidate pairs whose shapes have no contact routine (collision/narrow_phase.hpp):
     // stepping on would let them pass through each other silently.
     StepStatus s;
+    if (simulation.periodic.any() && !bodies.motions.empty()) {
+        // collision/kinematic_contacts.hpp: image shifts are not handled (the scene refuses it)
+        for (std::size_t i = 0; i < bodies.size(); ++i)
+            if (bodies.kinematic(i) && s.bad_bodies.size() < 20) s.bad_bodies.push_back(bodies.id[i]);
+        if (!s.bad_bodies.empty()) {
+            s.ok = false;
+            s.message = "kinematic bodies (with a prescribed motion) are not supported with "
+                        "periodic boundaries; bodies with id";
+            for (uint64_t id : s.bad_bodies) s.message += ' ' + std::to_string(id);
+            return s;
+        }
+    }
     if (narrow_scratch_.unsupported.empty() && narrow_scratch_.unsupported_mesh.empty() &&
         narrow_scratch_.unsupported_cylinder.empty())
         return s;
@@ -383,7 +405,8 @@ void World::accumulate_wall_loads(double h) {
     const RollingBatch& rolling = batch_.rolling;
     std::size_t k = 0;  // rolling entries are ordered by contact
     for (std::size_t i = 0; i < batch_.size(); ++i) {
-        if (batch_.a[i] != kNoBody) continue;
+        // walls only: a kinematic body is also a non-dynamic A, keyed by its id without the bit
+        if (batch_.a[i] != kNoBody || !(contacts_.key_a[i] & kWallKeyBit)) continue;
         const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
         const Vec3& n = batch_.normal[i];
         const Vec3& u = batch_.tangent[i];
