@@ -21,7 +21,6 @@ import argparse
 import csv
 import datetime
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -33,7 +32,9 @@ import numpy as np
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "benchmarks"))
 import talus_h5  # noqa: E402
+from settle_benchmark import machine_name  # noqa: E402
 
 DIAMETER = 0.003  # [m]
 
@@ -43,19 +44,6 @@ def ensure_peers():
         return
     subprocess.run(["bash", "-c", 'source "$0/tools/lib/deps.sh" && '
                     'talus_ensure_packages "$0/tools/debian-packages.txt" peers', TOP], check=True)
-
-
-def machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.node()} ({cpu}, {os.cpu_count()} cores)"
 
 
 def run_liggghts(input_path, procs, workdir):
@@ -145,7 +133,7 @@ def main(argv):
             w.writerow(["date", "machine", "talus_threads", "liggghts_procs", "talus_wall_s",
                         "liggghts_wall_s", "ratio", "talus_com_z_m", "liggghts_com_z_m",
                         "com_diff_rel", "talus_max_penetration_m", "talus_overrides"])
-        w.writerow([datetime.date.today().isoformat(), machine(), args.threads, args.procs,
+        w.writerow([datetime.date.today().isoformat(), machine_name(), args.threads, args.procs,
                     f"{t_wall:.3f}", f"{l_wall:.3f}", f"{ratio:.3f}", f"{t_z:.6g}", f"{l_z:.6g}",
                     f"{dz:.5f}", f"{t_pen:.4g}", " ".join(args.set)])
     return 0
