@@ -645,10 +645,12 @@ std::vector<Stage> read_stages(Reader& r, const Ctx& root, std::vector<Wall>& wa
                 r.problem_at(c, "start_motion",
                              fmt::format("wall '{}' has no motion to start (give it motion = {{ type = ... }})",
                                          w.name));
-            else if (started_by[k] >= 0)
+            else if (started_by[k] >= 0)  // by an earlier stage, or twice in this one
                 r.problem_at(c, "start_motion",
                              fmt::format("wall '{}' is already started by stage '{}'", w.name,
-                                         stages[std::size_t(started_by[k])].name));
+                                         std::size_t(started_by[k]) < stages.size()
+                                             ? stages[std::size_t(started_by[k])].name
+                                             : s.name));
             else if (w.motion.start != 0.0)
                 r.problem_at(c, "start_motion",
                              fmt::format("wall '{}' gives motion.start = {} s; a wall started by a "
