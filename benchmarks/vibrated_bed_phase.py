@@ -86,34 +86,33 @@ def main(argv):
         mass = float(np.sum(m))
         first = int(np.searchsorted(t, args.t_from))
 
-    if tomllib is None:
-        raise SystemExit("vibrated_bed_phase: needs Python 3.11 (tomllib) to read the scene")
-    cfg = tomllib.loads(scene)
-    g = -float(cfg["simulation"]["gravity"][2])
-    motion = cfg["wall"][floor]["motion"]
-    f, A = float(motion["frequency"]), float(motion["amplitude"])
-    gamma = A * (2.0 * math.pi * f) ** 2 / g
-    weight = mass * g
+        if tomllib is None:
+            raise SystemExit("vibrated_bed_phase: needs Python 3.11 (tomllib) to read the scene")
+        cfg = tomllib.loads(scene)
+        g = -float(cfg["simulation"]["gravity"][2])
+        motion = cfg["wall"][floor]["motion"]
+        f, A = float(motion["frequency"]), float(motion["amplitude"])
+        gamma = A * (2.0 * math.pi * f) ** 2 / g
+        weight = mass * g
 
-    dt_frame = float(np.median(np.diff(t)))
-    per_cycle = int(round(1.0 / (f * dt_frame)))
-    if abs(per_cycle * dt_frame * f - 1.0) > 1e-6:
-        raise SystemExit("vibrated_bed_phase: the frame interval must divide the period")
-    first += (-first) % per_cycle  # start at a whole cycle (t = k / f)
-    cycles = (len(t) - 1 - first) // per_cycle
-    if cycles < 2:
-        raise SystemExit("vibrated_bed_phase: fewer than two whole cycles after --from")
-    end = first + cycles * per_cycle
-    with talus_h5.load(args.trajectory) as run:
+        dt_frame = float(np.median(np.diff(t)))
+        per_cycle = int(round(1.0 / (f * dt_frame)))
+        if abs(per_cycle * dt_frame * f - 1.0) > 1e-6:
+            raise SystemExit("vibrated_bed_phase: the frame interval must divide the period")
+        first += (-first) % per_cycle  # start at a whole cycle (t = k / f)
+        cycles = (len(t) - 1 - first) // per_cycle
+        if cycles < 2:
+            raise SystemExit("vibrated_bed_phase: fewer than two whole cycles after --from")
+        end = first + cycles * per_cycle
         dv = com_vz(run, end, m) - com_vz(run, first, m)
     impulse = -float(np.sum(fz_all[first + 1:end + 1] * np.diff(t)[first:end]))
     residual = impulse - weight * (t[end] - t[first]) - mass * dv
     # row k covers (t[k-1], t[k]]: the cycle starting at frame `first` is rows first+1 ...
     rows = fz[first + 1:first + 1 + cycles * per_cycle].reshape(cycles, per_cycle)
     mean_load = -rows.mean()
-    folded = -rows.mean(axis=0)                      # load on the box [N], per phase bin
+    folded = -rows.mean(axis=0)                      # load on the floor [N], per phase bin
     phase_hi = 360.0 * np.arange(1, per_cycle + 1) / per_cycle
-    free = folded < 0.02 * weight                    # (almost) nothing on the box
+    free = folded < 0.02 * weight                    # (almost) nothing on the floor
     p0, p1, flight = inelastic_ball(gamma, f, g)
 
     print(f"vibrated bed: Gamma = {gamma:.3f} at {f:g} Hz, bed mass {mass:.5g} kg, "
