@@ -35,6 +35,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     out.overflow_colour = contacts.overflow_colour;
     if (out.colour_start.empty()) out.colour_start = {0, uint32_t(n)};  // uncoloured: one serial range
     if (contacts.colour_start.empty()) out.overflow_colour = true;
+    out.lipschitz = settings.warm_start ? warm.lipschitz() : 0.0;
 
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024),
                       [&](const tbb::blocked_range<std::size_t>& r) {

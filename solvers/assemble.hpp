@@ -34,6 +34,9 @@ struct AssembledBatch {
     std::vector<double> eta;    ///< η_i = 3 / trace(W_ii)
     std::vector<Vec3> gamma;    ///< impulses (n, u, w) [N s]: warm start in, solution out
     std::vector<uint32_t> colour_start;  ///< colour ranges, as in ContactList
+    /// APGD's Lipschitz estimate L of N [1/kg]: in, the previous step's accepted value from
+    /// the warm start (0: estimate afresh); out, the value this solve last accepted.
+    double lipschitz = 0.0;
     bool overflow_colour = false;        ///< last colour must be swept serially
     /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
     /// size() counts contacts only.

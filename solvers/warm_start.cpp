@@ -21,6 +21,7 @@ bool key_less(const E& x, const E& y) {
 }  // namespace
 
 void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
+    lipschitz_ = batch.lipschitz;
     entries_.clear();
     entries_.reserve(contacts.size());
     for (std::size_t i = 0; i < contacts.size(); ++i) {

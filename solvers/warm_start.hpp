@@ -36,12 +36,15 @@ public:
     const Entry* find(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
     /// Torque entry for a contact, or nullptr.
     const TorqueEntry* find_torque(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
-    void clear() { entries_.clear(); torques_.clear(); }
+    void clear() { entries_.clear(); torques_.clear(); lipschitz_ = 0.0; }
+    /// APGD's last accepted Lipschitz estimate (AssembledBatch::lipschitz) [1/kg]; 0: none.
+    double lipschitz() const { return lipschitz_; }
     std::size_t size() const { return entries_.size(); }
 
 private:
     std::vector<Entry> entries_;  // sorted by (key_a, key_b, feature)
     std::vector<TorqueEntry> torques_;  // the same, for torque entries
+    double lipschitz_ = 0.0;
 };
 
 }  // namespace talus

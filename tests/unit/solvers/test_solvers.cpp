@@ -143,7 +143,10 @@ TEST(Solvers, RestingSphereGetsExactlyMgh) {
         const double mgh = w.bodies.mass(0) * g * h;
         // residual ≤ tol [m/s] bounds the impulse error by m · tol
         EXPECT_NEAR(w.batch().gamma[0][0], mgh, w.bodies.mass(0) * tol) << solver_name(t);
-        EXPECT_NEAR(w.bodies.velocity[0].norm(), 0.0, tol) << solver_name(t);
+        // The residual bounds d_n = v_n + b, not v_n: b = Φ/h (γ_s Φ/h when penetrating)
+        // feeds back the gap that earlier steps' velocity errors (each ≤ tol) left, and in
+        // steady state |b| ≤ tol, so |v| ≤ 2 tol.
+        EXPECT_NEAR(w.bodies.velocity[0].norm(), 0.0, 2.0 * tol) << solver_name(t);
     }
 }
 

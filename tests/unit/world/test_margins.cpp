@@ -1,0 +1,58 @@
+// The collision margins (World::choose_margins, DESIGN §3): every pair that can close in one
+// step is a contact before the step, and gravity, which moves every grain alike, does not
+// make resting grains see their neighbours across gaps they cannot close.
+#include <gtest/gtest.h>
+
+#include "tests/support/world_builder.hpp"
+
+namespace talus {
+namespace {
+
+using namespace talus::testing;
+
+// A grain released from rest just above a supported one closes ‖g‖ h² in its first step
+// (semi-implicit Euler: v⁺ = h g, x⁺ = x + h v⁺). With a gap of 0.8 ‖g‖ h² and an envelope
+// far smaller, the pair must already be a contact in that step, so the upper grain lands
+// on the lower one without sinking into it.
+TEST(Margins, GrainReleasedFromRestIsCaughtInItsFirstStep) {
+    const double h = 5e-3, g = 9.81, r = 1.5e-3;
+    const double gap = 0.8 * g * h * h;  // 0.196 mm
+    World w = make_world(h, Vec3(0, 0, -g), 1e-9, 500);
+    w.solver.envelope = 1e-6;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    add_sphere(w, Vec3(0, 0, r), r, m);
+    add_sphere(w, Vec3(0, 0, 3 * r + gap), r, m);
+    ASSERT_TRUE(w.step().ok);
+    EXPECT_EQ(w.batch().size(), 2u);  // floor–lower and lower–upper
+    const double distance = (w.bodies.position[1] - w.bodies.position[0]).norm();
+    EXPECT_GT(distance, 2 * r - 1e-9);  // no overlap after the step (residual ≤ 1e-9 m/s)
+    EXPECT_LT(distance, 2 * r + 1e-9);  // and in touch: the gap closed exactly
+    // the contact let it close exactly the gap: it arrives at gap / h, the lower one stays
+    EXPECT_NEAR(w.bodies.velocity[1].z(), -gap / h, 1e-8);
+    EXPECT_NEAR(w.bodies.velocity[0].z(), 0.0, 1e-8);
+}
+
+// A row of grains resting on a floor 0.3 mm apart: with h = 5 ms gravity alone gave each a
+// margin 1.25 ‖g‖ h² = 0.31 mm, so every neighbour pair became a (never active) contact and
+// the solver worked on three times the contacts. Resting grains share gravity's motion:
+// only the floor contacts remain.
+TEST(Margins, RestingGrainsDoNotSeeNeighboursAcrossGapsGravityCannotClose) {
+    const double h = 5e-3, g = 9.81, r = 1.5e-3, spacing = 3.3e-3;
+    World w = make_world(h, Vec3(0, 0, -g), 1e-9, 500);
+    w.solver.envelope = 1e-4;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    for (int i = 0; i < 5; ++i) add_sphere(w, Vec3(i * spacing, 0, r), r, m);
+    for (int k = 0; k < 10; ++k) ASSERT_TRUE(w.step().ok);
+    EXPECT_EQ(w.batch().size(), 5u);
+    for (std::size_t i = 0; i < 5; ++i) EXPECT_LT(w.bodies.velocity[i].norm(), 1e-8);
+    // ...while a grain moving towards its neighbour still sees it a step ahead.
+    w.bodies.velocity[0] = Vec3(0.1, 0, 0);  // closes 0.5 mm per step: more than the gap
+    ASSERT_TRUE(w.step().ok);
+    EXPECT_EQ(w.batch().size(), 6u);
+    EXPECT_GT((w.bodies.position[1] - w.bodies.position[0]).norm(), 2 * r - 1e-9);
+}
+
+}  // namespace
+}  // namespace talus
