@@ -121,6 +121,27 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     }
     s.cell_start.push_back(uint32_t(n));
 
+    // Neighbour cells are looked up in a dense array of the grid's cells when it is small
+    // (a few entries per body): 14 loads per body instead of 14 binary searches over the
+    // occupied cells, which took half the broad phase. Same cells, same order, same pairs.
+    std::array<int64_t, 3> dims{0, 0, 0};
+    for (int k = 0; k < 3; ++k)
+        dims[k] = periodic.on[k] ? ncell[k] : int64_t(std::floor((hi[k] - lo[k]) * inv[k])) + 1;
+    const double dense_cells = double(dims[0]) * double(dims[1]) * double(dims[2]);
+    const bool dense = dense_cells <= 4.0 * double(n) + 65536.0;
+    auto linear = [&](int64_t x, int64_t y, int64_t z) {
+        return std::size_t(x + dims[0] * (y + dims[1] * z));
+    };
+    if (dense) {
+        s.dense.assign(std::size_t(dense_cells), -1);
+        tbb::parallel_for(std::size_t(0), s.cell_keys.size(), [&](std::size_t c) {
+            const Vec3& x = position[s.order[s.cell_start[c]]];
+            s.dense[linear(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2))] = int32_t(c);
+        });
+    } else {
+        s.dense.clear();
+    }
+
     const std::size_t chunks = (n + kChunk - 1) / kChunk;
     if (s.chunk_pairs.size() < chunks) s.chunk_pairs.resize(chunks);
 
@@ -150,22 +171,30 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
             };
             // own cell: the bodies after this one in sorted order
             const std::size_t own =
-                std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), s.cell_key[i]) -
-                s.cell_keys.begin();
+                dense ? std::size_t(s.dense[linear(cx, cy, cz)])
+                      : std::size_t(std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(),
+                                                     s.cell_key[i]) - s.cell_keys.begin());
             for (std::size_t m = k + 1; m < s.cell_start[own + 1]; ++m) test(s.order[m]);
             for (const Offset& o : kForward) {
                 int64_t nc[3] = {cx + o.dx, cy + o.dy, cz + o.dz};
                 bool outside = false;
                 for (int k = 0; k < 3; ++k) {
                     if (periodic.on[k]) nc[k] = (nc[k] + ncell[k]) % ncell[k];
-                    else outside = outside || nc[k] < 0;
+                    else outside = outside || nc[k] < 0 || (dense && nc[k] >= dims[k]);
                 }
                 if (outside) continue;
                 const int64_t nx = nc[0], ny = nc[1], nz = nc[2];
-                const uint64_t key = morton(nx, ny, nz);
-                auto it = std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), key);
-                if (it == s.cell_keys.end() || *it != key) continue;
-                const std::size_t cidx = it - s.cell_keys.begin();
+                std::size_t cidx;
+                if (dense) {
+                    const int32_t d = s.dense[linear(nx, ny, nz)];
+                    if (d < 0) continue;
+                    cidx = std::size_t(d);
+                } else {
+                    const uint64_t key = morton(nx, ny, nz);
+                    auto it = std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(), key);
+                    if (it == s.cell_keys.end() || *it != key) continue;
+                    cidx = it - s.cell_keys.begin();
+                }
                 for (uint32_t m = s.cell_start[cidx]; m < s.cell_start[cidx + 1]; ++m)
                     test(s.order[m]);
             }

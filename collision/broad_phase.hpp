@@ -16,6 +16,9 @@ struct BroadPhaseScratch {
     std::vector<uint64_t> cell_keys;    ///< distinct occupied cells, ascending
     std::vector<uint32_t> cell_start;   ///< first position in `order` of each cell (+ end)
     std::vector<PairList> chunk_pairs;  ///< per fixed-size chunk output, merged in order
+    /// Dense grid → index into cell_keys (−1: empty), when the grid is small enough
+    /// (at most 4 cells per body + 65536); empty otherwise (binary search on cell_keys).
+    std::vector<int32_t> dense;
 };
 
 /// Every pair a < b (dense indices) with |x_a − x_b| ≤ r_a + r_b + envelope, each once,

@@ -71,6 +71,37 @@ TEST(BroadPhase, BodiesOnCellBordersAndNegativeCoordinates) {
     EXPECT_EQ(slow.size(), 3u * 8 * 8 * 7);  // touching face neighbours only
 }
 
+TEST(BroadPhase, SparseGridFallsBackToSearchingTheOccupiedCells) {
+    // Two clusters 200 m apart: their grid has far more cells than the dense lookup may
+    // hold (4 per body + 65536), so neighbours are found by binary search instead. Both
+    // ways must find the same pairs, and a cluster alone (dense) the same ones as it has
+    // inside the sparse pair.
+    Cloud a = random_cloud(1500, 0.8, 0.02, 0.06, 5), b = random_cloud(1500, 0.8, 0.02, 0.06, 6);
+    Cloud both = a;
+    for (std::size_t i = 0; i < b.x.size(); ++i) {
+        both.x.push_back(b.x[i] + Vec3(200.0, 150.0, 100.0));
+        both.r.push_back(b.r[i]);
+    }
+    PairList fast, slow, alone;
+    BroadPhaseScratch s, s_alone;
+    broad_phase(both.x, both.r, 0.01, fast, s);
+    EXPECT_TRUE(s.dense.empty()) << "expected the sparse path";
+    all_pairs(both.x, both.r, 0.01, slow);
+    EXPECT_EQ(as_set(fast), as_set(slow));
+    EXPECT_GT(slow.size(), 100u);
+    broad_phase(a.x, a.r, 0.01, alone, s_alone);
+    EXPECT_FALSE(s_alone.dense.empty()) << "expected the dense path";
+    EXPECT_EQ(as_set(alone), as_set([&] {
+                  PairList first;  // the pairs of cluster a within the sparse run
+                  for (std::size_t k = 0; k < fast.size(); ++k)
+                      if (fast.b[k] < int32_t(a.x.size())) {
+                          first.a.push_back(fast.a[k]);
+                          first.b.push_back(fast.b[k]);
+                      }
+                  return first;
+              }()));
+}
+
 TEST(BroadPhase, IndependentOfThreadCount) {
     Cloud c = random_cloud(20000, 2.0, 0.02, 0.05, 11);
     PairList one, two;
