@@ -18,11 +18,6 @@
 //   "unwritten" fill value (2^64 - 1): readers count an entry only once its marker is set.
 // - Diagnostics are buffered in memory and appended at each frame and at close, so the step
 //   loop never calls HDF5.
-// - The XDMF sidecar is rewritten whole (atomically) after each frame. Its size grows with the
-//   frame count, so past kSidecarAlwaysFrames frames a rewrite is skipped while sidecar writing
-//   has used more than kSidecarTimeShare of the wall time since the file was created; close()
-//   always brings it up to date. A run with thousands of small frames then does not spend its
-//   time rewriting XML, and the HDF5 file stays the authority on what was written.
 // The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
 // naming the file and HDF5's innermost error description.
 #include "io/trajectory_writer.hpp"
@@ -80,12 +75,67 @@ struct Column {
     std::string name;   ///< path in the file, for messages and reopening
 };
 
+/// One frame as it goes to the file: every row already in its storage type and layout
+/// (orientation reordered to w, x, y, z; reals rounded to float32 if asked), together with
+/// the diagnostics buffered since the previous frame. Plain data, owned: once packed it no
+/// longer refers to the engine's arrays.
+struct FrameRows {
+    double time = 0.0;
+    uint64_t step = 0;
+    std::size_t n = 0;                       ///< bodies
+    std::vector<StepDiagnostics> diagnostics;
+    std::vector<uint64_t> id;
+    /// Per-body reals, column after column: position 3n, orientation 4n, velocity 3n,
+    /// angular velocity 3n, radius n. One of the two is used, per the file's precision.
+    std::vector<double> real64;
+    std::vector<float> real32;
+    std::vector<uint32_t> material;
+    std::vector<uint8_t> shape;
+    std::vector<int32_t> clump;
+    std::vector<FlowTally> emitted, removed;  ///< cumulative tallies per emitter / outlet
+    std::vector<Vec3> wall_force, wall_torque;
+    WallContactList contacts;
+};
+
+/// Offsets (in reals, for n bodies) of the columns of FrameRows::real64 / real32.
+struct RealColumns {
+    std::size_t position, orientation, velocity, angular_velocity, radius, total;
+    explicit RealColumns(std::size_t n)
+        : position(0), orientation(3 * n), velocity(7 * n), angular_velocity(10 * n),
+          radius(13 * n), total(14 * n) {}
+};
+
+/// Copies the reals of `b` into `out` (layout RealColumns), converting to T (for float:
+/// round to nearest, as IEEE conversion does).
+template <class T>
+void pack_reals(const BodyStore& b, std::vector<T>& out) {
+    const std::size_t n = b.size();
+    const RealColumns c(n);
+    out.resize(c.total);
+    T* p = out.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
+        const Quat& q = b.orientation[i];
+        for (int a = 0; a < 3; ++a) {
+            p[c.position + 3 * i + a] = static_cast<T>(x[a]);
+            p[c.velocity + 3 * i + a] = static_cast<T>(v[a]);
+            p[c.angular_velocity + 3 * i + a] = static_cast<T>(w[a]);
+        }
+        p[c.orientation + 4 * i + 0] = static_cast<T>(q.w());
+        p[c.orientation + 4 * i + 1] = static_cast<T>(q.x());
+        p[c.orientation + 4 * i + 2] = static_cast<T>(q.y());
+        p[c.orientation + 4 * i + 3] = static_cast<T>(q.z());
+        p[c.radius + i] = static_cast<T>(b.radius[i]);
+    }
+}
+
 }  // namespace
 
 struct TrajectoryWriter::Impl {
     std::filesystem::path path;
     Hid file;
     bool closed = false;
+
 
     // /bodies
     Column id, position, orientation, velocity, angular_velocity, radius, material, shape, clump;
@@ -110,10 +160,9 @@ struct TrajectoryWriter::Impl {
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
     std::vector<XdmfFrame> frames;
-    std::vector<StepDiagnostics> pending;  ///< diagnostics not yet in the file
-    std::vector<double> scratch;           ///< orientation reordered to w, x, y, z
-    std::vector<uint8_t> shape_codes;      ///< per body of the frame: Shape as uint8
-    std::vector<int32_t> clump_index;      ///< per body of the frame: template or −1
+    std::vector<StepDiagnostics> pending;   ///< diagnostics buffered since the last frame
+    std::vector<StepDiagnostics> to_write;  ///< diagnostics being appended to the file
+    bool float32 = false;                   ///< per-body reals stored as float32
     std::size_t clump_templates = 0;       ///< templates in /clumps
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
@@ -201,7 +250,7 @@ struct TrajectoryWriter::Impl {
     void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
                        hsize_t width, hsize_t chunk_rows, const char* unit,
                        const char* description, const uint64_t* fill = nullptr,
-                       bool matrix = false, bool triple = false) {
+                       bool matrix = false, bool triple = false, int deflate = 0) {
         c.name = name;
         c.width = width;
         c.matrix = matrix;
@@ -215,6 +264,12 @@ struct TrajectoryWriter::Impl {
         Hid dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "property list"), H5Pclose);
         check(H5Pset_chunk(dcpl.get(), rank, chunk), "chunking of " + name);
         if (fill != nullptr) check(H5Pset_fill_value(dcpl.get(), H5T_NATIVE_UINT64, fill), "fill value");
+        if (deflate > 0) {
+            // Shuffle groups the bytes of equal significance of neighbouring values (signs
+            // and exponents of nearby positions agree), which is what lets deflate find runs.
+            check(H5Pset_shuffle(dcpl.get()), "shuffle filter of " + name);
+            check(H5Pset_deflate(dcpl.get(), unsigned(deflate)), "deflate filter of " + name);
+        }
         Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                 dcpl.get(), H5P_DEFAULT),
                      "create dataset " + name),
@@ -296,23 +351,34 @@ struct TrajectoryWriter::Impl {
         const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
                     nu8 = H5T_NATIVE_UINT8;
         const hsize_t b = kBodyChunkRows, k = kIndexChunkRows;
-        create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id");
-        create_column(position, "/bodies/position", f64, nf64, 3, b, "m",
-                      "centre of mass, world frame (x, y, z)");
-        create_column(orientation, "/bodies/orientation", f64, nf64, 4, b, "1",
-                      "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)");
-        create_column(velocity, "/bodies/velocity", f64, nf64, 3, b, "m/s",
-                      "linear velocity of the centre of mass, world frame");
-        create_column(angular_velocity, "/bodies/angular_velocity", f64, nf64, 3, b, "rad/s",
-                      "angular velocity in the BODY frame; world frame = R(q) * this");
-        create_column(radius, "/bodies/radius", f64, nf64, 1, b, "m",
-                      "sphere radius; other shapes: bounding radius about the centre of mass");
+        // Row datasets (one row per body or contact per frame) are the bulk of the file:
+        // they take the compression; per-body reals take the chosen precision.
+        const int z = meta.compression;
+        float32 = meta.precision == OutputPrecision::Float32;
+        const hid_t real = float32 ? H5T_IEEE_F32LE : f64;
+        const hid_t nreal = float32 ? H5T_NATIVE_FLOAT : nf64;
+        create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id", nullptr, false,
+                      false, z);
+        create_column(position, "/bodies/position", real, nreal, 3, b, "m",
+                      "centre of mass, world frame (x, y, z)", nullptr, false, false, z);
+        create_column(orientation, "/bodies/orientation", real, nreal, 4, b, "1",
+                      "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)",
+                      nullptr, false, false, z);
+        create_column(velocity, "/bodies/velocity", real, nreal, 3, b, "m/s",
+                      "linear velocity of the centre of mass, world frame", nullptr, false, false, z);
+        create_column(angular_velocity, "/bodies/angular_velocity", real, nreal, 3, b, "rad/s",
+                      "angular velocity in the BODY frame; world frame = R(q) * this", nullptr,
+                      false, false, z);
+        create_column(radius, "/bodies/radius", real, nreal, 1, b, "m",
+                      "sphere radius; other shapes: bounding radius about the centre of mass",
+                      nullptr, false, false, z);
         create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
-                      "index into the root attribute material_names");
+                      "index into the root attribute material_names", nullptr, false, false, z);
         create_column(shape, "/bodies/shape", u8, nu8, 1, b, "1",
-                      "0 sphere, 1 capsule, 2 ellipsoid, 3 clump");
+                      "0 sphere, 1 capsule, 2 ellipsoid, 3 clump", nullptr, false, false, z);
         create_column(clump, "/bodies/clump", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, b, "1",
-                      "clump template (index into /clumps/first), -1 for other shapes");
+                      "clump template (index into /clumps/first), -1 for other shapes", nullptr,
+                      false, false, z);
 
         create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
         create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
@@ -368,17 +434,17 @@ struct TrajectoryWriter::Impl {
                       H5Gclose);
             number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
             create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
-                          "wall of the contact (index into the names attribute of /walls)");
+                          "wall of the contact (index into the names attribute of /walls)", nullptr, false, false, z);
             create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
-                          "stable id of the body in contact");
+                          "stable id of the body in contact", nullptr, false, false, z);
             create_column(wc_point, "/walls/contacts/point", f64, nf64, 3, b, "m",
-                          "contact point at the start of the step, world frame");
+                          "contact point at the start of the step, world frame", nullptr, false, false, z);
             create_column(wc_impulse, "/walls/contacts/impulse", f64, nf64, 3, b, "N s",
                           "impulse the body gave the wall over the frame's last step (world "
-                          "frame); divide by the step (attribute dt of /walls/contacts) for a force");
+                          "frame, nullptr, false, false, z); divide by the step (attribute dt of /walls/contacts) for a force");
             create_column(wc_angular, "/walls/contacts/angular_impulse", f64, nf64, 3, b, "N m s",
                           "torque impulse on the wall from rolling and spinning resistance over "
-                          "the same step (a couple; 0 without them)");
+                          "the same step (a couple; 0 without them)", nullptr, false, false, z);
             create_column(wc_first_row, "/walls/contacts/first_row", u64, nu64, 1, k, "1",
                           "per frame: first row of the frame's contacts in /walls/contacts/*");
             create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
@@ -476,14 +542,14 @@ struct TrajectoryWriter::Impl {
         if (!always && frames.size() > kSidecarAlwaysFrames &&
             sidecar_seconds > kSidecarTimeShare * lifetime)
             return;
-        write_xdmf_sidecar(path, frames, rows);
+        write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8);
         sidecar_seconds += std::chrono::duration<double>(clock::now() - start).count();
         sidecar_frames = frames.size();
     }
 
     /// Moves the buffered diagnostics into the file; /diagnostics/step goes last.
     void append_diagnostics() {
-        const hsize_t n = pending.size();
+        const hsize_t n = to_write.size();
         if (n == 0) return;
         std::vector<uint64_t> step(n);
         std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
@@ -491,7 +557,7 @@ struct TrajectoryWriter::Impl {
         std::vector<uint32_t> contacts(n), iterations(n);
         std::vector<uint8_t> converged(n);
         for (std::size_t i = 0; i < n; ++i) {
-            const StepDiagnostics& d = pending[i];
+            const StepDiagnostics& d = to_write[i];
             step[i] = d.step;
             time[i] = d.time;
             contacts[i] = d.contacts;
@@ -522,19 +588,143 @@ struct TrajectoryWriter::Impl {
         append(d_step, r, n, step.data());
         flush(d_step);
         diag_rows += n;
+        to_write.clear();
+    }
+
+    /// Checks the frame against the file and copies it into `out` (no HDF5 call).
+    void pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
+              const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
+              const WallLoads* loads, const WallContactList* contacts) {
+        if (emitted.size() != n_emitters || removed.size() != n_outlets)
+            throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
+                                      "outlets, the frame brings {} and {}",
+                                      path.string(), n_emitters, n_outlets, emitted.size(),
+                                      removed.size()));
+        const std::size_t n = bodies.size();
+        if (bodies.position.size() != n || bodies.orientation.size() != n ||
+            bodies.velocity.size() != n || bodies.angular_velocity.size() != n ||
+            bodies.radius.size() != n || bodies.material.size() != n || bodies.shape.size() != n ||
+            bodies.shape_param.size() != n) {
+            throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
+                                      path.string()));
+        }
+        out.time = time;
+        out.step = step;
+        out.n = n;
+        out.shape.resize(n);
+        out.clump.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            out.shape[i] = uint8_t(bodies.shape[i]);
+            out.clump[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
+            if (out.clump[i] >= int32_t(clump_templates))
+                throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
+                                          "file was created with {} templates",
+                                          path.string(), bodies.id[i], out.clump[i],
+                                          clump_templates));
+        }
+        out.id.assign(bodies.id.begin(), bodies.id.end());
+        out.material.assign(bodies.material.begin(), bodies.material.end());
+        if (float32) {
+            pack_reals(bodies, out.real32);
+            out.real64.clear();
+        } else {
+            pack_reals(bodies, out.real64);
+            out.real32.clear();
+        }
+        out.emitted = emitted;
+        out.removed = removed;
+        out.wall_force.assign(n_walls, Vec3::Zero());
+        out.wall_torque.assign(n_walls, Vec3::Zero());
+        if (loads != nullptr && loads->time > 0.0 && loads->impulse.size() == n_walls) {
+            for (std::size_t w = 0; w < n_walls; ++w) {
+                out.wall_force[w] = loads->impulse[w] / loads->time;
+                out.wall_torque[w] = loads->angular_impulse[w] / loads->time;
+            }
+        }
+        out.contacts.clear();
+        if (wall_contacts && contacts != nullptr) out.contacts = *contacts;
+        out.diagnostics.swap(pending);
         pending.clear();
+    }
+
+    /// Writes a packed frame: its diagnostics, then the body rows, then /flow and /walls,
+    /// then the index entry with row_count last; flushes, and updates the sidecar.
+    void write_rows(FrameRows& fr) {
+        to_write.swap(fr.diagnostics);
+        append_diagnostics();
+
+        const hsize_t r = rows, n = fr.n;
+        const RealColumns c(fr.n);
+        const auto real = [&](std::size_t offset) -> const void* {
+            return float32 ? static_cast<const void*>(fr.real32.data() + offset)
+                           : static_cast<const void*>(fr.real64.data() + offset);
+        };
+        append(id, r, n, fr.id.data());
+        append(position, r, n, real(c.position));
+        append(orientation, r, n, real(c.orientation));
+        append(velocity, r, n, real(c.velocity));
+        append(angular_velocity, r, n, real(c.angular_velocity));
+        append(radius, r, n, real(c.radius));
+        append(material, r, n, fr.material.data());
+        append(shape, r, n, fr.shape.data());
+        append(clump, r, n, fr.clump.data());
+        for (Column* col : body_columns()) flush(*col);
+
+        // The frame's /flow row (with the body rows: complete once row_count is set).
+        const hsize_t f = frames.size();
+        append_flow(f, fr.emitted, last_emitted, f_emitted_count, f_emitted_mass,
+                    f_emitted_total_count, f_emitted_total_mass);
+        append_flow(f, fr.removed, last_removed, f_removed_count, f_removed_mass,
+                    f_removed_total_count, f_removed_total_mass);
+        if (n_walls > 0) {
+            append(w_force, f, 1, fr.wall_force.data());
+            append(w_torque, f, 1, fr.wall_torque.data());
+        }
+        if (wall_contacts) {
+            const WallContactList& wc = fr.contacts;
+            const uint64_t first = wc_rows, count = wc.size();
+            if (count > 0) {
+                append(wc_wall, first, count, wc.wall.data());
+                append(wc_body, first, count, wc.body.data());
+                append(wc_point, first, count, wc.point.data());
+                append(wc_impulse, first, count, wc.impulse.data());
+                append(wc_angular, first, count, wc.angular_impulse.data());
+            }
+            append(wc_first_row, f, 1, &first);
+            append(wc_row_count, f, 1, &count);
+            wc_rows += count;
+        }
+        for (Column* col : flow_columns()) flush(*col);
+
+        // The index entry, row_count last: once it is set, everything above is on disk.
+        const uint64_t first_row = r, row_count = n;
+        append(frame_time, f, 1, &fr.time);
+        append(frame_step, f, 1, &fr.step);
+        append(frame_first_row, f, 1, &first_row);
+        flush(frame_time);
+        flush(frame_step);
+        flush(frame_first_row);
+        append(frame_row_count, f, 1, &row_count);
+        flush(frame_row_count);
+        check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+
+        rows += n;
+        frames.push_back(XdmfFrame{fr.time, first_row, row_count});
+        update_sidecar(false);
     }
 
     void close_all() {
         if (closed) return;
         closed = true;
         QuietHdf5 quiet;
-        std::string error;
+        std::string message;
         try {
+            to_write.insert(to_write.end(), pending.begin(), pending.end());
+            pending.clear();
             append_diagnostics();
             update_sidecar(true);
         } catch (const IoError& e) {
-            error = e.what();
+            if (message.empty()) message = e.what();
         }
         bool ok = true;
         for (Column* c : body_columns()) ok = c->id.reset() && ok;
@@ -542,7 +732,7 @@ struct TrajectoryWriter::Impl {
         for (Column* c : diagnostic_columns()) ok = c->id.reset() && ok;
         for (Column* c : flow_columns()) ok = c->id.reset() && ok;
         ok = file.reset() && ok;
-        if (!error.empty()) throw IoError(error);
+        if (!message.empty()) throw IoError(message);
         if (!ok) fail("close");
     }
 };
@@ -602,99 +792,10 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
                                    const WallContactList* contacts) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
-    if (emitted.size() != m.n_emitters || removed.size() != m.n_outlets)
-        throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
-                                  "outlets, the frame brings {} and {}",
-                                  m.path.string(), m.n_emitters, m.n_outlets, emitted.size(),
-                                  removed.size()));
-    const std::size_t n = bodies.size();
-    if (bodies.position.size() != n || bodies.orientation.size() != n || bodies.velocity.size() != n ||
-        bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n ||
-        bodies.shape.size() != n || bodies.shape_param.size() != n) {
-        throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
-                                  m.path.string()));
-    }
+    FrameRows rows;
+    m.pack(rows, bodies, time, step, emitted, removed, loads, contacts);
     QuietHdf5 quiet;
-    m.append_diagnostics();
-
-    const hsize_t r = m.rows;
-    m.scratch.resize(4 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const Quat& q = bodies.orientation[i];
-        m.scratch[4 * i + 0] = q.w();
-        m.scratch[4 * i + 1] = q.x();
-        m.scratch[4 * i + 2] = q.y();
-        m.scratch[4 * i + 3] = q.z();
-    }
-    m.append(m.id, r, n, bodies.id.data());
-    m.append(m.position, r, n, bodies.position.data());
-    m.append(m.orientation, r, n, m.scratch.data());
-    m.append(m.velocity, r, n, bodies.velocity.data());
-    m.append(m.angular_velocity, r, n, bodies.angular_velocity.data());
-    m.append(m.radius, r, n, bodies.radius.data());
-    m.append(m.material, r, n, bodies.material.data());
-    m.shape_codes.resize(n);
-    m.clump_index.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        m.shape_codes[i] = uint8_t(bodies.shape[i]);
-        m.clump_index[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
-        if (m.clump_index[i] >= int32_t(m.clump_templates))
-            throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
-                                      "file was created with {} templates",
-                                      m.path.string(), bodies.id[i], m.clump_index[i],
-                                      m.clump_templates));
-    }
-    m.append(m.shape, r, n, m.shape_codes.data());
-    m.append(m.clump, r, n, m.clump_index.data());
-    for (Column* c : m.body_columns()) m.flush(*c);
-
-    // The frame's /flow row (with the body rows: complete once row_count is set).
-    const hsize_t f = m.frames.size();
-    m.append_flow(f, emitted, m.last_emitted, m.f_emitted_count, m.f_emitted_mass,
-                  m.f_emitted_total_count, m.f_emitted_total_mass);
-    m.append_flow(f, removed, m.last_removed, m.f_removed_count, m.f_removed_mass,
-                  m.f_removed_total_count, m.f_removed_total_mass);
-    if (m.n_walls > 0) {
-        std::vector<Vec3> force(m.n_walls, Vec3::Zero()), torque(m.n_walls, Vec3::Zero());
-        if (loads != nullptr && loads->time > 0.0 && loads->impulse.size() == m.n_walls) {
-            for (std::size_t w = 0; w < m.n_walls; ++w) {
-                force[w] = loads->impulse[w] / loads->time;
-                torque[w] = loads->angular_impulse[w] / loads->time;
-            }
-        }
-        m.append(m.w_force, f, 1, force.data());
-        m.append(m.w_torque, f, 1, torque.data());
-    }
-    if (m.wall_contacts) {
-        const uint64_t first = m.wc_rows, count = contacts ? contacts->size() : 0;
-        if (count > 0) {
-            m.append(m.wc_wall, first, count, contacts->wall.data());
-            m.append(m.wc_body, first, count, contacts->body.data());
-            m.append(m.wc_point, first, count, contacts->point.data());
-            m.append(m.wc_impulse, first, count, contacts->impulse.data());
-            m.append(m.wc_angular, first, count, contacts->angular_impulse.data());
-        }
-        m.append(m.wc_first_row, f, 1, &first);
-        m.append(m.wc_row_count, f, 1, &count);
-        m.wc_rows += count;
-    }
-    for (Column* c : m.flow_columns()) m.flush(*c);
-
-    // The index entry, row_count last: once it is set, everything above is on disk.
-    const uint64_t first_row = r, row_count = n;
-    m.append(m.frame_time, f, 1, &time);
-    m.append(m.frame_step, f, 1, &step);
-    m.append(m.frame_first_row, f, 1, &first_row);
-    m.flush(m.frame_time);
-    m.flush(m.frame_step);
-    m.flush(m.frame_first_row);
-    m.append(m.frame_row_count, f, 1, &row_count);
-    m.flush(m.frame_row_count);
-    m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
-
-    m.rows += n;
-    m.frames.push_back(XdmfFrame{time, first_row, row_count});
-    m.update_sidecar(false);
+    m.write_rows(rows);
 }
 
 void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/math.hpp"
+#include "engine/core/settings.hpp"
 #include "engine/flow/flow.hpp"
 
 namespace talus {
@@ -42,6 +43,13 @@ struct RunMetadata {
     /// point and impulse ([output] wall_contacts). Needs at least one wall.
     bool wall_contacts = false;
     double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts)
+    /// Storage type of the per-body float rows (/bodies/position, orientation, velocity,
+    /// angular_velocity, radius): float32 rounds each double to nearest.
+    OutputPrecision precision = OutputPrecision::Float64;
+    /// gzip level 0..9 (0 = no filter) of the row datasets (/bodies/*, /walls/contacts/*),
+    /// with the shuffle filter before it. The small per-frame index and diagnostics
+    /// datasets are never compressed.
+    int compression = kDefaultOutputCompression;
 };
 
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5

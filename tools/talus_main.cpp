@@ -128,6 +128,8 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         }
         meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
         meta.dt = dt;
+        meta.precision = scene.output.precision;
+        meta.compression = scene.output.compression;
         world.record_wall_contacts = meta.wall_contacts;
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
                                                           &world.bodies.clumps);

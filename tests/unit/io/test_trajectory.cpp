@@ -171,8 +171,8 @@ std::string summary_value(const std::string& summary, const std::string& key) {
 
 /// The standard three-frame run: body counts 5, 9, 3; diagnostics for steps 1..7, of which
 /// step 7 comes after the last frame and reaches the file only through close().
-void write_standard_run(const fs::path& h5, Expected* expected) {
-    const RunMetadata meta = test_metadata();
+void write_standard_run(const fs::path& h5, Expected* expected,
+                        const RunMetadata& meta = test_metadata()) {
     const MaterialTable mats = test_materials();
     TrajectoryWriter w(h5, meta, mats, false);
     const std::size_t counts[] = {5, 9, 3};
@@ -231,6 +231,43 @@ TEST(Xdmf, DocumentEscapesTheFileNameAndPrintsTimesExactly) {
     EXPECT_NE(doc.find(">a&amp;b.h5:/bodies/radius<"), std::string::npos);
     EXPECT_NE(doc.find("<Time Value=\"0.30000000000000004\"/>"), std::string::npos);
     EXPECT_EQ(xdmf_sidecar_path("dir/run.h5"), fs::path("dir/run.xmf"));
+}
+
+TEST(Xdmf, DocumentDeclaresThePrecisionOfTheReals) {
+    const auto count = [](const std::string& doc, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = doc.find(what); at != std::string::npos; at = doc.find(what, at + 1)) ++n;
+        return n;
+    };
+    // position, radius, velocity: Float; ids Int 8 and materials UInt 4 whatever the reals
+    const std::string f32 = xdmf_document("r.h5", {{0.0, 0, 2}}, 2, 4);
+    EXPECT_EQ(count(f32, "NumberType=\"Float\" Precision=\"4\""), 3u) << f32;
+    EXPECT_EQ(count(f32, "NumberType=\"Float\" Precision=\"8\""), 0u) << f32;
+    EXPECT_EQ(count(f32, "NumberType=\"Int\" Precision=\"8\""), 1u) << f32;
+    const std::string f64 = xdmf_document("r.h5", {{0.0, 0, 2}}, 2);
+    EXPECT_EQ(count(f64, "NumberType=\"Float\" Precision=\"8\""), 3u) << f64;
+    EXPECT_EQ(count(f64, "NumberType=\"Float\" Precision=\"4\""), 0u) << f64;
+}
+
+TEST(TrajectoryInfo, NamesPrecisionAndCompression) {
+    const fs::path dir = test_dir("info_storage");
+    RunMetadata meta = test_metadata();
+    meta.precision = OutputPrecision::Float32;
+    meta.compression = 1;
+    write_standard_run(dir / "f32.h5", nullptr, meta);
+    const std::string s32 = describe_trajectory(dir / "f32.h5");
+    EXPECT_EQ(summary_value(s32, "storage"), "float32 body rows, gzip level 1 with shuffle") << s32;
+    EXPECT_EQ(summary_value(s32, "frames"), "3") << s32;
+    EXPECT_EQ(summary_value(s32, "time"), "0.002 s to 0.006 s (steps 2 to 6)") << s32;
+    meta.precision = OutputPrecision::Float64;
+    meta.compression = 0;
+    write_standard_run(dir / "f64.h5", nullptr, meta);
+    EXPECT_EQ(summary_value(describe_trajectory(dir / "f64.h5"), "storage"),
+              "float64 body rows, uncompressed");
+    // the sidecar of the float32 file reads its reals as 4-byte floats
+    const std::string xmf = read_text(dir / "f32.xmf");
+    EXPECT_NE(xmf.find("NumberType=\"Float\" Precision=\"4\""), std::string::npos);
+    EXPECT_EQ(xmf.find("NumberType=\"Float\" Precision=\"8\""), std::string::npos);
 }
 
 TEST(TrajectoryWriter, RefusesToOverwriteWithoutForce) {
