@@ -18,17 +18,37 @@
 //   "unwritten" fill value (2^64 - 1): readers count an entry only once its marker is set.
 // - Diagnostics are buffered in memory and appended at each frame and at close, so the step
 //   loop never calls HDF5.
+// - Frames are written by a background thread (RunMetadata::background_writer). The step
+//   loop only packs a frame: it copies the rows, already in their storage type and layout,
+//   with the diagnostics buffered since the previous frame, into one of kFrameBuffers
+//   buffers and queues it; the writer thread makes the HDF5 calls, in queue order, exactly
+//   those the synchronous path makes, so the file is the same bit for bit and the crash-safety
+//   order above holds unchanged. The loop waits only when every buffer is taken. The writer's
+//   first failure stops it (the file keeps its last complete frame) and is raised again, word
+//   for word, by the next write_frame, write_diagnostics, flush or close on the main thread.
+// - The XDMF sidecar is rewritten whole (atomically) after each frame. Its size grows with the
+//   frame count, so past kSidecarAlwaysFrames frames a rewrite is skipped while sidecar writing
+//   has used more than kSidecarTimeShare of the wall time since the file was created; close()
+//   always brings it up to date. A run with thousands of small frames then does not spend its
+//   time rewriting XML, and the HDF5 file stays the authority on what was written.
 // The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
 // naming the file and HDF5's innermost error description.
 #include "io/trajectory_writer.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "engine/core/body_store.hpp"
@@ -51,6 +71,10 @@ constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200
 constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
 constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
 constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
+/// Frames the background writer may hold at once: the one it is writing and one waiting.
+/// Each is a full copy of the frame's rows (~73 B per body in float32, ~130 B in float64),
+/// so this bounds the output's memory; the step loop waits only when both are taken.
+constexpr std::size_t kFrameBuffers = 2;
 
 /// HDF5's innermost (most specific) error description on the current stack, then clears it.
 std::string hdf5_error_text() {
@@ -136,6 +160,24 @@ struct TrajectoryWriter::Impl {
     Hid file;
     bool closed = false;
 
+    // Background writing. The main thread packs each frame into a buffer and queues it;
+    // the writer thread makes every HDF5 call from then on, in queue order, so the file is
+    // written exactly as the synchronous writer would. Members below the mutex are shared.
+    bool background = true;
+    std::thread worker;
+    std::mutex mutex;
+    std::condition_variable wake_worker;  ///< a frame was queued, or stop
+    std::condition_variable wake_main;    ///< a buffer came back, or the writer went idle
+    std::deque<std::unique_ptr<FrameRows>> queue;  ///< packed frames, oldest first
+    std::vector<std::unique_ptr<FrameRows>> spare; ///< buffers to reuse
+    std::size_t buffers = 0;                       ///< allocated, ≤ kFrameBuffers
+    bool busy = false;                             ///< the writer is writing a frame
+    bool stopping = false;                         ///< close(): drain the queue and exit
+    std::string error;                             ///< the writer's first failure, verbatim
+    std::atomic<bool> failed{false};
+    FrameRows sync_rows;                           ///< the buffer when not in background
+    uint64_t frames_handed = 0, rows_handed = 0;   ///< what the main thread handed over
+    double write_seconds = 0.0;  ///< wall time in write_rows (on the writer's thread) [s]
 
     // /bodies
     Column id, position, orientation, velocity, angular_velocity, radius, material, shape, clump;
@@ -163,6 +205,7 @@ struct TrajectoryWriter::Impl {
     std::vector<StepDiagnostics> pending;   ///< diagnostics buffered since the last frame
     std::vector<StepDiagnostics> to_write;  ///< diagnostics being appended to the file
     bool float32 = false;                   ///< per-body reals stored as float32
+    bool frozen = false;                    ///< a write failed: HDF5 writes nothing more
     std::size_t clump_templates = 0;       ///< templates in /clumps
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
@@ -647,9 +690,39 @@ struct TrajectoryWriter::Impl {
         pending.clear();
     }
 
+    /// After a failed write: HDF5 may not write to the file again. The file then stays as
+    /// the last successful flush and the writes after it left it: the consistent SWMR state a
+    /// killed run leaves, readable up to its last complete frame. Closing it normally instead
+    /// would write metadata describing space that never reached the disk (a full disk leaves
+    /// a superblock whose end-of-file lies beyond the file: "truncated file", unreadable).
+    /// The file descriptor under HDF5 is replaced by a read-only one, so every later write
+    /// fails and nothing on disk changes.
+    void freeze() {
+        if (frozen) return;
+        frozen = true;
+        void* handle = nullptr;
+        if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+        const int fd = *static_cast<int*>(handle);  // the sec2 (POSIX) driver's descriptor
+        const int read_only = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (read_only < 0) return;
+        ::dup2(read_only, fd);
+        ::close(read_only);
+    }
+
+    /// write_rows_unguarded, freezing the file if it fails.
+    void write_rows(FrameRows& fr) {
+        try {
+            write_rows_unguarded(fr);
+        } catch (...) {
+            freeze();
+            throw;
+        }
+    }
+
     /// Writes a packed frame: its diagnostics, then the body rows, then /flow and /walls,
     /// then the index entry with row_count last; flushes, and updates the sidecar.
-    void write_rows(FrameRows& fr) {
+    void write_rows_unguarded(FrameRows& fr) {
+        const auto start = std::chrono::steady_clock::now();
         to_write.swap(fr.diagnostics);
         append_diagnostics();
 
@@ -711,18 +784,111 @@ struct TrajectoryWriter::Impl {
         rows += n;
         frames.push_back(XdmfFrame{fr.time, first_row, row_count});
         update_sidecar(false);
+        write_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    // ---- the background writer ----------------------------------------------------------
+
+    /// Re-raises, on the calling (main) thread, the writer thread's failure, word for word.
+    void rethrow_if_failed() {
+        if (!failed.load(std::memory_order_acquire)) return;
+        std::lock_guard<std::mutex> lock(mutex);
+        throw IoError(error);
+    }
+
+    /// A buffer for the next frame: a spare one, a new one while fewer than kFrameBuffers
+    /// exist, or else the first the writer gives back (the step loop waits only here).
+    std::unique_ptr<FrameRows> take_buffer() {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake_main.wait(lock, [&] { return !spare.empty() || buffers < kFrameBuffers || failed; });
+        if (failed) throw IoError(error);
+        if (!spare.empty()) {
+            std::unique_ptr<FrameRows> b = std::move(spare.back());
+            spare.pop_back();
+            return b;
+        }
+        ++buffers;
+        return std::make_unique<FrameRows>();
+    }
+
+    void give_back(std::unique_ptr<FrameRows> b) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            spare.push_back(std::move(b));
+        }
+        wake_main.notify_all();
+    }
+
+    /// The writer thread: writes queued frames in order until close() asks it to stop and
+    /// the queue is empty. After a failure it writes nothing more (the file keeps its last
+    /// complete frame) and only hands buffers back.
+    void run_worker() {
+        QuietHdf5 quiet;  // HDF5's error stack and its printing are per thread
+        for (;;) {
+            std::unique_ptr<FrameRows> job;
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                wake_worker.wait(lock, [&] { return !queue.empty() || stopping; });
+                if (queue.empty()) return;
+                job = std::move(queue.front());
+                queue.pop_front();
+                busy = true;
+            }
+            std::string message;
+            if (!failed.load(std::memory_order_acquire)) {
+                try {
+                    write_rows(*job);
+                } catch (const IoError& e) {
+                    message = e.what();
+                } catch (const std::exception& e) {
+                    message = fmt::format("trajectory '{}': {}", path.string(), e.what());
+                }
+            }
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (!message.empty() && !failed) {
+                    error = message;
+                    failed.store(true, std::memory_order_release);
+                }
+                busy = false;
+                spare.push_back(std::move(job));
+            }
+            wake_main.notify_all();
+        }
+    }
+
+    /// Waits until every frame handed over is in the file (or the writer failed).
+    void drain() {
+        if (!worker.joinable()) return;
+        std::unique_lock<std::mutex> lock(mutex);
+        wake_main.wait(lock, [&] { return (queue.empty() && !busy) || failed; });
+    }
+
+    /// Lets the writer finish the queue, then joins it.
+    void stop_worker() {
+        if (!worker.joinable()) return;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stopping = true;
+        }
+        wake_worker.notify_one();
+        worker.join();
     }
 
     void close_all() {
         if (closed) return;
         closed = true;
+        stop_worker();  // every queued frame is in the file (or the writer failed) after this
         QuietHdf5 quiet;
-        std::string message;
+        std::string message = failed ? error : std::string();
         try {
-            to_write.insert(to_write.end(), pending.begin(), pending.end());
-            pending.clear();
-            append_diagnostics();
-            update_sidecar(true);
+            if (!frozen) {
+                to_write.insert(to_write.end(), pending.begin(), pending.end());
+                pending.clear();
+                append_diagnostics();
+            }
+            update_sidecar(true);  // a file of its own: describes the complete frames
         } catch (const IoError& e) {
             if (message.empty()) message = e.what();
         }
@@ -776,6 +942,8 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
     m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
+    m.background = metadata.background_writer;
+    if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
 
 TrajectoryWriter::~TrajectoryWriter() {
@@ -792,10 +960,27 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
                                    const WallContactList* contacts) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
-    FrameRows rows;
-    m.pack(rows, bodies, time, step, emitted, removed, loads, contacts);
-    QuietHdf5 quiet;
-    m.write_rows(rows);
+    if (!m.background) {
+        m.pack(m.sync_rows, bodies, time, step, emitted, removed, loads, contacts);
+        QuietHdf5 quiet;
+        m.write_rows(m.sync_rows);
+    } else {
+        m.rethrow_if_failed();
+        std::unique_ptr<FrameRows> rows = m.take_buffer();
+        try {
+            m.pack(*rows, bodies, time, step, emitted, removed, loads, contacts);
+        } catch (...) {
+            m.give_back(std::move(rows));
+            throw;
+        }
+        {
+            std::lock_guard<std::mutex> lock(m.mutex);
+            m.queue.push_back(std::move(rows));
+        }
+        m.wake_worker.notify_one();
+    }
+    m.frames_handed += 1;
+    m.rows_handed += bodies.size();
 }
 
 void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
@@ -803,14 +988,23 @@ void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
         throw IoError(fmt::format("trajectory '{}': write_diagnostics after close",
                                   impl_->path.string()));
     }
+    impl_->rethrow_if_failed();
     impl_->pending.push_back(diagnostics);
+}
+
+void TrajectoryWriter::flush() {
+    Impl& m = *impl_;
+    if (m.closed) return;
+    m.drain();
+    m.rethrow_if_failed();
 }
 
 void TrajectoryWriter::close() { impl_->close_all(); }
 
 const std::filesystem::path& TrajectoryWriter::path() const { return impl_->path; }
 std::filesystem::path TrajectoryWriter::sidecar_path() const { return xdmf_sidecar_path(impl_->path); }
-uint64_t TrajectoryWriter::frames_written() const { return impl_->frames.size(); }
-uint64_t TrajectoryWriter::rows_written() const { return impl_->rows; }
+uint64_t TrajectoryWriter::frames_written() const { return impl_->frames_handed; }
+uint64_t TrajectoryWriter::rows_written() const { return impl_->rows_handed; }
+double TrajectoryWriter::write_seconds() const { return impl_->write_seconds; }
 
 }  // namespace talus

@@ -180,6 +180,13 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         return kExitIo;
     }
     progress.update(world, duration, world.step_count, true);
+    if (!quiet) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(out, ec);
+        std::fprintf(stderr, "talus: output: %llu frames, %.1f MB, %.2f s writing (background)\n",
+                     (unsigned long long)writer->frames_written(), ec ? 0.0 : double(bytes) / 1e6,
+                     writer->write_seconds());
+    }
     return 0;
 }
 
