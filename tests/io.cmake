@@ -104,3 +104,11 @@ add_test(NAME io.precision
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_precision.py
                  ${TALUS_PRECISION_FILES})
 set_tests_properties(io.precision PROPERTIES FIXTURES_REQUIRED talus_precision_runs)
+# ParaView reads the float32, gzip-compressed run through its sidecar (Precision="4").
+add_test(NAME io.xdmf_paraview_float32
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_xdmf_pvpython.py
+                 ${TALUS_PRECISION_DIR}/f32_gzip1.h5)
+set_tests_properties(io.xdmf_paraview_float32 PROPERTIES
+    FIXTURES_REQUIRED talus_precision_runs
+    TIMEOUT 300)
