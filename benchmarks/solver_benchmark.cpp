@@ -782,6 +782,11 @@ int cmd_breakdown(const Options& o) {
         meta.scene_text = scene.text;
         meta.scene_path = o.scene.string();
         meta.talus_version = TALUS_VERSION;
+        // The time to write a frame, as before the background writer and compression
+        // existed: synchronous (write_frame returns once the frame is on disk), float64,
+        // uncompressed, so the figure stays comparable with earlier results.
+        meta.background_writer = false;
+        meta.compression = 0;
         TrajectoryWriter writer(tmp, meta, w.materials, true, &w.bodies.clumps);
         for (int k = 0; k <= o.frames; ++k) {
             const auto t0 = Clock::now();

@@ -61,7 +61,7 @@ const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
-const Fields kOutputKeys{{"path"}, {"interval"}, {"wall_contacts"}};
+const Fields kOutputKeys{{"path"}, {"interval"}, {"wall_contacts"}, {"precision"}, {"compression"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
                            {"restitution"}, {"rolling_friction"}, {"spinning_friction"}};
 const Fields kFrictionPairKeys{{"materials"},        {"friction"},         {"restitution"},
@@ -795,6 +795,17 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
                 *c, "interval", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
             s.interval = *v;
         if (auto b = r.boolean(*c, "wall_contacts", Need::Optional)) s.wall_contacts = *b;
+        if (auto p = r.string(*c, "precision", Need::Optional)) {
+            if (*p == "float64")
+                s.precision = OutputPrecision::Float64;
+            else if (*p == "float32")
+                s.precision = OutputPrecision::Float32;
+            else
+                r.problem_at(*c, "precision",
+                             fmt::format("unknown precision '{}'{}", *p,
+                                         suggest(*p, {"float64", "float32"}, "known")));
+        }
+        if (auto v = r.integer(*c, "compression", Need::Optional, 0, 9)) s.compression = int(*v);
     }
     const std::filesystem::path out(s.path);
     if (out.is_relative()) s.path = (scene_file.parent_path() / out).lexically_normal().string();

@@ -117,6 +117,32 @@ std::vector<T> read_row(hid_t file, const char* name, hid_t mem_type, uint64_t r
     return out;
 }
 
+/// How /bodies/position is stored: "float64" or "float32", and its filters ("gzip level 1
+/// with shuffle", "uncompressed").
+std::string storage_text(hid_t file) {
+    Hid ds(H5Dopen2(file, "/bodies/position", H5P_DEFAULT), H5Dclose);
+    if (ds.get() < 0) return "?";
+    Hid type(H5Dget_type(ds.get()), H5Tclose);
+    const bool is_float = type.get() >= 0 && H5Tget_class(type.get()) == H5T_FLOAT;
+    const std::string precision =
+        is_float ? fmt::format("float{}", 8 * H5Tget_size(type.get())) : std::string("?");
+    Hid dcpl(H5Dget_create_plist(ds.get()), H5Pclose);
+    bool shuffle = false;
+    int level = -1;
+    const int filters = dcpl.get() >= 0 ? H5Pget_nfilters(dcpl.get()) : 0;
+    for (int i = 0; i < filters; ++i) {
+        unsigned flags = 0, values[4] = {0, 0, 0, 0};
+        std::size_t n_values = 4;
+        const H5Z_filter_t id =
+            H5Pget_filter2(dcpl.get(), unsigned(i), &flags, &n_values, values, 0, nullptr, nullptr);
+        if (id == H5Z_FILTER_SHUFFLE) shuffle = true;
+        if (id == H5Z_FILTER_DEFLATE) level = n_values > 0 ? int(values[0]) : 0;
+    }
+    if (level < 0) return fmt::format("{} body rows, uncompressed", precision);
+    return fmt::format("{} body rows, gzip level {}{}", precision, level,
+                       shuffle ? " with shuffle" : "");
+}
+
 /// Shortest of several optional lengths; nothing if any is missing.
 std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> names) {
     uint64_t n = std::numeric_limits<uint64_t>::max();
@@ -192,6 +218,7 @@ std::string describe_trajectory(const std::filesystem::path& path) {
                                   : fmt::format("open for writing, or the run was killed (for ParaView, "
                                                 "first run: h5clear -s {})",
                                                 path.string()));
+    line("storage:", storage_text(f));
     line("frames:", fmt::format("{}", frames));
     if (frames > 0) {
         line("time:", fmt::format("{} s to {} s (steps {} to {})", time.front(), time.back(),

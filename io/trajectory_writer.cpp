@@ -18,6 +18,14 @@
 //   "unwritten" fill value (2^64 - 1): readers count an entry only once its marker is set.
 // - Diagnostics are buffered in memory and appended at each frame and at close, so the step
 //   loop never calls HDF5.
+// - Frames are written by a background thread (RunMetadata::background_writer). The step
+//   loop only packs a frame: it copies the rows, already in their storage type and layout,
+//   with the diagnostics buffered since the previous frame, into one of kFrameBuffers
+//   buffers and queues it; the writer thread makes the HDF5 calls, in queue order, exactly
+//   those the synchronous path makes, so the file is the same bit for bit and the crash-safety
+//   order above holds unchanged. The loop waits only when every buffer is taken. The writer's
+//   first failure stops it (the file keeps its last complete frame) and is raised again, word
+//   for word, by the next write_frame, write_diagnostics, flush or close on the main thread.
 // - The XDMF sidecar is rewritten whole (atomically) after each frame. Its size grows with the
 //   frame count, so past kSidecarAlwaysFrames frames a rewrite is skipped while sidecar writing
 //   has used more than kSidecarTimeShare of the wall time since the file was created; close()
@@ -27,13 +35,20 @@
 // naming the file and HDF5's innermost error description.
 #include "io/trajectory_writer.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <limits>
+#include <mutex>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "engine/core/body_store.hpp"
@@ -56,6 +71,10 @@ constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200
 constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
 constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
 constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
+/// Frames the background writer may hold at once: the one it is writing and one waiting.
+/// Each is a full copy of the frame's rows (~73 B per body in float32, ~130 B in float64),
+/// so this bounds the output's memory; the step loop waits only when both are taken.
+constexpr std::size_t kFrameBuffers = 2;
 
 /// HDF5's innermost (most specific) error description on the current stack, then clears it.
 std::string hdf5_error_text() {
@@ -80,12 +99,85 @@ struct Column {
     std::string name;   ///< path in the file, for messages and reopening
 };
 
+/// One frame as it goes to the file: every row already in its storage type and layout
+/// (orientation reordered to w, x, y, z; reals rounded to float32 if asked), together with
+/// the diagnostics buffered since the previous frame. Plain data, owned: once packed it no
+/// longer refers to the engine's arrays.
+struct FrameRows {
+    double time = 0.0;
+    uint64_t step = 0;
+    std::size_t n = 0;                       ///< bodies
+    std::vector<StepDiagnostics> diagnostics;
+    std::vector<uint64_t> id;
+    /// Per-body reals, column after column: position 3n, orientation 4n, velocity 3n,
+    /// angular velocity 3n, radius n. One of the two is used, per the file's precision.
+    std::vector<double> real64;
+    std::vector<float> real32;
+    std::vector<uint32_t> material;
+    std::vector<uint8_t> shape;
+    std::vector<int32_t> clump;
+    std::vector<FlowTally> emitted, removed;  ///< cumulative tallies per emitter / outlet
+    std::vector<Vec3> wall_force, wall_torque;
+    WallContactList contacts;
+};
+
+/// Offsets (in reals, for n bodies) of the columns of FrameRows::real64 / real32.
+struct RealColumns {
+    std::size_t position, orientation, velocity, angular_velocity, radius, total;
+    explicit RealColumns(std::size_t n)
+        : position(0), orientation(3 * n), velocity(7 * n), angular_velocity(10 * n),
+          radius(13 * n), total(14 * n) {}
+};
+
+/// Copies the reals of `b` into `out` (layout RealColumns), converting to T (for float:
+/// round to nearest, as IEEE conversion does).
+template <class T>
+void pack_reals(const BodyStore& b, std::vector<T>& out) {
+    const std::size_t n = b.size();
+    const RealColumns c(n);
+    out.resize(c.total);
+    T* p = out.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
+        const Quat& q = b.orientation[i];
+        for (int a = 0; a < 3; ++a) {
+            p[c.position + 3 * i + a] = static_cast<T>(x[a]);
+            p[c.velocity + 3 * i + a] = static_cast<T>(v[a]);
+            p[c.angular_velocity + 3 * i + a] = static_cast<T>(w[a]);
+        }
+        p[c.orientation + 4 * i + 0] = static_cast<T>(q.w());
+        p[c.orientation + 4 * i + 1] = static_cast<T>(q.x());
+        p[c.orientation + 4 * i + 2] = static_cast<T>(q.y());
+        p[c.orientation + 4 * i + 3] = static_cast<T>(q.z());
+        p[c.radius + i] = static_cast<T>(b.radius[i]);
+    }
+}
+
 }  // namespace
 
 struct TrajectoryWriter::Impl {
     std::filesystem::path path;
     Hid file;
     bool closed = false;
+
+    // Background writing. The main thread packs each frame into a buffer and queues it;
+    // the writer thread makes every HDF5 call from then on, in queue order, so the file is
+    // written exactly as the synchronous writer would. Members below the mutex are shared.
+    bool background = true;
+    std::thread worker;
+    std::mutex mutex;
+    std::condition_variable wake_worker;  ///< a frame was queued, or stop
+    std::condition_variable wake_main;    ///< a buffer came back, or the writer went idle
+    std::deque<std::unique_ptr<FrameRows>> queue;  ///< packed frames, oldest first
+    std::vector<std::unique_ptr<FrameRows>> spare; ///< buffers to reuse
+    std::size_t buffers = 0;                       ///< allocated, ≤ kFrameBuffers
+    bool busy = false;                             ///< the writer is writing a frame
+    bool stopping = false;                         ///< close(): drain the queue and exit
+    std::string error;                             ///< the writer's first failure, verbatim
+    std::atomic<bool> failed{false};
+    FrameRows sync_rows;                           ///< the buffer when not in background
+    uint64_t frames_handed = 0, rows_handed = 0;   ///< what the main thread handed over
+    double write_seconds = 0.0;  ///< wall time in write_rows (on the writer's thread) [s]
 
     // /bodies
     Column id, position, orientation, velocity, angular_velocity, radius, material, shape, clump;
@@ -110,10 +202,10 @@ struct TrajectoryWriter::Impl {
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
     std::vector<XdmfFrame> frames;
-    std::vector<StepDiagnostics> pending;  ///< diagnostics not yet in the file
-    std::vector<double> scratch;           ///< orientation reordered to w, x, y, z
-    std::vector<uint8_t> shape_codes;      ///< per body of the frame: Shape as uint8
-    std::vector<int32_t> clump_index;      ///< per body of the frame: template or −1
+    std::vector<StepDiagnostics> pending;   ///< diagnostics buffered since the last frame
+    std::vector<StepDiagnostics> to_write;  ///< diagnostics being appended to the file
+    bool float32 = false;                   ///< per-body reals stored as float32
+    bool frozen = false;                    ///< a write failed: HDF5 writes nothing more
     std::size_t clump_templates = 0;       ///< templates in /clumps
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
@@ -201,7 +293,7 @@ struct TrajectoryWriter::Impl {
     void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
                        hsize_t width, hsize_t chunk_rows, const char* unit,
                        const char* description, const uint64_t* fill = nullptr,
-                       bool matrix = false, bool triple = false) {
+                       bool matrix = false, bool triple = false, int deflate = 0) {
         c.name = name;
         c.width = width;
         c.matrix = matrix;
@@ -215,6 +307,12 @@ struct TrajectoryWriter::Impl {
         Hid dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "property list"), H5Pclose);
         check(H5Pset_chunk(dcpl.get(), rank, chunk), "chunking of " + name);
         if (fill != nullptr) check(H5Pset_fill_value(dcpl.get(), H5T_NATIVE_UINT64, fill), "fill value");
+        if (deflate > 0) {
+            // Shuffle groups the bytes of equal significance of neighbouring values (signs
+            // and exponents of nearby positions agree), which is what lets deflate find runs.
+            check(H5Pset_shuffle(dcpl.get()), "shuffle filter of " + name);
+            check(H5Pset_deflate(dcpl.get(), unsigned(deflate)), "deflate filter of " + name);
+        }
         Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
                                 dcpl.get(), H5P_DEFAULT),
                      "create dataset " + name),
@@ -296,23 +394,34 @@ struct TrajectoryWriter::Impl {
         const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
                     nu8 = H5T_NATIVE_UINT8;
         const hsize_t b = kBodyChunkRows, k = kIndexChunkRows;
-        create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id");
-        create_column(position, "/bodies/position", f64, nf64, 3, b, "m",
-                      "centre of mass, world frame (x, y, z)");
-        create_column(orientation, "/bodies/orientation", f64, nf64, 4, b, "1",
-                      "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)");
-        create_column(velocity, "/bodies/velocity", f64, nf64, 3, b, "m/s",
-                      "linear velocity of the centre of mass, world frame");
-        create_column(angular_velocity, "/bodies/angular_velocity", f64, nf64, 3, b, "rad/s",
-                      "angular velocity in the BODY frame; world frame = R(q) * this");
-        create_column(radius, "/bodies/radius", f64, nf64, 1, b, "m",
-                      "sphere radius; other shapes: bounding radius about the centre of mass");
+        // Row datasets (one row per body or contact per frame) are the bulk of the file:
+        // they take the compression; per-body reals take the chosen precision.
+        const int z = meta.compression;
+        float32 = meta.precision == OutputPrecision::Float32;
+        const hid_t real = float32 ? H5T_IEEE_F32LE : f64;
+        const hid_t nreal = float32 ? H5T_NATIVE_FLOAT : nf64;
+        create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id", nullptr, false,
+                      false, z);
+        create_column(position, "/bodies/position", real, nreal, 3, b, "m",
+                      "centre of mass, world frame (x, y, z)", nullptr, false, false, z);
+        create_column(orientation, "/bodies/orientation", real, nreal, 4, b, "1",
+                      "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)",
+                      nullptr, false, false, z);
+        create_column(velocity, "/bodies/velocity", real, nreal, 3, b, "m/s",
+                      "linear velocity of the centre of mass, world frame", nullptr, false, false, z);
+        create_column(angular_velocity, "/bodies/angular_velocity", real, nreal, 3, b, "rad/s",
+                      "angular velocity in the BODY frame; world frame = R(q) * this", nullptr,
+                      false, false, z);
+        create_column(radius, "/bodies/radius", real, nreal, 1, b, "m",
+                      "sphere radius; other shapes: bounding radius about the centre of mass",
+                      nullptr, false, false, z);
         create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
-                      "index into the root attribute material_names");
+                      "index into the root attribute material_names", nullptr, false, false, z);
         create_column(shape, "/bodies/shape", u8, nu8, 1, b, "1",
-                      "0 sphere, 1 capsule, 2 ellipsoid, 3 clump");
+                      "0 sphere, 1 capsule, 2 ellipsoid, 3 clump", nullptr, false, false, z);
         create_column(clump, "/bodies/clump", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, b, "1",
-                      "clump template (index into /clumps/first), -1 for other shapes");
+                      "clump template (index into /clumps/first), -1 for other shapes", nullptr,
+                      false, false, z);
 
         create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
         create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
@@ -368,17 +477,17 @@ struct TrajectoryWriter::Impl {
                       H5Gclose);
             number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
             create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
-                          "wall of the contact (index into the names attribute of /walls)");
+                          "wall of the contact (index into the names attribute of /walls)", nullptr, false, false, z);
             create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
-                          "stable id of the body in contact");
+                          "stable id of the body in contact", nullptr, false, false, z);
             create_column(wc_point, "/walls/contacts/point", f64, nf64, 3, b, "m",
-                          "contact point at the start of the step, world frame");
+                          "contact point at the start of the step, world frame", nullptr, false, false, z);
             create_column(wc_impulse, "/walls/contacts/impulse", f64, nf64, 3, b, "N s",
                           "impulse the body gave the wall over the frame's last step (world "
-                          "frame); divide by the step (attribute dt of /walls/contacts) for a force");
+                          "frame, nullptr, false, false, z); divide by the step (attribute dt of /walls/contacts) for a force");
             create_column(wc_angular, "/walls/contacts/angular_impulse", f64, nf64, 3, b, "N m s",
                           "torque impulse on the wall from rolling and spinning resistance over "
-                          "the same step (a couple; 0 without them)");
+                          "the same step (a couple; 0 without them)", nullptr, false, false, z);
             create_column(wc_first_row, "/walls/contacts/first_row", u64, nu64, 1, k, "1",
                           "per frame: first row of the frame's contacts in /walls/contacts/*");
             create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
@@ -476,14 +585,14 @@ struct TrajectoryWriter::Impl {
         if (!always && frames.size() > kSidecarAlwaysFrames &&
             sidecar_seconds > kSidecarTimeShare * lifetime)
             return;
-        write_xdmf_sidecar(path, frames, rows);
+        write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8);
         sidecar_seconds += std::chrono::duration<double>(clock::now() - start).count();
         sidecar_frames = frames.size();
     }
 
     /// Moves the buffered diagnostics into the file; /diagnostics/step goes last.
     void append_diagnostics() {
-        const hsize_t n = pending.size();
+        const hsize_t n = to_write.size();
         if (n == 0) return;
         std::vector<uint64_t> step(n);
         std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
@@ -491,7 +600,7 @@ struct TrajectoryWriter::Impl {
         std::vector<uint32_t> contacts(n), iterations(n);
         std::vector<uint8_t> converged(n);
         for (std::size_t i = 0; i < n; ++i) {
-            const StepDiagnostics& d = pending[i];
+            const StepDiagnostics& d = to_write[i];
             step[i] = d.step;
             time[i] = d.time;
             contacts[i] = d.contacts;
@@ -522,19 +631,266 @@ struct TrajectoryWriter::Impl {
         append(d_step, r, n, step.data());
         flush(d_step);
         diag_rows += n;
+        to_write.clear();
+    }
+
+    /// Checks the frame against the file and copies it into `out` (no HDF5 call).
+    void pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
+              const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
+              const WallLoads* loads, const WallContactList* contacts) {
+        if (emitted.size() != n_emitters || removed.size() != n_outlets)
+            throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
+                                      "outlets, the frame brings {} and {}",
+                                      path.string(), n_emitters, n_outlets, emitted.size(),
+                                      removed.size()));
+        const std::size_t n = bodies.size();
+        if (bodies.position.size() != n || bodies.orientation.size() != n ||
+            bodies.velocity.size() != n || bodies.angular_velocity.size() != n ||
+            bodies.radius.size() != n || bodies.material.size() != n || bodies.shape.size() != n ||
+            bodies.shape_param.size() != n) {
+            throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
+                                      path.string()));
+        }
+        out.time = time;
+        out.step = step;
+        out.n = n;
+        out.shape.resize(n);
+        out.clump.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            out.shape[i] = uint8_t(bodies.shape[i]);
+            out.clump[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
+            if (out.clump[i] >= int32_t(clump_templates))
+                throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
+                                          "file was created with {} templates",
+                                          path.string(), bodies.id[i], out.clump[i],
+                                          clump_templates));
+        }
+        out.id.assign(bodies.id.begin(), bodies.id.end());
+        out.material.assign(bodies.material.begin(), bodies.material.end());
+        if (float32) {
+            pack_reals(bodies, out.real32);
+            out.real64.clear();
+        } else {
+            pack_reals(bodies, out.real64);
+            out.real32.clear();
+        }
+        out.emitted = emitted;
+        out.removed = removed;
+        out.wall_force.assign(n_walls, Vec3::Zero());
+        out.wall_torque.assign(n_walls, Vec3::Zero());
+        if (loads != nullptr && loads->time > 0.0 && loads->impulse.size() == n_walls) {
+            for (std::size_t w = 0; w < n_walls; ++w) {
+                out.wall_force[w] = loads->impulse[w] / loads->time;
+                out.wall_torque[w] = loads->angular_impulse[w] / loads->time;
+            }
+        }
+        out.contacts.clear();
+        if (wall_contacts && contacts != nullptr) out.contacts = *contacts;
+        out.diagnostics.swap(pending);
         pending.clear();
+    }
+
+    /// After a failed write: HDF5 may not write to the file again. The file then stays as
+    /// the last successful flush and the writes after it left it: the consistent SWMR state a
+    /// killed run leaves, readable up to its last complete frame. Closing it normally instead
+    /// would write metadata describing space that never reached the disk (a full disk leaves
+    /// a superblock whose end-of-file lies beyond the file: "truncated file", unreadable).
+    /// The file descriptor under HDF5 is replaced by a read-only one, so every later write
+    /// fails and nothing on disk changes.
+    void freeze() {
+        if (frozen) return;
+        frozen = true;
+        void* handle = nullptr;
+        if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
+        const int fd = *static_cast<int*>(handle);  // the sec2 (POSIX) driver's descriptor
+        const int read_only = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (read_only < 0) return;
+        ::dup2(read_only, fd);
+        ::close(read_only);
+    }
+
+    /// write_rows_unguarded, freezing the file if it fails.
+    void write_rows(FrameRows& fr) {
+        try {
+            write_rows_unguarded(fr);
+        } catch (...) {
+            freeze();
+            throw;
+        }
+    }
+
+    /// Writes a packed frame: its diagnostics, then the body rows, then /flow and /walls,
+    /// then the index entry with row_count last; flushes, and updates the sidecar.
+    void write_rows_unguarded(FrameRows& fr) {
+        const auto start = std::chrono::steady_clock::now();
+        to_write.swap(fr.diagnostics);
+        append_diagnostics();
+
+        const hsize_t r = rows, n = fr.n;
+        const RealColumns c(fr.n);
+        const auto real = [&](std::size_t offset) -> const void* {
+            return float32 ? static_cast<const void*>(fr.real32.data() + offset)
+                           : static_cast<const void*>(fr.real64.data() + offset);
+        };
+        append(id, r, n, fr.id.data());
+        append(position, r, n, real(c.position));
+        append(orientation, r, n, real(c.orientation));
+        append(velocity, r, n, real(c.velocity));
+        append(angular_velocity, r, n, real(c.angular_velocity));
+        append(radius, r, n, real(c.radius));
+        append(material, r, n, fr.material.data());
+        append(shape, r, n, fr.shape.data());
+        append(clump, r, n, fr.clump.data());
+        for (Column* col : body_columns()) flush(*col);
+
+        // The frame's /flow row (with the body rows: complete once row_count is set).
+        const hsize_t f = frames.size();
+        append_flow(f, fr.emitted, last_emitted, f_emitted_count, f_emitted_mass,
+                    f_emitted_total_count, f_emitted_total_mass);
+        append_flow(f, fr.removed, last_removed, f_removed_count, f_removed_mass,
+                    f_removed_total_count, f_removed_total_mass);
+        if (n_walls > 0) {
+            append(w_force, f, 1, fr.wall_force.data());
+            append(w_torque, f, 1, fr.wall_torque.data());
+        }
+        if (wall_contacts) {
+            const WallContactList& wc = fr.contacts;
+            const uint64_t first = wc_rows, count = wc.size();
+            if (count > 0) {
+                append(wc_wall, first, count, wc.wall.data());
+                append(wc_body, first, count, wc.body.data());
+                append(wc_point, first, count, wc.point.data());
+                append(wc_impulse, first, count, wc.impulse.data());
+                append(wc_angular, first, count, wc.angular_impulse.data());
+            }
+            append(wc_first_row, f, 1, &first);
+            append(wc_row_count, f, 1, &count);
+            wc_rows += count;
+        }
+        for (Column* col : flow_columns()) flush(*col);
+
+        // The index entry, row_count last: once it is set, everything above is on disk.
+        const uint64_t first_row = r, row_count = n;
+        append(frame_time, f, 1, &fr.time);
+        append(frame_step, f, 1, &fr.step);
+        append(frame_first_row, f, 1, &first_row);
+        flush(frame_time);
+        flush(frame_step);
+        flush(frame_first_row);
+        append(frame_row_count, f, 1, &row_count);
+        flush(frame_row_count);
+        check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+
+        rows += n;
+        frames.push_back(XdmfFrame{fr.time, first_row, row_count});
+        update_sidecar(false);
+        write_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    // ---- the background writer ----------------------------------------------------------
+
+    /// Re-raises, on the calling (main) thread, the writer thread's failure, word for word.
+    void rethrow_if_failed() {
+        if (!failed.load(std::memory_order_acquire)) return;
+        std::lock_guard<std::mutex> lock(mutex);
+        throw IoError(error);
+    }
+
+    /// A buffer for the next frame: a spare one, a new one while fewer than kFrameBuffers
+    /// exist, or else the first the writer gives back (the step loop waits only here).
+    std::unique_ptr<FrameRows> take_buffer() {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake_main.wait(lock, [&] { return !spare.empty() || buffers < kFrameBuffers || failed; });
+        if (failed) throw IoError(error);
+        if (!spare.empty()) {
+            std::unique_ptr<FrameRows> b = std::move(spare.back());
+            spare.pop_back();
+            return b;
+        }
+        ++buffers;
+        return std::make_unique<FrameRows>();
+    }
+
+    void give_back(std::unique_ptr<FrameRows> b) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            spare.push_back(std::move(b));
+        }
+        wake_main.notify_all();
+    }
+
+    /// The writer thread: writes queued frames in order until close() asks it to stop and
+    /// the queue is empty. After a failure it writes nothing more (the file keeps its last
+    /// complete frame) and only hands buffers back.
+    void run_worker() {
+        QuietHdf5 quiet;  // HDF5's error stack and its printing are per thread
+        for (;;) {
+            std::unique_ptr<FrameRows> job;
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                wake_worker.wait(lock, [&] { return !queue.empty() || stopping; });
+                if (queue.empty()) return;
+                job = std::move(queue.front());
+                queue.pop_front();
+                busy = true;
+            }
+            std::string message;
+            if (!failed.load(std::memory_order_acquire)) {
+                try {
+                    write_rows(*job);
+                } catch (const IoError& e) {
+                    message = e.what();
+                } catch (const std::exception& e) {
+                    message = fmt::format("trajectory '{}': {}", path.string(), e.what());
+                }
+            }
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (!message.empty() && !failed) {
+                    error = message;
+                    failed.store(true, std::memory_order_release);
+                }
+                busy = false;
+                spare.push_back(std::move(job));
+            }
+            wake_main.notify_all();
+        }
+    }
+
+    /// Waits until every frame handed over is in the file (or the writer failed).
+    void drain() {
+        if (!worker.joinable()) return;
+        std::unique_lock<std::mutex> lock(mutex);
+        wake_main.wait(lock, [&] { return (queue.empty() && !busy) || failed; });
+    }
+
+    /// Lets the writer finish the queue, then joins it.
+    void stop_worker() {
+        if (!worker.joinable()) return;
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stopping = true;
+        }
+        wake_worker.notify_one();
+        worker.join();
     }
 
     void close_all() {
         if (closed) return;
         closed = true;
+        stop_worker();  // every queued frame is in the file (or the writer failed) after this
         QuietHdf5 quiet;
-        std::string error;
+        std::string message = failed ? error : std::string();
         try {
-            append_diagnostics();
-            update_sidecar(true);
+            if (!frozen) {
+                to_write.insert(to_write.end(), pending.begin(), pending.end());
+                pending.clear();
+                append_diagnostics();
+            }
+            update_sidecar(true);  // a file of its own: describes the complete frames
         } catch (const IoError& e) {
-            error = e.what();
+            if (message.empty()) message = e.what();
         }
         bool ok = true;
         for (Column* c : body_columns()) ok = c->id.reset() && ok;
@@ -542,7 +898,7 @@ struct TrajectoryWriter::Impl {
         for (Column* c : diagnostic_columns()) ok = c->id.reset() && ok;
         for (Column* c : flow_columns()) ok = c->id.reset() && ok;
         ok = file.reset() && ok;
-        if (!error.empty()) throw IoError(error);
+        if (!message.empty()) throw IoError(message);
         if (!ok) fail("close");
     }
 };
@@ -586,6 +942,8 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
     m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
+    m.background = metadata.background_writer;
+    if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
 
 TrajectoryWriter::~TrajectoryWriter() {
@@ -602,99 +960,27 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
                                    const WallContactList* contacts) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
-    if (emitted.size() != m.n_emitters || removed.size() != m.n_outlets)
-        throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
-                                  "outlets, the frame brings {} and {}",
-                                  m.path.string(), m.n_emitters, m.n_outlets, emitted.size(),
-                                  removed.size()));
-    const std::size_t n = bodies.size();
-    if (bodies.position.size() != n || bodies.orientation.size() != n || bodies.velocity.size() != n ||
-        bodies.angular_velocity.size() != n || bodies.radius.size() != n || bodies.material.size() != n ||
-        bodies.shape.size() != n || bodies.shape_param.size() != n) {
-        throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
-                                  m.path.string()));
-    }
-    QuietHdf5 quiet;
-    m.append_diagnostics();
-
-    const hsize_t r = m.rows;
-    m.scratch.resize(4 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const Quat& q = bodies.orientation[i];
-        m.scratch[4 * i + 0] = q.w();
-        m.scratch[4 * i + 1] = q.x();
-        m.scratch[4 * i + 2] = q.y();
-        m.scratch[4 * i + 3] = q.z();
-    }
-    m.append(m.id, r, n, bodies.id.data());
-    m.append(m.position, r, n, bodies.position.data());
-    m.append(m.orientation, r, n, m.scratch.data());
-    m.append(m.velocity, r, n, bodies.velocity.data());
-    m.append(m.angular_velocity, r, n, bodies.angular_velocity.data());
-    m.append(m.radius, r, n, bodies.radius.data());
-    m.append(m.material, r, n, bodies.material.data());
-    m.shape_codes.resize(n);
-    m.clump_index.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        m.shape_codes[i] = uint8_t(bodies.shape[i]);
-        m.clump_index[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
-        if (m.clump_index[i] >= int32_t(m.clump_templates))
-            throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
-                                      "file was created with {} templates",
-                                      m.path.string(), bodies.id[i], m.clump_index[i],
-                                      m.clump_templates));
-    }
-    m.append(m.shape, r, n, m.shape_codes.data());
-    m.append(m.clump, r, n, m.clump_index.data());
-    for (Column* c : m.body_columns()) m.flush(*c);
-
-    // The frame's /flow row (with the body rows: complete once row_count is set).
-    const hsize_t f = m.frames.size();
-    m.append_flow(f, emitted, m.last_emitted, m.f_emitted_count, m.f_emitted_mass,
-                  m.f_emitted_total_count, m.f_emitted_total_mass);
-    m.append_flow(f, removed, m.last_removed, m.f_removed_count, m.f_removed_mass,
-                  m.f_removed_total_count, m.f_removed_total_mass);
-    if (m.n_walls > 0) {
-        std::vector<Vec3> force(m.n_walls, Vec3::Zero()), torque(m.n_walls, Vec3::Zero());
-        if (loads != nullptr && loads->time > 0.0 && loads->impulse.size() == m.n_walls) {
-            for (std::size_t w = 0; w < m.n_walls; ++w) {
-                force[w] = loads->impulse[w] / loads->time;
-                torque[w] = loads->angular_impulse[w] / loads->time;
-            }
+    if (!m.background) {
+        m.pack(m.sync_rows, bodies, time, step, emitted, removed, loads, contacts);
+        QuietHdf5 quiet;
+        m.write_rows(m.sync_rows);
+    } else {
+        m.rethrow_if_failed();
+        std::unique_ptr<FrameRows> rows = m.take_buffer();
+        try {
+            m.pack(*rows, bodies, time, step, emitted, removed, loads, contacts);
+        } catch (...) {
+            m.give_back(std::move(rows));
+            throw;
         }
-        m.append(m.w_force, f, 1, force.data());
-        m.append(m.w_torque, f, 1, torque.data());
-    }
-    if (m.wall_contacts) {
-        const uint64_t first = m.wc_rows, count = contacts ? contacts->size() : 0;
-        if (count > 0) {
-            m.append(m.wc_wall, first, count, contacts->wall.data());
-            m.append(m.wc_body, first, count, contacts->body.data());
-            m.append(m.wc_point, first, count, contacts->point.data());
-            m.append(m.wc_impulse, first, count, contacts->impulse.data());
-            m.append(m.wc_angular, first, count, contacts->angular_impulse.data());
+        {
+            std::lock_guard<std::mutex> lock(m.mutex);
+            m.queue.push_back(std::move(rows));
         }
-        m.append(m.wc_first_row, f, 1, &first);
-        m.append(m.wc_row_count, f, 1, &count);
-        m.wc_rows += count;
+        m.wake_worker.notify_one();
     }
-    for (Column* c : m.flow_columns()) m.flush(*c);
-
-    // The index entry, row_count last: once it is set, everything above is on disk.
-    const uint64_t first_row = r, row_count = n;
-    m.append(m.frame_time, f, 1, &time);
-    m.append(m.frame_step, f, 1, &step);
-    m.append(m.frame_first_row, f, 1, &first_row);
-    m.flush(m.frame_time);
-    m.flush(m.frame_step);
-    m.flush(m.frame_first_row);
-    m.append(m.frame_row_count, f, 1, &row_count);
-    m.flush(m.frame_row_count);
-    m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
-
-    m.rows += n;
-    m.frames.push_back(XdmfFrame{time, first_row, row_count});
-    m.update_sidecar(false);
+    m.frames_handed += 1;
+    m.rows_handed += bodies.size();
 }
 
 void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
@@ -702,14 +988,23 @@ void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
         throw IoError(fmt::format("trajectory '{}': write_diagnostics after close",
                                   impl_->path.string()));
     }
+    impl_->rethrow_if_failed();
     impl_->pending.push_back(diagnostics);
+}
+
+void TrajectoryWriter::flush() {
+    Impl& m = *impl_;
+    if (m.closed) return;
+    m.drain();
+    m.rethrow_if_failed();
 }
 
 void TrajectoryWriter::close() { impl_->close_all(); }
 
 const std::filesystem::path& TrajectoryWriter::path() const { return impl_->path; }
 std::filesystem::path TrajectoryWriter::sidecar_path() const { return xdmf_sidecar_path(impl_->path); }
-uint64_t TrajectoryWriter::frames_written() const { return impl_->frames.size(); }
-uint64_t TrajectoryWriter::rows_written() const { return impl_->rows; }
+uint64_t TrajectoryWriter::frames_written() const { return impl_->frames_handed; }
+uint64_t TrajectoryWriter::rows_written() const { return impl_->rows_handed; }
+double TrajectoryWriter::write_seconds() const { return impl_->write_seconds; }
 
 }  // namespace talus

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/math.hpp"
+#include "engine/core/settings.hpp"
 #include "engine/flow/flow.hpp"
 
 namespace talus {
@@ -42,12 +43,28 @@ struct RunMetadata {
     /// point and impulse ([output] wall_contacts). Needs at least one wall.
     bool wall_contacts = false;
     double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts)
+    /// Storage type of the per-body float rows (/bodies/position, orientation, velocity,
+    /// angular_velocity, radius): float32 rounds each double to nearest.
+    OutputPrecision precision = OutputPrecision::Float64;
+    /// gzip level 0..9 (0 = no filter) of the row datasets (/bodies/*, /walls/contacts/*),
+    /// with the shuffle filter before it. The small per-frame index and diagnostics
+    /// datasets are never compressed.
+    int compression = kDefaultOutputCompression;
+    /// Write frames on a background thread, so the step loop does not wait for the disk
+    /// (see TrajectoryWriter). false: every write_frame writes before it returns.
+    bool background_writer = true;
 };
 
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
 /// file that only grows. All datasets are created in the constructor and the file is then
 /// switched to single-writer/multiple-reader (SWMR) mode, so a reader may open it while the
 /// run goes on, and a killed run leaves a file readable up to its last complete frame.
+///
+/// By default frames are written by a background thread: write_frame copies the frame
+/// (into one of two buffers) and returns; it waits only if the writer still holds both.
+/// The file is the same as written synchronously. A failure on the writer thread is thrown
+/// again, as the same IoError message, by the next write_frame, write_diagnostics, flush or
+/// close. Use from one thread.
 class TrajectoryWriter {
 public:
     /// Creates `path` (and removes a stale sidecar). Throws IoError if the file exists and
@@ -62,7 +79,9 @@ public:
     TrajectoryWriter(const TrajectoryWriter&) = delete;
     TrajectoryWriter& operator=(const TrajectoryWriter&) = delete;
 
-    /// Appends the buffered diagnostics, then one row per body, then the frame's index entry
+    /// Hands the frame to the writer: from the background writer's thread, or at once
+    /// without it, it appends the buffered diagnostics, then one row per body, then the
+    /// frame's index entry
     /// (last, so a reader never sees a frame whose rows are missing); flushes, and rewrites
     /// the XDMF sidecar (beyond 200 frames, only while that takes under 2% of the run's wall
     /// time; close() always does). Throws IoError on an HDF5 failure or inconsistent
@@ -79,18 +98,28 @@ public:
                      const WallLoads* loads = nullptr,
                      const WallContactList* contacts = nullptr);
 
-    /// Buffers one step's record in memory; it reaches the file on the next write_frame or
-    /// on close(), so the step loop makes no HDF5 call. Throws IoError after close().
+    /// Buffers one step's record in memory; it reaches the file with the next write_frame or
+    /// on close(), so the step loop makes no HDF5 call. Throws IoError after close(), or
+    /// the writer thread's failure.
     void write_diagnostics(const StepDiagnostics& diagnostics);
 
-    /// Appends what is buffered, brings the sidecar up to date, flushes and closes; after it
-    /// write_frame and write_diagnostics throw. Safe to call twice.
+    /// Returns once every frame handed to write_frame is in the file (flushed; a reader or
+    /// a kill from now on sees it). Throws the writer thread's failure, if any. Anything
+    /// that needs the file complete up to now (a checkpoint, a reader in-process) calls it.
+    void flush();
+
+    /// Waits for the frames handed over, appends what is buffered, brings the sidecar up to
+    /// date, flushes and closes; after it write_frame and write_diagnostics throw. Throws
+    /// the writer thread's failure, if any. Safe to call twice.
     void close();
 
     const std::filesystem::path& path() const;
     std::filesystem::path sidecar_path() const;  ///< the .xmf beside the .h5
-    uint64_t frames_written() const;
-    uint64_t rows_written() const;               ///< body rows over all frames
+    uint64_t frames_written() const;             ///< frames handed over (written or queued)
+    uint64_t rows_written() const;               ///< body rows over those frames
+    /// Wall time spent writing frames (on the writer's thread in the background) [s];
+    /// complete after flush() or close().
+    double write_seconds() const;
 
 private:
     struct Impl;

@@ -48,10 +48,10 @@ struct BodyArray {
     const char* dataset;      ///< path inside the HDF5 file
     int columns;              ///< 1 for a per-body scalar, 3 for a vector
     const char* number_type;  ///< XDMF NumberType
-    int precision;            ///< bytes
+    int precision;            ///< bytes; 0 = those of the file's reals (float32 or float64)
 };
 
-constexpr BodyArray kPosition{"/bodies/position", 3, "Float", 8};
+constexpr BodyArray kPosition{"/bodies/position", 3, "Float", 0};
 
 /// Arrays attached to each point. ids are read as signed 64-bit: the legacy reader has no
 /// unsigned 64-bit type; HDF5 converts on read, exact below 2^63.
@@ -61,15 +61,16 @@ struct PointAttribute {
     BodyArray array;
 };
 constexpr PointAttribute kAttributes[] = {
-    {"radius", "Scalar", {"/bodies/radius", 1, "Float", 8}},
-    {"velocity", "Vector", {"/bodies/velocity", 3, "Float", 8}},
+    {"radius", "Scalar", {"/bodies/radius", 1, "Float", 0}},
+    {"velocity", "Vector", {"/bodies/velocity", 3, "Float", 0}},
     {"id", "Scalar", {"/bodies/id", 1, "Int", 8}},
     {"material", "Scalar", {"/bodies/material", 1, "UInt", 4}},
 };
 
 /// A HyperSlab data item selecting a frame's rows of one /bodies dataset.
 void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArray& a,
-                      const XdmfFrame& f, uint64_t total_rows, const char* indent) {
+                      const XdmfFrame& f, uint64_t total_rows, int real_bytes, const char* indent) {
+    const int precision = a.precision == 0 ? real_bytes : a.precision;
     if (a.columns == 1) {
         // 1-D dataset: start / stride / count, one value each.
         fmt::format_to(std::back_inserter(out),
@@ -78,7 +79,7 @@ void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArr
                        "{0}  <DataItem Dimensions=\"{3}\" NumberType=\"{4}\" Precision=\"{5}\" "
                        "Format=\"HDF\">{6}:{7}</DataItem>\n"
                        "{0}</DataItem>\n",
-                       indent, f.row_count, f.first_row, total_rows, a.number_type, a.precision,
+                       indent, f.row_count, f.first_row, total_rows, a.number_type, precision,
                        h5_ref, a.dataset);
     } else {
         // 2-D dataset: rows (start, stride, count) by columns (0, 1, all).
@@ -88,7 +89,7 @@ void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArr
                        "{0}  <DataItem Dimensions=\"{3} {8}\" NumberType=\"{4}\" Precision=\"{5}\" "
                        "Format=\"HDF\">{6}:{7}</DataItem>\n"
                        "{0}</DataItem>\n",
-                       indent, f.row_count, f.first_row, total_rows, a.number_type, a.precision,
+                       indent, f.row_count, f.first_row, total_rows, a.number_type, precision,
                        h5_ref, a.dataset, a.columns);
     }
 }
@@ -102,7 +103,7 @@ std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path) {
 }
 
 std::string xdmf_document(const std::string& h5_reference, const std::vector<XdmfFrame>& frames,
-                          uint64_t total_rows) {
+                          uint64_t total_rows, int real_bytes) {
     const std::string ref = xml_escape(h5_reference);
     std::string out;
     out.reserve(512 + frames.size() * 2400);
@@ -124,7 +125,7 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
                        "NodesPerElement=\"1\"/>\n"
                        "        <Geometry GeometryType=\"XYZ\">\n",
                        i, f.time, f.row_count);
-        append_hyperslab(out, ref, kPosition, f, total_rows, "          ");
+        append_hyperslab(out, ref, kPosition, f, total_rows, real_bytes, "          ");
         out += "        </Geometry>\n";
         // An empty frame (every body left) keeps its time step but carries no attributes:
         // the legacy reader complains once per zero-length array it allocates.
@@ -136,7 +137,7 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
             fmt::format_to(std::back_inserter(out),
                            "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Node\">\n",
                            a.name, a.attribute_type);
-            append_hyperslab(out, ref, a.array, f, total_rows, "          ");
+            append_hyperslab(out, ref, a.array, f, total_rows, real_bytes, "          ");
             out += "        </Attribute>\n";
         }
         out += "      </Grid>\n";
@@ -149,11 +150,11 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
 }
 
 void write_xdmf_sidecar(const std::filesystem::path& h5_path, const std::vector<XdmfFrame>& frames,
-                        uint64_t total_rows) {
+                        uint64_t total_rows, int real_bytes) {
     const std::filesystem::path target = xdmf_sidecar_path(h5_path);
     std::filesystem::path temporary = target;
     temporary += ".tmp";
-    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows);
+    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows, real_bytes);
     {
         std::ofstream os(temporary, std::ios::binary | std::ios::trunc);
         if (!os) {

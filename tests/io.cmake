@@ -81,3 +81,34 @@ add_test(NAME io.wall_contacts
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_CONTACTS_OUTPUT} --expect-contacts)
 set_tests_properties(io.wall_contacts PROPERTIES FIXTURES_REQUIRED talus_drop_wall_contacts)
+
+# [output] precision and compression: the same short run written four ways, compared with
+# h5py (tests/python/check_precision.py): float64 plain and gzip 6, float32 gzip 1 and plain.
+set(TALUS_PRECISION_DIR ${CMAKE_BINARY_DIR}/test-output/io/precision)
+set(TALUS_PRECISION_RUNS
+    "f64:float64:0" "f64_gzip6:float64:6" "f32_gzip1:float32:1" "f32:float32:0")
+set(TALUS_PRECISION_FILES)
+foreach(run ${TALUS_PRECISION_RUNS})
+  string(REPLACE ":" ";" parts ${run})
+  list(GET parts 0 name)
+  list(GET parts 1 precision)
+  list(GET parts 2 level)
+  add_test(NAME io.precision_run_${name}
+           COMMAND sh -c "mkdir -p \"$1\" && exec \"$2\" run \"$3\" -o \"$1/$4.h5\" --force --quiet --set simulation.duration=0.1 --set output.precision=$5 --set output.compression=$6"
+                   sh ${TALUS_PRECISION_DIR} $<TARGET_FILE:talus>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml ${name} ${precision} ${level})
+  set_tests_properties(io.precision_run_${name} PROPERTIES FIXTURES_SETUP talus_precision_runs)
+  list(APPEND TALUS_PRECISION_FILES ${TALUS_PRECISION_DIR}/${name}.h5)
+endforeach()
+add_test(NAME io.precision
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_precision.py
+                 ${TALUS_PRECISION_FILES})
+set_tests_properties(io.precision PROPERTIES FIXTURES_REQUIRED talus_precision_runs)
+# ParaView reads the float32, gzip-compressed run through its sidecar (Precision="4").
+add_test(NAME io.xdmf_paraview_float32
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_xdmf_pvpython.py
+                 ${TALUS_PRECISION_DIR}/f32_gzip1.h5)
+set_tests_properties(io.xdmf_paraview_float32 PROPERTIES
+    FIXTURES_REQUIRED talus_precision_runs
+    TIMEOUT 300)

@@ -14,7 +14,10 @@
                                # "wall", "body", "point", "impulse", "angular_impulse", "dt"
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step,
-                               # and (newer files) shape, clump
+                               # and (newer files) shape, clump. Reals come as float64 whatever
+                               # the file stores ([output] precision): float32 values widen
+                               # exactly; run.frame(k, native=True) keeps the stored dtype
+    run.precision              # "float64" or "float32": how the file stores the body reals
     run.clump_templates        # list of (n_k, 4) arrays: body-frame x, y, z, r per sphere
     spheres, body = run.spheres(last)  # every sphere in the world, for drawing clumps
 
@@ -33,6 +36,8 @@ import numpy as np
 FORMAT = "talus-trajectory"
 UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet written"
 BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
+# the per-body reals: float64, or float32 with [output] precision = "float32"
+REAL_BODY_FIELDS = ("position", "orientation", "velocity", "angular_velocity", "radius")
 DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
                      "potential_energy", "solver_wall_time", "envelope", "converged")
 # written since clumps were added; older files lack them (every body was a sphere then, or
@@ -152,8 +157,15 @@ class Trajectory:
     def __len__(self):
         return len(self.frames)
 
-    def frame(self, i):
-        """Frame i (negative counts from the end) as a dict of numpy arrays, plus its time and step."""
+    @property
+    def precision(self):
+        """How the file stores the per-body reals: "float64" or "float32"."""
+        return str(self._file["bodies/position"].dtype)
+
+    def frame(self, i, native=False):
+        """Frame i (negative counts from the end) as a dict of numpy arrays, plus its time and
+        step. The reals are float64 whatever the file stores (float32 widens exactly), unless
+        `native`, which keeps the stored dtype."""
         n = len(self)
         k = i + n if i < 0 else i
         if not 0 <= k < n:
@@ -161,6 +173,9 @@ class Trajectory:
         a = int(self.frames.first_row[k])
         b = a + int(self.frames.row_count[k])
         out = {name: self._file["bodies/" + name][a:b] for name in self._body_fields()}
+        if not native:
+            for name in REAL_BODY_FIELDS:
+                out[name] = out[name].astype(np.float64, copy=False)
         out["time"] = self.frames.time[k]
         out["step"] = self.frames.step[k]
         return out
@@ -249,6 +264,11 @@ def summary(run):
              f"  written by: talus {run.attrs.get('talus_version', '?')}"]
     if run.attrs.get("scene_path"):
         lines.append(f"  scene:      {run.attrs['scene_path']}")
+    position = run._file["bodies/position"]
+    filters = (f"gzip level {position.compression_opts}"
+               + (" with shuffle" if position.shuffle else "")
+               if position.compression == "gzip" else "uncompressed")
+    lines.append(f"  storage:    {run.precision} body rows, {filters}")
     lines.append(f"  frames:     {len(run)}")
     if len(run):
         lines.append(f"  time:       {run.frames.time[0]!r} s to {run.frames.time[-1]!r} s")

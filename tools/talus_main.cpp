@@ -128,6 +128,8 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         }
         meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
         meta.dt = dt;
+        meta.precision = scene.output.precision;
+        meta.compression = scene.output.compression;
         world.record_wall_contacts = meta.wall_contacts;
         writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
                                                           &world.bodies.clumps);
@@ -142,6 +144,7 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                      threads > 0 ? threads : tbb::info::default_concurrency(), out.c_str());
 
     Progress progress(quiet);
+    const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
     try {
         for (const talus::Stage& stage : scene.stages) {
@@ -178,6 +181,19 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         return kExitIo;
     }
     progress.update(world, duration, world.step_count, true);
+    if (!quiet) {
+        // the step loop alone (frames handed to the writer included; set-up excluded), in
+        // a form benchmarks/scaling.py reads
+        const double loop = std::chrono::duration<double>(Clock::now() - loop_start).count();
+        std::fprintf(stderr, "talus: steps: %llu in %.6f s (%.6g s per step)\n",
+                     (unsigned long long)world.step_count, loop,
+                     world.step_count > 0 ? loop / double(world.step_count) : 0.0);
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(out, ec);
+        std::fprintf(stderr, "talus: output: %llu frames, %.1f MB, %.2f s writing (background)\n",
+                     (unsigned long long)writer->frames_written(), ec ? 0.0 : double(bytes) / 1e6,
+                     writer->write_seconds());
+    }
     return 0;
 }
 

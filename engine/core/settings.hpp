@@ -66,9 +66,21 @@ struct SolverSettings {
     }
 };
 
+/// Storage type of the per-body floating-point rows of a trajectory (/bodies/position,
+/// orientation, velocity, angular_velocity, radius). Indexes, times and diagnostics are
+/// always float64 or integers.
+enum class OutputPrecision { Float64, Float32 };
+
+/// Default gzip level of the row datasets: level 1 already takes most of what deflate can
+/// take from shuffled float rows, at the lowest cost in write time (README, "Output").
+inline constexpr int kDefaultOutputCompression = 1;
+
 struct OutputSettings {
     std::string path = "out.h5";    ///< trajectory file; relative to the scene file
     double interval = 0.01;         ///< simulated time between frames [s]
+    OutputPrecision precision = OutputPrecision::Float64;  ///< per-body float rows
+    /// gzip (deflate) level 0..9 of the row datasets, with the shuffle filter; 0 = none.
+    int compression = kDefaultOutputCompression;
     /// Also write each frame's body–wall contacts (point, impulse of the frame's last step)
     /// to /walls/contacts; off by default (a row per wall contact per frame).
     bool wall_contacts = false;

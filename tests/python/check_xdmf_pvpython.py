@@ -5,7 +5,8 @@
 Uses ParaView's legacy "XDMF Reader" (XDMFReader), the one DESIGN §9 names for ParaView
 5.11. Checks: one time step per complete frame, at the frame times; at each time the points
 are the frame's bodies (count, coordinates) and carry radius, velocity, id and material equal
-to the HDF5 rows (read with tools/talus_h5.py). Exit 0 if all match, 1 otherwise.
+to the HDF5 rows (read with tools/talus_h5.py), in the file's own precision (float32 or
+float64) and whatever its compression. Exit 0 if all match, 1 otherwise.
 """
 import os
 import sys
@@ -38,7 +39,9 @@ def main(argv):
         for k, t in enumerate(times[:len(run)]):
             reader.UpdatePipeline(t)
             data = dsa.WrapDataObject(servermanager.Fetch(reader))
-            want = run.frame(k)
+            # as stored: ParaView must read float32 reals as float32 (Precision="4"), float64
+            # as float64, bit for bit
+            want = run.frame(k, native=True)
             n = data.GetNumberOfPoints()
             if n != len(want["id"]):
                 problems.append(f"frame {k} (t = {t}): {n} points, expected {len(want['id'])}")

@@ -230,8 +230,39 @@ position = [0, 0, 0]
     EXPECT_EQ(s.world.solver.warm_start, sol.warm_start);
     EXPECT_EQ(s.output.path, out.path);  // scene in the current directory
     EXPECT_EQ(s.output.interval, out.interval);
+    EXPECT_EQ(s.output.precision, OutputPrecision::Float64);
+    EXPECT_EQ(s.output.compression, 1);
     EXPECT_EQ(s.world.bodies.velocity[0], Vec3::Zero());
     EXPECT_EQ(s.world.bodies.angular_velocity[0], Vec3::Zero());
+}
+
+TEST(Scene, OutputPrecisionAndCompressionAreRead) {
+    const Scene s = parse_scene(kMaterials + R"(
+[output]
+precision = "float32"
+compression = 9
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [0, 0, 0]
+)",
+                                "s.toml");
+    EXPECT_EQ(s.output.precision, OutputPrecision::Float32);
+    EXPECT_EQ(s.output.compression, 9);
+    const Scene plain = parse_scene(kMaterials + R"(
+[output]
+precision = "float64"
+compression = 0
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [0, 0, 0]
+)",
+                                    "s.toml", {"output.precision=float32"});
+    EXPECT_EQ(plain.output.precision, OutputPrecision::Float32);  // --set wins
+    EXPECT_EQ(plain.output.compression, 0);
 }
 
 TEST(Scene, LatticeCountAndOrderAreAsComputedByHand) {

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 #include "engine/core/body_store.hpp"
@@ -171,8 +174,8 @@ std::string summary_value(const std::string& summary, const std::string& key) {
 
 /// The standard three-frame run: body counts 5, 9, 3; diagnostics for steps 1..7, of which
 /// step 7 comes after the last frame and reaches the file only through close().
-void write_standard_run(const fs::path& h5, Expected* expected) {
-    const RunMetadata meta = test_metadata();
+void write_standard_run(const fs::path& h5, Expected* expected,
+                        const RunMetadata& meta = test_metadata()) {
     const MaterialTable mats = test_materials();
     TrajectoryWriter w(h5, meta, mats, false);
     const std::size_t counts[] = {5, 9, 3};
@@ -231,6 +234,43 @@ TEST(Xdmf, DocumentEscapesTheFileNameAndPrintsTimesExactly) {
     EXPECT_NE(doc.find(">a&amp;b.h5:/bodies/radius<"), std::string::npos);
     EXPECT_NE(doc.find("<Time Value=\"0.30000000000000004\"/>"), std::string::npos);
     EXPECT_EQ(xdmf_sidecar_path("dir/run.h5"), fs::path("dir/run.xmf"));
+}
+
+TEST(Xdmf, DocumentDeclaresThePrecisionOfTheReals) {
+    const auto count = [](const std::string& doc, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = doc.find(what); at != std::string::npos; at = doc.find(what, at + 1)) ++n;
+        return n;
+    };
+    // position, radius, velocity: Float; ids Int 8 and materials UInt 4 whatever the reals
+    const std::string f32 = xdmf_document("r.h5", {{0.0, 0, 2}}, 2, 4);
+    EXPECT_EQ(count(f32, "NumberType=\"Float\" Precision=\"4\""), 3u) << f32;
+    EXPECT_EQ(count(f32, "NumberType=\"Float\" Precision=\"8\""), 0u) << f32;
+    EXPECT_EQ(count(f32, "NumberType=\"Int\" Precision=\"8\""), 1u) << f32;
+    const std::string f64 = xdmf_document("r.h5", {{0.0, 0, 2}}, 2);
+    EXPECT_EQ(count(f64, "NumberType=\"Float\" Precision=\"8\""), 3u) << f64;
+    EXPECT_EQ(count(f64, "NumberType=\"Float\" Precision=\"4\""), 0u) << f64;
+}
+
+TEST(TrajectoryInfo, NamesPrecisionAndCompression) {
+    const fs::path dir = test_dir("info_storage");
+    RunMetadata meta = test_metadata();
+    meta.precision = OutputPrecision::Float32;
+    meta.compression = 1;
+    write_standard_run(dir / "f32.h5", nullptr, meta);
+    const std::string s32 = describe_trajectory(dir / "f32.h5");
+    EXPECT_EQ(summary_value(s32, "storage"), "float32 body rows, gzip level 1 with shuffle") << s32;
+    EXPECT_EQ(summary_value(s32, "frames"), "3") << s32;
+    EXPECT_EQ(summary_value(s32, "time"), "0.002 s to 0.006 s (steps 2 to 6)") << s32;
+    meta.precision = OutputPrecision::Float64;
+    meta.compression = 0;
+    write_standard_run(dir / "f64.h5", nullptr, meta);
+    EXPECT_EQ(summary_value(describe_trajectory(dir / "f64.h5"), "storage"),
+              "float64 body rows, uncompressed");
+    // the sidecar of the float32 file reads its reals as 4-byte floats
+    const std::string xmf = read_text(dir / "f32.xmf");
+    EXPECT_NE(xmf.find("NumberType=\"Float\" Precision=\"4\""), std::string::npos);
+    EXPECT_EQ(xmf.find("NumberType=\"Float\" Precision=\"8\""), std::string::npos);
 }
 
 TEST(TrajectoryWriter, RefusesToOverwriteWithoutForce) {
@@ -314,6 +354,7 @@ TEST(TrajectoryWriter, KilledRunLeavesReadableFile) {
             w.write_diagnostics(make_diagnostics(4));
             w.write_frame(make_bodies(1, 4), 0.004, 4);
             w.write_diagnostics(make_diagnostics(5));  // buffered only: lost with the process
+            w.flush();  // both frames are in the file (the writer thread is done with them)
             std::raise(SIGKILL);
         } catch (...) {
         }
@@ -351,12 +392,158 @@ TEST(TrajectoryWriter, ReadableWhileBeingWritten) {
         w.write_frame(b, 1e-3 * static_cast<double>(step), step);
         expected.frame(b, 1e-3 * static_cast<double>(step), step);
     }
+    w.flush();  // the frames handed to the background writer are in the file
     expected.save(dir / "expected.txt");
     EXPECT_EQ(python_readback(h5, dir / "expected.txt"), 0);
     w.write_diagnostics(make_diagnostics(21));
     w.close();
     EXPECT_THROW(w.write_frame(make_bodies(0, 1), 1.0, 30), IoError);
     EXPECT_THROW(w.write_diagnostics(make_diagnostics(22)), IoError);
+}
+
+/// Runs tests/python/check_same_trajectory.py on two files (`extra`: e.g. "--frames").
+int python_same(const fs::path& a, const fs::path& b, const std::string& extra = "") {
+    const std::string cmd = std::string("/usr/bin/python3 '") + TALUS_SOURCE_DIR +
+                            "/tests/python/check_same_trajectory.py' '" + a.string() + "' '" +
+                            b.string() + "' " + extra;
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/// A run with every kind of row: 2 walls with contacts, an emitter and an outlet, 40 frames
+/// of a changing population (up to 3000 bodies), a frame every other step. Written with the
+/// given storage, on the background writer or not.
+void write_busy_run(const fs::path& h5, bool background, OutputPrecision precision, int level) {
+    RunMetadata meta = test_metadata();
+    meta.background_writer = background;
+    meta.precision = precision;
+    meta.compression = level;
+    meta.emitters = 1;
+    meta.outlets = 1;
+    meta.wall_names = {"floor", "lid"};
+    meta.wall_reference_points = {Vec3(0, 0, 0), Vec3(0, 0, 1)};
+    meta.wall_contacts = true;
+    meta.dt = 1e-3;
+    TrajectoryWriter w(h5, meta, test_materials(), true);
+    uint64_t step = 0;
+    for (int k = 0; k < 40; ++k) {
+        for (int s = 0; s < 2; ++s) w.write_diagnostics(make_diagnostics(++step));
+        const BodyStore b = make_bodies(k, 500 + std::size_t(k * 97) % 2500);
+        WallLoads loads;
+        loads.impulse = {Vec3(k, 1, 2), Vec3(0, 0, -k)};
+        loads.angular_impulse = {Vec3(0, 1e-3 * k, 0), Vec3(0, 0, 0)};
+        loads.time = 2e-3;
+        WallContactList contacts;
+        for (std::size_t c = 0; c < std::size_t(k % 7); ++c) {
+            contacts.wall.push_back(uint32_t(c % 2));
+            contacts.body.push_back(b.id[c]);
+            contacts.point.push_back(b.position[c]);
+            contacts.impulse.push_back(Vec3(0, 0, 1e-4 * double(c + 1)));
+            contacts.angular_impulse.push_back(Vec3::Zero());
+        }
+        const std::vector<FlowTally> emitted{{uint64_t(10 * k), 0.5 * k}};
+        const std::vector<FlowTally> removed{{uint64_t(k), 0.05 * k}};
+        w.write_frame(b, 1e-3 * double(step), step, emitted, removed, &loads, &contacts);
+    }
+    w.write_diagnostics(make_diagnostics(++step));
+    w.close();
+}
+
+// The background writer writes the file the synchronous writer writes: every dataset,
+// attribute and filter, bit for bit (diagnostics included), for both precisions.
+TEST(TrajectoryWriter, BackgroundWriterFileIsBitIdenticalToSynchronous) {
+    const fs::path dir = test_dir("background_same");
+    for (const auto& [precision, level] : {std::pair{OutputPrecision::Float64, 0},
+                                           std::pair{OutputPrecision::Float32, 1}}) {
+        const std::string tag = precision == OutputPrecision::Float32 ? "f32" : "f64";
+        write_busy_run(dir / (tag + "_sync.h5"), false, precision, level);
+        write_busy_run(dir / (tag + "_background.h5"), true, precision, level);
+        EXPECT_EQ(python_same(dir / (tag + "_sync.h5"), dir / (tag + "_background.h5")), 0) << tag;
+        EXPECT_EQ(read_text(dir / (tag + "_sync.xmf")),
+                  [&] {  // the sidecars differ only by the file name they reference
+                      std::string x = read_text(dir / (tag + "_background.xmf"));
+                      for (auto at = x.find(tag + "_background.h5"); at != std::string::npos;
+                           at = x.find(tag + "_background.h5"))
+                          x.replace(at, tag.size() + 14, tag + "_sync.h5");
+                      return x;
+                  }());
+    }
+}
+
+/// In a child process limited to `max_bytes` per file (RLIMIT_FSIZE, so the disk "fills
+/// up"): writes 5000-body frames to `h5` until an IoError, then closes. Returns "where:
+/// message" of the first IoError ("none" if there was none) read back through a pipe.
+std::string write_until_disk_full(const fs::path& h5, bool background, rlim_t max_bytes) {
+    int fds[2];
+    if (pipe(fds) != 0) return "pipe failed";
+    const pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        std::signal(SIGXFSZ, SIG_IGN);  // a write beyond the limit fails with EFBIG instead
+        const rlimit limit{max_bytes, max_bytes};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        std::string report = "none";
+        try {
+            RunMetadata meta = test_metadata();
+            meta.background_writer = background;
+            meta.compression = 0;
+            TrajectoryWriter w(h5, meta, test_materials(), true);
+            try {
+                for (int k = 0; k < 200; ++k) {
+                    w.write_diagnostics(make_diagnostics(uint64_t(k + 1)));
+                    w.write_frame(make_bodies(k, 5000), 1e-3 * k, uint64_t(k + 1));
+                }
+                w.close();
+            } catch (const IoError& e) {
+                report = std::string("write: ") + e.what();
+                try {
+                    w.close();
+                } catch (const IoError&) {
+                }
+            }
+        } catch (const IoError& e) {
+            report = std::string("create: ") + e.what();
+        }
+        const ssize_t ignored = write(fds[1], report.data(), report.size());
+        (void)ignored;
+        std::_Exit(0);
+    }
+    close(fds[1]);
+    std::string report;
+    char buf[512];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) report.append(buf, std::size_t(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    return report;
+}
+
+// An I/O failure on the writer thread (here: the file may not grow past 4 MB) reaches the
+// main thread as the IoError the synchronous writer throws, word for word; the file keeps
+// every frame completed before it, exactly as the synchronous writer leaves it.
+TEST(TrajectoryWriter, WriterThreadFailureIsRaisedOnTheMainThread) {
+    const fs::path dir = test_dir("background_failure");
+    const fs::path h5 = dir / "run.h5";
+    const rlim_t limit = 4'000'000;  // ~6 frames of 5000 float64 bodies (~650 kB each)
+    const std::string sync_report = write_until_disk_full(h5, false, limit);
+    fs::rename(h5, dir / "sync.h5");
+    const std::string background_report = write_until_disk_full(h5, true, limit);
+    ASSERT_EQ(sync_report.rfind("write: ", 0), 0u) << sync_report;
+    EXPECT_NE(sync_report.find(h5.string()), std::string::npos) << sync_report;
+    EXPECT_NE(sync_report.find("File too large"), std::string::npos) << sync_report;
+    // HDF5's description of a failed write names the clock time and a buffer address.
+    const auto stable = [](const std::string& m) {
+        return std::regex_replace(std::regex_replace(m, std::regex("time = [^\n]*\n"), ""),
+                                  std::regex("buf = 0x[0-9a-f]+"), "");
+    };
+    EXPECT_EQ(stable(background_report), stable(sync_report));
+    // Both files open, with the same complete frames, at least one.
+    const std::string s = describe_trajectory(h5);
+    const int frames = std::stoi(summary_value(s, "frames"));
+    EXPECT_GE(frames, 1) << s;
+    EXPECT_LT(frames, 7) << s;
+    EXPECT_EQ(summary_value(describe_trajectory(dir / "sync.h5"), "frames"), std::to_string(frames));
+    EXPECT_EQ(python_same(dir / "sync.h5", h5, "--frames"), 0);
 }
 
 // The file the ParaView test (tests/io.cmake: io.xdmf_paraview) opens. Body counts 4, 7, 0, 5:
