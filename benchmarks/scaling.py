@@ -29,7 +29,6 @@ The 10^6 run needs a few GB and minutes per step on 2 cores: run it on an idle m
 import argparse
 import csv
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -37,6 +36,8 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tools"))
+sys.path.insert(0, os.path.join(TOP, "benchmarks"))
+from settle_benchmark import machine_name  # noqa: E402
 import talus_h5  # noqa: E402
 
 SCENE = os.path.join(TOP, "scenes", "million.toml")
@@ -45,19 +46,6 @@ FIRST = 0.0033     # [m] first lattice point on each axis
 HEIGHT = 0.4       # [m] box height
 DT = 2.5e-3        # [s] the scene's step
 STEPS_LINE = re.compile(r"talus: steps: (\d+) in ([0-9.eE+-]+) s")
-
-
-def machine_name():
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.node()} ({cpu}, {os.cpu_count()} cores)"
 
 
 def overrides(n, duration):
