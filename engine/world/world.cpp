@@ -43,6 +43,10 @@ StepStatus World::step() {
     StageClock clock;
     const auto [envelope, colours] = prepare_solve(h);                   // 1.–4.
     StepStatus supported = check_supported();
+    if (supported.ok && !crowded_.empty()) {
+        supported.ok = false;
+        supported.message = crowded_;
+    }
     if (supported.ok && !joint_error_.empty()) {
         supported.ok = false;
         supported.message = "at t = " + std::to_string(time) + " s: " + joint_error_;
@@ -114,6 +118,26 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
     clock.lap(diag_.time_broad);
+    // A step far too long for the speeds gives every body margins spanning many grains:
+    // hundreds of candidate pairs each, and the contacts built from them (≈ 700 bytes
+    // each) would fill the memory (a 24k-grain bed at dt = 10 ms reached 24 GB). Equal
+    // spheres have at most 12 neighbours and a settling bed's margins add a few more, so
+    // past 64 per body the run stops and says why, before the narrow phase allocates.
+    crowded_.clear();
+    if (pairs_.size() > kMaxPairsPerBody * bodies.size() + 100000) {
+        double vmax = 0.0;
+        for (const Vec3& v : bodies.velocity) vmax = std::max(vmax, v.norm());
+        std::ostringstream m;
+        m << "at t = " << time << " s (step " << step_count + 1 << "): " << pairs_.size()
+          << " candidate pairs for " << bodies.size() << " bodies (more than "
+          << kMaxPairsPerBody << " per body): collision margins of up to " << envelope
+          << " m (1.25 dt |v| per body, speeds up to " << vmax
+          << " m/s) span many grains; simulation.dt = " << h
+          << " s is too long for these speeds, reduce it";
+        crowded_ = m.str();
+        contacts_.clear();
+        return {envelope, 0};
+    }
     narrow_phase(bodies, walls, wall_states_, pairs_, reach_, wall_margin_, contacts_,
                  narrow_scratch_);                                      // 3.
     route_kinematic_contacts(bodies, contacts_);  // kinematic bodies act as moving walls

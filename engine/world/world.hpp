@@ -22,6 +22,10 @@
 
 namespace talus {
 
+/// A step stops with an error when the broad phase finds more candidate pairs than this
+/// per body (plus 100000): the time step is far too long for the speeds (World::step).
+inline constexpr std::size_t kMaxPairsPerBody = 64;
+
 /// Per-step record written to the trajectory's diagnostics (DESIGN §9).
 struct StepDiagnostics {
     uint64_t step = 0;              ///< step number after the step
@@ -179,6 +183,7 @@ private:
     AssembledBatch next_batch_;
     std::vector<int32_t> joint_a_, joint_b_;  // dense indices of each joint's bodies
     std::string joint_error_;                 // a joint whose body is gone ("" if none)
+    std::string crowded_;                     // too many candidate pairs this step ("" if not)
 };
 
 }  // namespace talus
