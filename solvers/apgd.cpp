@@ -51,8 +51,9 @@ struct Reductions {
 
 /// (out, out_l) = N (z, z_l) over contacts and joint rows, using the workspace's per-body
 /// scratch (its inverse masses loaded): M⁻¹ (D z + G z_l) accumulated on it (contacts
-/// colour by colour, then the rows serially in order), then Dᵀ and Gᵀ of it. The pass writing `out` also reduces terms(i, out_i) → Reductions over
-/// the contacts, so the step's dot products and residual cost no pass of their own.
+/// colour by colour, then the rows serially in order), then Dᵀ and Gᵀ of it. The pass
+/// writing `out` also reduces terms(i, out_i) → Reductions over the contacts, so the
+/// step's dot products and residual cost no pass of their own.
 template <class Terms>
 Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<Vec3>& z,
                    const std::vector<double>& z_l, std::vector<Vec3>& out,
