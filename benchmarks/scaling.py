@@ -2,7 +2,7 @@
 """Scaling of the settle scene with N: time per step and peak memory at N = 10^3 ... 10^6.
 
 Each size is scenes/million.toml with its lattice and box shrunk to n x n x n beads,
-n = round(N^(1/3)) (10, 22, 46, 100: 1000, 10648, 97336, 1000000 beads), same spacing,
+n = round(N^(1/3)) (10, 22, 46, 100: 1000, 10648, 97336, 1000000 beads), same spacings,
 bead, solver and output settings (float32, gzip 1), run with --set overrides: nothing but
 the size changes. Each run takes --steps steps after an optional settling phase of
 --settle simulated seconds, with frames only at the start and the end.
@@ -41,18 +41,21 @@ from settle_benchmark import machine_name  # noqa: E402
 import talus_h5  # noqa: E402
 
 SCENE = os.path.join(TOP, "scenes", "million.toml")
-SPACING = 0.0033   # [m] lattice spacing of scenes/million.toml (1.1 bead diameters)
-FIRST = 0.0033     # [m] first lattice point on each axis
+SPACING = 0.0033   # [m] lattice spacing of scenes/million.toml across (1.1 bead diameters)
+SPACING_Z = 0.00303  # [m] and up, within a column (1.01 diameters)
+FIRST = 0.0033     # [m] first lattice point across
+FIRST_Z = 0.00153  # [m] and up (0.03 mm above the floor)
 HEIGHT = 0.4       # [m] box height
-DT = 2.5e-3        # [s] the scene's step
+DT = 5e-4          # [s] the scene's step
 STEPS_LINE = re.compile(r"talus: steps: (\d+) in ([0-9.eE+-]+) s")
 
 
 def overrides(n, duration):
     """--set values that shrink scenes/million.toml to n^3 beads and run `duration` s."""
     last = FIRST + (n - 1) * SPACING
+    top = FIRST_Z + (n - 1) * SPACING_Z + 0.5 * (SPACING_Z - 0.003)  # half a gap of slack
     side = last + SPACING  # the scene's clearance to the side walls (1.8 mm)
-    return [f"particles.0.lattice.max=[{last!r}, {last!r}, {last!r}]",
+    return [f"particles.0.lattice.max=[{last!r}, {last!r}, {top!r}]",
             f"wall.0.max=[{side!r}, {side!r}, {HEIGHT!r}]",
             f"simulation.duration={duration!r}",
             f"output.interval={duration!r}"]  # frames at the start and the end only

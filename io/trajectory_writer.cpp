@@ -75,6 +75,8 @@ constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget
 /// Each is a full copy of the frame's rows (~73 B per body in float32, ~130 B in float64),
 /// so this bounds the output's memory; the step loop waits only when both are taken.
 constexpr std::size_t kFrameBuffers = 2;
+/// Frames of at least this many bodies do not keep their buffer between frames.
+constexpr std::size_t kKeepBufferBodies = 100000;
 
 /// HDF5's innermost (most specific) error description on the current stack, then clears it.
 std::string hdf5_error_text() {
@@ -852,7 +854,15 @@ struct TrajectoryWriter::Impl {
                     failed.store(true, std::memory_order_release);
                 }
                 busy = false;
-                spare.push_back(std::move(job));
+                // A large frame's buffer goes back to the system instead of waiting for
+                // the next frame: between frames it would only add to the run's peak
+                // (73 MB at a million bodies in float32).
+                if (job->n >= kKeepBufferBodies) {
+                    job.reset();
+                    --buffers;
+                } else {
+                    spare.push_back(std::move(job));
+                }
             }
             wake_main.notify_all();
         }

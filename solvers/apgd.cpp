@@ -164,8 +164,12 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         // ‖N(γ₀ − γ̂₀)‖/‖γ₀ − γ̂₀‖ with γ₀ − γ̂₀ = −1, a vector of ones.
         double L = batch.lipschitz;
         if (!stopped_early && !(L > 0.0)) {
-            std::vector<Vec3> ones(n, Vec3::Ones());
-            std::vector<double> lones(m, 1.0);
+            // xn is free until the first iteration writes it: no vector of its own
+            // (at a million contacts, 24 MB on the first step's peak).
+            std::vector<Vec3>& ones = xn;
+            std::vector<double>& lones = lxn;
+            std::fill(ones.begin(), ones.end(), Vec3::Ones());
+            std::fill(lones.begin(), lones.end(), 1.0);
             const Reductions r = apply_n(batch, work, ones, lones, ny, lny, partial,
                                          [](std::size_t, const Vec3& v) {
                 Reductions t;

@@ -16,10 +16,44 @@
 namespace talus {
 namespace {
 
-template <class T>
-void gather(std::vector<T>& dst, const std::vector<T>& src, const std::vector<uint32_t>& order) {
-    dst.resize(order.size());
-    for (std::size_t k = 0; k < order.size(); ++k) dst[k] = src[order[k]];
+// One contact of a ContactList, every per-contact field.
+struct ContactRecord {
+    int32_t a, b;
+    uint64_t key_a, key_b;
+    uint32_t feature, material_a;
+    Vec3 point, normal, velocity_a, shift_b;
+    double gap;
+
+    static ContactRecord load(const ContactList& c, std::size_t i) {
+        return {c.a[i], c.b[i], c.key_a[i], c.key_b[i], c.feature[i], c.material_a[i],
+                c.point[i], c.normal[i], c.velocity_a[i], c.shift_b[i], c.gap[i]};
+    }
+    void store(ContactList& c, std::size_t i) const {
+        c.a[i] = a; c.b[i] = b; c.key_a[i] = key_a; c.key_b[i] = key_b; c.feature[i] = feature;
+        c.material_a[i] = material_a; c.point[i] = point; c.normal[i] = normal;
+        c.velocity_a[i] = velocity_a; c.shift_b[i] = shift_b; c.gap[i] = gap;
+    }
+};
+
+// c[k] ← c[order[k]] for every k, in place: each cycle of the permutation is walked once
+// with one contact held aside. A permuted copy would double the contact list (132 bytes
+// per contact, 20 % of a million-grain run's peak); `done` marks the placed contacts.
+void permute_in_place(ContactList& c, const std::vector<uint32_t>& order,
+                      std::vector<uint8_t>& done) {
+    const std::size_t n = order.size();
+    done.assign(n, 0);
+    for (std::size_t start = 0; start < n; ++start) {
+        if (done[start] || order[start] == start) continue;
+        const ContactRecord held = ContactRecord::load(c, start);
+        std::size_t k = start;
+        while (order[k] != start) {
+            ContactRecord::load(c, order[k]).store(c, k);
+            done[k] = 1;
+            k = order[k];
+        }
+        held.store(c, k);
+        done[k] = 1;
+    }
 }
 
 }  // namespace
@@ -57,15 +91,7 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     s.order.resize(n);
     for (std::size_t i = 0; i < n; ++i) s.order[offset[s.colour[i]]++] = uint32_t(i);
 
-    ContactList& t = s.sorted;
-    gather(t.a, c.a, s.order); gather(t.b, c.b, s.order); gather(t.key_a, c.key_a, s.order);
-    gather(t.key_b, c.key_b, s.order); gather(t.feature, c.feature, s.order);
-    gather(t.point, c.point, s.order); gather(t.normal, c.normal, s.order);
-    gather(t.gap, c.gap, s.order); gather(t.velocity_a, c.velocity_a, s.order);
-    gather(t.material_a, c.material_a, s.order); gather(t.shift_b, c.shift_b, s.order);
-    t.colour_start = c.colour_start;
-    t.overflow_colour = c.overflow_colour;
-    std::swap(c, t);
+    permute_in_place(c, s.order, s.done);
     return c.colour_start.size() - 1;
 }
 

@@ -11,7 +11,7 @@ struct ColouringScratch {
     std::vector<uint64_t> body_colours;  ///< per body: bit k set = colour k holds the body
     std::vector<uint32_t> colour;        ///< per contact
     std::vector<uint32_t> order;         ///< contacts sorted by colour
-    ContactList sorted;                  ///< permuted copy, swapped into place
+    std::vector<uint8_t> done;           ///< per contact: placed by the in-place reordering
 };
 
 /// Greedy colouring: each contact, in order, takes the first colour that holds neither of

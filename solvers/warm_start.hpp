@@ -37,6 +37,11 @@ public:
     /// Torque entry for a contact, or nullptr.
     const TorqueEntry* find_torque(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
     void clear() { entries_.clear(); torques_.clear(); lipschitz_ = 0.0; }
+    /// Give back the entries' memory once assembly has read them (lipschitz() stays).
+    void release_entries() {
+        entries_ = std::vector<Entry>{};
+        torques_ = std::vector<TorqueEntry>{};
+    }
     /// APGD's last accepted Lipschitz estimate (AssembledBatch::lipschitz) [1/kg]; 0: none.
     double lipschitz() const { return lipschitz_; }
     std::size_t size() const { return entries_.size(); }

@@ -3,6 +3,7 @@
 // failed (non-finite state, offending bodies named), 4 I/O error.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <malloc.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
 #include <unistd.h>
@@ -234,6 +235,11 @@ int cmd_info(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Blocks of 4 MB and more come straight from the kernel and go back to it when freed.
+    // glibc would otherwise raise this threshold to the size of the first large block
+    // freed and keep later ones in the heap, where memory that a large run gives back
+    // between stages (World::lean_bodies) stays resident and adds to the peak.
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
     CLI::App app{"Talus " TALUS_VERSION ": hard-contact granular dynamics"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(TALUS_VERSION));

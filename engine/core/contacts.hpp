@@ -56,6 +56,17 @@ struct ContactList {
     bool overflow_colour = false;  ///< the last colour may share bodies: sweep it serially
 
     std::size_t size() const { return a.size(); }
+    /// Give back what only assembly reads (point, normal, velocity_a, material_a, shift_b),
+    /// keeping bodies, keys, features and gaps; a large run does this once the batch is
+    /// built (World::lean_bodies).
+    void release_geometry() {
+        // (`v = {}` would keep the capacity: it assigns an empty initializer list)
+        std::vector<Vec3>().swap(point);
+        std::vector<Vec3>().swap(normal);
+        std::vector<Vec3>().swap(velocity_a);
+        std::vector<uint32_t>().swap(material_a);
+        std::vector<Vec3>().swap(shift_b);
+    }
     void clear() {
         a.clear(); b.clear(); key_a.clear(); key_b.clear(); feature.clear(); point.clear();
         normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear(); shift_b.clear();

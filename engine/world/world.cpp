@@ -56,13 +56,19 @@ StepStatus World::step() {
         std::copy(saved_w_.begin(), saved_w_.end(), bodies.angular_velocity.begin());
         return s;
     }
+    if (bodies.size() >= lean_bodies && !relinearising()) {  // see lean_bodies
+        pairs_ = PairList{};
+        reach_ = std::vector<double>{};
+        warm_.release_entries();  // assembly has read them; store() writes this step's
+    }
     clock.restart();
-    const bool relinearise_after = solver.position_iterations > 0;
+    const bool relinearise_after = relinearising();
     if (relinearise_after) {
         star_v_.assign(bodies.velocity.begin(), bodies.velocity.end());
         star_w_.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
     }
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
+    if (bodies.size() >= lean_bodies && !relinearise_after) solver_work_ = SolverWorkspace{};
     diag_.relinearisations = 0;
     if (relinearise_after && result_.refused.empty()) relinearise(h, star_v_, star_w_);  // 5b.
     clock.lap(diag_.solver_wall_time);
@@ -117,6 +123,9 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
+    // The position-level variant reuses the pairs and margins after the solve.
+    const bool lean = bodies.size() >= lean_bodies && solver.position_iterations == 0;
+    if (lean) broad_scratch_ = BroadPhaseScratch{};
     clock.lap(diag_.time_broad);
     // A step far too long for the speeds gives every body margins spanning many grains:
     // hundreds of candidate pairs each, and the contacts built from them (≈ 700 bytes
@@ -144,8 +153,10 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     forget_kinematic_unsupported(bodies, pairs_, narrow_scratch_);
     clock.lap(diag_.time_narrow);
     const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
+    if (lean) colouring_ = ColouringScratch{};
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
     build_joint_rows(h);                                                 // 4b.
+    if (lean) contacts_.release_geometry();  // the batch holds what the rest of the step needs
     clock.lap(diag_.time_assemble);
     return {envelope, colours};
 }
@@ -457,13 +468,17 @@ void World::accumulate_wall_loads(double h) {
             const Vec3& t = rolling.gamma[k];
             couple = -(t[0] * n + t[1] * u + t[2] * v);
         }
+        // A large run's contact list keeps no points (lean_bodies): B's lever arm gives it.
+        const std::size_t b = std::size_t(batch_.b[i]);
+        const Vec3 point = contacts_.point.empty() ? Vec3(bodies.position[b] + batch_.lever_b[i])
+                                                   : contacts_.point[i];
         wall_loads_.impulse[w] += on_wall;
         wall_loads_.angular_impulse[w] +=
-            (contacts_.point[i] - wall_reference_point(walls[w])).cross(on_wall) + couple;
+            (point - wall_reference_point(walls[w])).cross(on_wall) + couple;
         if (record_wall_contacts) {
             wall_contacts_.wall.push_back(uint32_t(w));
-            wall_contacts_.body.push_back(bodies.id[std::size_t(batch_.b[i])]);
-            wall_contacts_.point.push_back(contacts_.point[i]);
+            wall_contacts_.body.push_back(bodies.id[b]);
+            wall_contacts_.point.push_back(point);
             wall_contacts_.impulse.push_back(on_wall);
             wall_contacts_.angular_impulse.push_back(couple);
         }

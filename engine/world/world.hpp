@@ -94,6 +94,15 @@ public:
     MaterialTable materials;
     std::vector<Wall> walls;
     BodyStore bodies;
+    /// From this many bodies on, buffers that serve one stage of the step are given back
+    /// as soon as that stage is done, so that they do not add up at the peak: the broad
+    /// phase's grid, the colouring's tables, the candidate pairs and margins and the
+    /// previous step's warm-start entries before the solve, the contacts' geometry once
+    /// assembled (contacts() then keeps bodies, keys, features and gaps only) and the
+    /// solver's workspace after it. Small runs keep them across steps and allocate nothing
+    /// per step. The trajectory has the same bits either way. Not with the position-level
+    /// variant, which reuses them.
+    std::size_t lean_bodies = 200000;
     /// Bilateral constraints, by stable body id (engine/core/joints.hpp); each step turns
     /// them into solver rows at the current poses (solvers/bilateral.hpp).
     std::vector<Joint> joints;
@@ -151,6 +160,7 @@ private:
     /// Fails when the narrow phase met a pair of shapes it cannot collide.
     StepStatus check_supported() const;
     void renumber();
+    bool relinearising() const { return solver.position_iterations > 0; }
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve

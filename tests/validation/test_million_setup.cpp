@@ -1,20 +1,25 @@
 // scenes/million.toml at reduced size: the scene file itself, loaded through the same
 // --set overrides `talus run` takes, shrunk from a 100³ to a 12³ lattice (and its box to
-// match). The generation and the first 20 steps are checked against what a simple-cubic
-// lattice released from rest must do; the full million-sphere run is a benchmark
+// match). The generation and the first 40 steps are checked against what a lattice
+// released from rest must do; the full million-sphere run is a benchmark
 // (benchmarks/scaling.py).
 //
-// Analytic facts used (h = 2.5e-3 s, g = 9.81 m/s², r = 1.5 mm, spacing s = 3.3 mm):
-// - A lattice of spacing s with n points per axis holds n³ spheres; neighbours are s apart
-//   (gap s − 2r = 0.3 mm), the bottom layer's gap to the floor is z₀ − r = 1.8 mm.
+// Analytic facts used (h = 5e-4 s, g = 9.81 m/s², r = 1.5 mm, lattice spacing s = 3.3 mm
+// across and s_z = 3.03 mm up, first layer at z₀ = 1.53 mm):
+// - A lattice with n points per axis holds n³ spheres; the nearest neighbours are the
+//   column's, s_z apart (gap 0.03 mm), the bottom layer's gap to the floor is
+//   z₀ − r = 0.03 mm.
 // - Until the bottom layer reaches the floor every sphere falls freely; Talus integrates
 //   velocity first, then position (semi-implicit Euler), so after k steps every sphere
 //   has fallen exactly ½ g h² k (k + 1) — ½ g t² plus ½ g h t, the scheme's O(h) lead —
-//   and relative positions are unchanged. That drop passes 1.8 mm between k = 7
-//   (1.72 mm) and k = 8 (2.21 mm): the first 7 steps are free fall.
+//   and relative positions are unchanged. That drop passes 0.03 mm between k = 4
+//   (0.0245 mm) and k = 5 (0.0368 mm): the first 4 steps are free fall, although the
+//   0.03 mm gaps are within the collision margins from the start (the contacts are there,
+//   with zero impulse).
 // - Afterwards, the only impulses besides gravity come from the walls, so the bodies'
 //   momentum changes by M g t minus the impulse they gave the walls (World::wall_loads):
-//   linear momentum balance, to round-off.
+//   linear momentum balance, to round-off. By t = 20 ms every layer has landed (the top
+//   one after 12 gaps of 0.03 mm, ½ g t² = 0.36 mm: t ≈ 8.6 ms).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,16 +34,19 @@
 namespace talus {
 namespace {
 
-constexpr int kPerAxis = 12;        // lattice points per axis in the test (100 in the scene)
-constexpr double kSpacing = 0.0033; // [m] as in the scene
-constexpr double kMin = 0.0033;     // [m] first lattice point on each axis
-constexpr double kRadius = 0.0015;  // [m]
+constexpr int kPerAxis = 12;          // lattice points per axis in the test (100 in the scene)
+constexpr double kSpacing = 0.0033;   // [m] across, as in the scene
+constexpr double kSpacingZ = 0.00303; // [m] up
+constexpr double kMin = 0.0033;       // [m] first lattice point across
+constexpr double kMinZ = 0.00153;     // [m] and up
+constexpr double kRadius = 0.0015;    // [m]
 
 Scene load_reduced() {
-    const double last = kMin + (kPerAxis - 1) * kSpacing;  // last lattice point
+    const double last = kMin + (kPerAxis - 1) * kSpacing;  // last lattice point across
+    const double top = kMinZ + (kPerAxis - 1) * kSpacingZ + 1e-5;  // above the last layer
     const double side = last + kSpacing;                   // box side: same clearance as the scene
     const std::string corner = "[" + std::to_string(last) + ", " + std::to_string(last) + ", " +
-                               std::to_string(last) + "]";
+                               std::to_string(top) + "]";
     const std::string box = "[" + std::to_string(side) + ", " + std::to_string(side) + ", 0.4]";
     return load_scene(std::string(TALUS_SOURCE_DIR) + "/scenes/million.toml",
                       {"particles.0.lattice.max=" + corner, "wall.0.max=" + box});
@@ -63,8 +71,8 @@ TEST(MillionSetup, ReducedLatticeIsGeneratedInsideTheBoxWithoutOverlap) {
         for (std::size_t j = i + 1; j < b.size(); ++j)  // brute force: 1.5 million pairs
             min_distance = std::min(min_distance, (b.position[i] - b.position[j]).norm());
     }
-    // nearest neighbours are one spacing apart: 0.3 mm clear of touching
-    EXPECT_NEAR(min_distance, kSpacing, 1e-12);
+    // nearest neighbours are a column's, one vertical spacing apart: 0.03 mm clear of touching
+    EXPECT_NEAR(min_distance, kSpacingZ, 1e-12);
     EXPECT_GT(min_distance, 2 * kRadius);
 }
 
@@ -73,7 +81,7 @@ TEST(MillionSetup, FirstStepsAreFreeFallThenMomentumBalancesTheWallImpulses) {
     World& w = scene.world;
     const std::size_t n = w.bodies.size();
     const double h = w.simulation.dt, g = -w.simulation.gravity.z();
-    ASSERT_EQ(h, 2.5e-3);
+    ASSERT_EQ(h, 5e-4);
     ASSERT_EQ(g, 9.81);
     std::unordered_map<uint64_t, Vec3> start_of;  // by stable id: renumbering may reorder
     for (std::size_t i = 0; i < n; ++i) start_of[w.bodies.id[i]] = w.bodies.position[i];
@@ -82,7 +90,7 @@ TEST(MillionSetup, FirstStepsAreFreeFallThenMomentumBalancesTheWallImpulses) {
     const double energy0 = w.kinetic_energy() + w.potential_energy();
 
     // Free fall: every sphere moves down by the same drop, keeping its place in the lattice.
-    for (int k = 1; k <= 7; ++k) {
+    for (int k = 1; k <= 4; ++k) {
         ASSERT_TRUE(w.step().ok) << "step " << k;
         const double drop = 0.5 * g * h * h * k * (k + 1);
         double worst = 0.0;
@@ -105,10 +113,10 @@ TEST(MillionSetup, FirstStepsAreFreeFallThenMomentumBalancesTheWallImpulses) {
         EXPECT_LT(worst, 1e-12) << "step " << k << ": a sphere left its place in the falling lattice";
     }
 
-    // Steps 8..20: layers land one on another. Momentum: M v_com = -M g t + (impulse from
+    // Steps 5..40: layers land one on another. Momentum: M v_com = -M g t + (impulse from
     // the walls) = -M g t - Σ impulse on the walls.
-    for (int k = 8; k <= 20; ++k) ASSERT_TRUE(w.step().ok) << "step " << k;
-    const double t = 20 * h;
+    for (int k = 5; k <= 40; ++k) ASSERT_TRUE(w.step().ok) << "step " << k;
+    const double t = 40 * h;
     Vec3 momentum = Vec3::Zero();
     for (std::size_t i = 0; i < n; ++i) momentum += w.bodies.velocity[i] / w.bodies.inv_mass[i];
     Vec3 on_walls = Vec3::Zero();
