@@ -56,7 +56,8 @@ StepStatus World::step() {
         std::copy(saved_w_.begin(), saved_w_.end(), bodies.angular_velocity.begin());
         return s;
     }
-    if (bodies.size() >= lean_bodies && !relinearising()) {  // see lean_bodies
+    const bool lean = lean_step();
+    if (lean) {  // see lean_bodies
         pairs_ = PairList{};
         reach_ = std::vector<double>{};
         warm_.release_entries();  // assembly has read them; store() writes this step's
@@ -68,7 +69,7 @@ StepStatus World::step() {
         star_w_.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
     }
     result_ = solve_ccp(batch_, bodies, solver, solver_work_);           // 5.
-    if (bodies.size() >= lean_bodies && !relinearise_after) solver_work_ = SolverWorkspace{};
+    if (lean) solver_work_ = SolverWorkspace{};
     diag_.relinearisations = 0;
     if (relinearise_after && result_.refused.empty()) relinearise(h, star_v_, star_w_);  // 5b.
     clock.lap(diag_.solver_wall_time);
@@ -123,8 +124,7 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
-    // The position-level variant reuses the pairs and margins after the solve.
-    const bool lean = bodies.size() >= lean_bodies && solver.position_iterations == 0;
+    const bool lean = lean_step();
     if (lean) broad_scratch_ = BroadPhaseScratch{};
     clock.lap(diag_.time_broad);
     // A step far too long for the speeds gives every body margins spanning many grains:

@@ -161,6 +161,8 @@ private:
     StepStatus check_supported() const;
     void renumber();
     bool relinearising() const { return solver.position_iterations > 0; }
+    /// This step gives its stage buffers back (lean_bodies; never when relinearising).
+    bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
