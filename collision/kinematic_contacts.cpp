@@ -35,10 +35,7 @@ void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
         const bool ka = kinematic(a), kb = kinematic(b);
         if (kb && (a == kNoBody || ka)) continue;  // wall–kinematic or kinematic–kinematic
         // Move contact i to slot k, then fix it up.
-        c.a[k] = a; c.b[k] = b; c.key_a[k] = c.key_a[i]; c.key_b[k] = c.key_b[i];
-        c.feature[k] = c.feature[i]; c.point[k] = c.point[i]; c.normal[k] = c.normal[i];
-        c.gap[k] = c.gap[i]; c.velocity_a[k] = c.velocity_a[i]; c.material_a[k] = c.material_a[i];
-        c.shift_b[k] = c.shift_b[i];
+        c.for_each_array([i, k](auto& v) { v[k] = v[i]; });
         if (ka || kb) {
             const std::size_t kin = std::size_t(ka ? a : b), dyn = std::size_t(ka ? b : a);
             if (kb) {  // K was B: swap the sides and turn the normal round
@@ -61,9 +58,7 @@ void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
         }
         ++k;
     }
-    c.a.resize(k); c.b.resize(k); c.key_a.resize(k); c.key_b.resize(k); c.feature.resize(k);
-    c.point.resize(k); c.normal.resize(k); c.gap.resize(k); c.velocity_a.resize(k);
-    c.material_a.resize(k); c.shift_b.resize(k);
+    c.resize(k);
 }
 
 }  // namespace talus

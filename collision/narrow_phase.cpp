@@ -66,12 +66,6 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr uint8_t kNearMesh = 1, kNearCylinder = 2;  // NarrowPhaseScratch::wall_flag bits
 
-void resize(ContactList& c, std::size_t n) {
-    c.a.resize(n); c.b.resize(n); c.key_a.resize(n); c.key_b.resize(n); c.feature.resize(n);
-    c.point.resize(n); c.normal.resize(n); c.gap.resize(n); c.velocity_a.resize(n);
-    c.material_a.resize(n); c.shift_b.resize(n);
-}
-
 /// A unit vector perpendicular to a (unit) vector, for coincident cores.
 Vec3 any_perpendicular(const Vec3& a) {
     Vec3 u, w;
@@ -616,7 +610,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             scratch.unsupported_cylinder.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
-    resize(out, n_pair_contacts + nw);
+    out.resize(n_pair_contacts + nw);
 
     parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];

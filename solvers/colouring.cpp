@@ -11,54 +11,49 @@
 #include "solvers/colouring.hpp"
 
 #include <bit>
+#include <type_traits>
 #include <utility>
+
+#include "engine/core/parallel.hpp"
 
 namespace talus {
 namespace {
 
-// One contact of a ContactList, every per-contact field.
-struct ContactRecord {
-    int32_t a, b;
-    uint64_t key_a, key_b;
-    uint32_t feature, material_a;
-    Vec3 point, normal, velocity_a, shift_b;
-    double gap;
-
-    static ContactRecord load(const ContactList& c, std::size_t i) {
-        return {c.a[i], c.b[i], c.key_a[i], c.key_b[i], c.feature[i], c.material_a[i],
-                c.point[i], c.normal[i], c.velocity_a[i], c.shift_b[i], c.gap[i]};
-    }
-    void store(ContactList& c, std::size_t i) const {
-        c.a[i] = a; c.b[i] = b; c.key_a[i] = key_a; c.key_b[i] = key_b; c.feature[i] = feature;
-        c.material_a[i] = material_a; c.point[i] = point; c.normal[i] = normal;
-        c.velocity_a[i] = velocity_a; c.shift_b[i] = shift_b; c.gap[i] = gap;
-    }
-};
-
-// c[k] ← c[order[k]] for every k, in place: each cycle of the permutation is walked once
-// with one contact held aside. A permuted copy would double the contact list (132 bytes
-// per contact, 20 % of a million-grain run's peak); `done` marks the placed contacts.
-void permute_in_place(ContactList& c, const std::vector<uint32_t>& order,
+// v[k] ← v[order[k]] for every k, in place: each cycle of the permutation is walked once
+// with one entry held aside; `done` marks the placed entries. No second copy of the field.
+template <class T>
+void permute_in_place(std::vector<T>& v, const std::vector<uint32_t>& order,
                       std::vector<uint8_t>& done) {
     const std::size_t n = order.size();
     done.assign(n, 0);
     for (std::size_t start = 0; start < n; ++start) {
         if (done[start] || order[start] == start) continue;
-        const ContactRecord held = ContactRecord::load(c, start);
+        T held = std::move(v[start]);
         std::size_t k = start;
         while (order[k] != start) {
-            ContactRecord::load(c, order[k]).store(c, k);
+            v[k] = std::move(v[order[k]]);
             done[k] = 1;
             k = order[k];
         }
-        held.store(c, k);
+        v[k] = std::move(held);
         done[k] = 1;
     }
 }
 
+// The same through a spare vector of the field's type, filled in parallel (a gather) and
+// then swapped in: the spare keeps the old array's memory for the next step.
+template <class T>
+void permute_by_copy(std::vector<T>& v, const std::vector<uint32_t>& order,
+                     std::vector<T>& spare) {
+    spare.resize(v.size());
+    parallel_each(v.size(), [&](std::size_t k) { spare[k] = v[order[k]]; });
+    v.swap(spare);
+}
+
 }  // namespace
 
-std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScratch& s) {
+std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScratch& s,
+                            bool in_place) {
     const std::size_t n = c.size();
     s.body_colours.assign(body_count, 0);
     s.colour.resize(n);
@@ -91,7 +86,11 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     s.order.resize(n);
     for (std::size_t i = 0; i < n; ++i) s.order[offset[s.colour[i]]++] = uint32_t(i);
 
-    permute_in_place(c, s.order, s.done);
+    c.for_each_array([&](auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        if (in_place) permute_in_place(v, s.order, s.done);
+        else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
+    });
     return c.colour_start.size() - 1;
 }
 

@@ -56,6 +56,17 @@ struct ContactList {
     bool overflow_colour = false;  ///< the last colour may share bodies: sweep it serially
 
     std::size_t size() const { return a.size(); }
+    /// Calls f(v) on every per-contact vector (one entry per contact), in a fixed order:
+    /// the one list a new per-contact field joins, so that resizing, clearing, compacting
+    /// and the colouring's permutation move it too.
+    template <class F>
+    void for_each_array(F&& f) {
+        f(a); f(b); f(key_a); f(key_b); f(feature); f(point); f(normal); f(gap);
+        f(velocity_a); f(material_a); f(shift_b);
+    }
+    void resize(std::size_t n) {
+        for_each_array([n](auto& v) { v.resize(n); });
+    }
     /// Give back what only assembly reads (point, normal, velocity_a, material_a, shift_b),
     /// keeping bodies, keys, features and gaps; a large run does this once the batch is
     /// built (World::lean_bodies).
@@ -68,8 +79,7 @@ struct ContactList {
         std::vector<Vec3>().swap(shift_b);
     }
     void clear() {
-        a.clear(); b.clear(); key_a.clear(); key_b.clear(); feature.clear(); point.clear();
-        normal.clear(); gap.clear(); velocity_a.clear(); material_a.clear(); shift_b.clear();
+        for_each_array([](auto& v) { v.clear(); });
         colour_start.clear();
         overflow_colour = false;
     }

@@ -152,7 +152,7 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     route_kinematic_contacts(bodies, contacts_);  // kinematic bodies act as moving walls
     forget_kinematic_unsupported(bodies, pairs_, narrow_scratch_);
     clock.lap(diag_.time_narrow);
-    const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_);
+    const std::size_t colours = colour_contacts(bodies.size(), contacts_, colouring_, lean);
     if (lean) colouring_ = ColouringScratch{};
     assemble(bodies, contacts_, materials, solver, h, warm_, batch_);     // 4.
     build_joint_rows(h);                                                 // 4b.
