@@ -37,6 +37,15 @@ public:
     /// Torque entry for a contact, or nullptr.
     const TorqueEntry* find_torque(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
     void clear() { entries_.clear(); torques_.clear(); lipschitz_ = 0.0; }
+    /// The entries as stored (sorted by key), for checkpoints.
+    const std::vector<Entry>& entries() const { return entries_; }
+    const std::vector<TorqueEntry>& torque_entries() const { return torques_; }
+    /// Puts back what entries(), torque_entries() and lipschitz() gave (a checkpoint's).
+    void restore(std::vector<Entry> entries, std::vector<TorqueEntry> torques, double lipschitz) {
+        entries_ = std::move(entries);
+        torques_ = std::move(torques);
+        lipschitz_ = lipschitz;
+    }
     /// Give back the entries' memory once assembly has read them (lipschitz() stays).
     void release_entries() {
         entries_ = std::vector<Entry>{};

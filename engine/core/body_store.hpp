@@ -219,34 +219,39 @@ struct BodyStore {
         }
     }
 
+    /// Calls f(name, v) on every per-body array (one entry per body; not the shared
+    /// tables `clumps` and `motions`), in a fixed order: the one list a new per-body field
+    /// joins, so that clearing, renumbering, removal and checkpoints carry it.
+    template <class F>
+    void for_each_array(F&& f) {
+        f("id", id); f("position", position); f("orientation", orientation);
+        f("velocity", velocity); f("angular_velocity", angular_velocity); f("radius", radius);
+        f("inv_mass", inv_mass); f("inv_inertia", inv_inertia); f("material", material);
+        f("shape", shape); f("shape_param", shape_param); f("motion", motion);
+    }
+    template <class F>
+    void for_each_array(F&& f) const {
+        const_cast<BodyStore*>(this)->for_each_array(
+            [&](const char* name, const auto& v) { f(name, v); });
+    }
+
     /// Remove every body and clump template (capacity is kept).
     void clear() {
-        id.clear(); position.clear(); orientation.clear(); velocity.clear();
-        angular_velocity.clear(); radius.clear(); inv_mass.clear(); inv_inertia.clear();
-        material.clear(); shape.clear(); shape_param.clear();
+        for_each_array([](const char*, auto& v) { v.clear(); });
         clumps.clear();
-        motion.clear(); motions.clear();
+        motions.clear();
     }
 
     /// Renumber: the body at new index k is the one at old index order[k]. `order` must be
     /// a permutation of 0 … size−1. Stable ids travel with their bodies.
     void permute(const std::vector<uint32_t>& order) {
-        apply_order(order, id); apply_order(order, position); apply_order(order, orientation);
-        apply_order(order, velocity); apply_order(order, angular_velocity);
-        apply_order(order, radius); apply_order(order, inv_mass); apply_order(order, inv_inertia);
-        apply_order(order, material); apply_order(order, shape);
-        apply_order(order, shape_param); apply_order(order, motion);
+        for_each_array([&](const char*, auto& v) { apply_order(order, v); });
     }
 
     /// Remove the bodies with gone[i] != 0 (gone.size() == size()); the others keep their
     /// order, so their dense indices shift down. Stable ids travel with their bodies.
     void erase_marked(const std::vector<uint8_t>& gone) {
-        talus::erase_marked(gone, id); talus::erase_marked(gone, position);
-        talus::erase_marked(gone, orientation); talus::erase_marked(gone, velocity);
-        talus::erase_marked(gone, angular_velocity); talus::erase_marked(gone, radius);
-        talus::erase_marked(gone, inv_mass); talus::erase_marked(gone, inv_inertia);
-        talus::erase_marked(gone, material); talus::erase_marked(gone, shape);
-        talus::erase_marked(gone, shape_param); talus::erase_marked(gone, motion);
+        for_each_array([&](const char*, auto& v) { talus::erase_marked(gone, v); });
     }
 
 };

@@ -46,6 +46,18 @@ public:
     /// Last step of the stage if it runs its full duration.
     uint64_t end_step() const { return end_step_; }
 
+    /// What the monitor has seen so far (checkpoints): restoring it into a monitor of the
+    /// same stage continues the stage as if uninterrupted.
+    struct State {
+        uint64_t end_step = 0;
+        double below_since = -1.0;
+    };
+    State state() const { return {end_step_, below_since_}; }
+    void restore(const State& s) {
+        end_step_ = s.end_step;
+        below_since_ = s.below_since;
+    }
+
 private:
     const Stage& stage_;
     uint64_t end_step_ = 0;

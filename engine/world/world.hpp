@@ -147,6 +147,23 @@ public:
     bool record_wall_contacts = false;
     const WallContactList& wall_contacts() const { return wall_contacts_; }
 
+    /// What one step hands to the next besides the public members: the warm-start cache,
+    /// the joints' multipliers (their warm start) and the wall loads summed since the last
+    /// reset. With the public members it is the whole state a step depends on, so a World
+    /// built from the same scene and given both continues with the same bits
+    /// (io/checkpoint.hpp).
+    struct CarriedState {
+        WarmStartCache warm;
+        std::vector<double> joint_lambda;
+        WallLoads wall_loads;
+    };
+    CarriedState carried_state() const { return {warm_, batch_.bilateral.lambda, wall_loads_}; }
+    void restore_carried_state(CarriedState s) {
+        warm_ = std::move(s.warm);
+        batch_.bilateral.lambda = std::move(s.joint_lambda);
+        wall_loads_ = std::move(s.wall_loads);
+    }
+
 private:
     double choose_margins();
     /// Stages 1–4 of a step (forces … assembly); returns the envelope and colour count.

@@ -1,0 +1,49 @@
+#pragma once
+/// Checkpoints: the whole state of a run at the end of a step, in one HDF5 file, from which
+/// the run continues with the same bits as if it had never stopped.
+///
+/// A checkpoint holds
+/// - the scene: its text, file name and --set overrides (the scene's tables — settings,
+///   materials, wall geometry, clump templates, kinematic motions, emitter and outlet
+///   regions, stages — come from parsing that text again);
+/// - the world's state: every per-body array (BodyStore::for_each_array), the time, the
+///   step count, the next stable id, each wall's active flag and motion start, each
+///   emitter's tally, pending radius and random generators, each outlet's tally;
+/// - what one step hands to the next (World::CarriedState: warm-start cache, joint
+///   multipliers, wall loads since the last frame);
+/// - where the run is: the stage and its monitor (RunPosition).
+/// Arrays are stored as their bytes in this build's layout, so a checkpoint is read back by
+/// the Talus version that wrote it (the file names it; another version refuses the file).
+///
+/// Written atomically: to PATH.tmp, closed, then renamed over PATH. A crash while writing
+/// leaves the previous checkpoint (and at most a stale PATH.tmp), never a torn one.
+#include <cstddef>
+#include <filesystem>
+
+#include "engine/world/stages.hpp"
+#include "io/scene.hpp"
+
+namespace talus {
+
+/// Where a run stands between two steps: the running stage and its monitor.
+struct RunPosition {
+    std::size_t stage = 0;        ///< index into Scene::stages
+    StageMonitor::State monitor;  ///< that stage's monitor (StageMonitor::state())
+};
+
+/// Writes scene.world's state with the scene's text and `run` to `path` (atomically).
+/// Throws IoError naming the path when it cannot be written.
+void write_checkpoint(const std::filesystem::path& path, const Scene& scene,
+                      const RunPosition& run);
+
+struct Resumed {
+    Scene scene;      ///< parsed again from the stored text; its world holds the stored state
+    RunPosition run;  ///< the stage to continue and its monitor
+};
+
+/// Reads a checkpoint written by write_checkpoint. Throws IoError naming the path for a
+/// file that is missing, not a checkpoint, from another Talus version or inconsistent with
+/// its own scene; SceneError if the stored scene no longer parses.
+Resumed read_checkpoint(const std::filesystem::path& path);
+
+}  // namespace talus

@@ -1,0 +1,236 @@
+// Checkpoints (io/checkpoint.hpp): N steps, a checkpoint written and read back into a
+// fresh World, and the remaining steps give exactly the bits of the uninterrupted run —
+// every per-body array, the clock, the emitters' and outlets' tallies and the warm-start
+// cache — for every solver, on 1 and 2 threads, mid-stage and in a later stage. The scene
+// has what carries state from step to step: an emitter (random generators, a pending
+// radius), an outlet (bodies removed, ids never reused), a kinematic body, a wall whose
+// motion a stage starts, rolling resistance (torque warm start) and two stages (a monitor).
+#include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/world/stages.hpp"
+#include "io/checkpoint.hpp"
+#include "io/scene.hpp"
+#include "io/trajectory_writer.hpp"
+
+namespace talus {
+namespace {
+
+const char* kScene = R"(
+[simulation]
+dt = 1e-3
+gravity = [0.0, 0.0, -9.81]
+
+[solver]
+type = "pgs"
+max_iterations = 30
+tolerance = 1e-6
+
+[output]
+path = "checkpoint_test.h5"
+interval = 0.01
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+rolling_friction = 1e-4
+
+[[wall]]
+type = "cylinder"
+name = "pot"
+point = [0.0, 0.0, 0.0]
+axis = [0.0, 0.0, 1.0]
+radius = 0.02
+inside = true
+material = "glass"
+motion = { type = "rotation", centre = [0.0, 0.0, 0.0], axis = [0.0, 0.0, 1.0], omega = 3.0 }
+
+[[wall]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "glass"
+
+[[outlet]]
+type = "box"
+min = [-0.005, -0.005, -0.01]
+max = [0.005, 0.005, 0.004]
+
+[[emitter]]
+material = "glass"
+radius = { distribution = "normal", mean = 0.0015, std = 0.00015, min = 0.00125, max = 0.00175 }
+rate = 1500.0
+min = [-0.008, -0.008, 0.03]
+max = [0.008, 0.008, 0.034]
+velocity = [0.0, 0.0, -0.5]
+seed = 7
+
+[[body]]
+shape = "sphere"
+radius = 0.003
+material = "glass"
+position = [0.012, 0.0, 0.003]
+motion = { type = "rotation", centre = [0.0, 0.0, 0.0], axis = [0.0, 0.0, 1.0], omega = 5.0 }
+
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.0015
+random = { min = [-0.017, -0.017, 0.002], max = [0.017, 0.017, 0.025], count = 120, seed = 3 }
+
+[[stage]]
+name = "fill"
+duration = 0.05
+
+[[stage]]
+name = "stir"
+duration = 0.05
+start_motion = ["pot"]
+)";
+
+/// Runs `scene` from `at` (a stage begun afresh when its monitor is not restored) until
+/// the world has taken `until` steps or the scene ends; returns where it stopped.
+RunPosition run(Scene& scene, RunPosition at, bool resumed, uint64_t until) {
+    World& w = scene.world;
+    for (std::size_t s = at.stage; s < scene.stages.size(); ++s) {
+        const Stage& stage = scene.stages[s];
+        const bool fresh = !(resumed && s == at.stage);
+        if (fresh) begin_stage(stage, w);
+        StageMonitor monitor(stage, w);
+        if (!fresh) monitor.restore(at.monitor);
+        bool over = false;
+        while (!over) {
+            if (w.step_count >= until) return {s, monitor.state()};
+            const StepStatus status = w.step();
+            if (!status.ok) throw std::runtime_error(status.message);
+            over = monitor.done(w);
+        }
+    }
+    return {scene.stages.size(), {}};
+}
+
+std::vector<std::string> body_bytes(const BodyStore& b) {
+    std::vector<std::string> out;
+    b.for_each_array([&](const char*, const auto& v) {
+        out.emplace_back(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0]));
+    });
+    return out;
+}
+
+/// The warm-start cache field by field (its entries have padding, so not as raw bytes).
+std::vector<std::string> warm_fields(const World& w) {
+    const World::CarriedState c = w.carried_state();
+    std::vector<std::string> out;
+    auto bytes = [&](const auto& x) {
+        out.emplace_back(reinterpret_cast<const char*>(&x), sizeof x);
+    };
+    for (const WarmStartCache::Entry& e : c.warm.entries()) {
+        bytes(e.key_a); bytes(e.key_b); bytes(e.feature); bytes(e.normal); bytes(e.friction);
+        bytes(e.h);
+    }
+    for (const WarmStartCache::TorqueEntry& e : c.warm.torque_entries()) {
+        bytes(e.key_a); bytes(e.key_b); bytes(e.feature); bytes(e.torque); bytes(e.h);
+    }
+    bytes(c.warm.lipschitz());
+    return out;
+}
+
+/// The uninterrupted run against one stopped after `stop` steps, checkpointed, read back
+/// and continued, with `solver` on `threads` threads.
+void expect_same_run(const std::string& solver, int threads, uint64_t stop) {
+    SCOPED_TRACE(solver + " on " + std::to_string(threads) + " thread(s), stopped at step " +
+                 std::to_string(stop));
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+    // (APGD and the maximum-dissipation solver have no rolling resistance)
+    std::vector<std::string> sets{"solver.type=\"" + solver + "\""};
+    if (solver == "apgd" || solver == "maxdiss") sets.push_back("material.0.rolling_friction=0.0");
+    const std::filesystem::path dir = std::filesystem::temp_directory_path();
+
+    Scene whole = parse_scene(kScene, dir / "checkpoint_test.toml", sets);
+    run(whole, {}, false, UINT64_MAX);
+    ASSERT_EQ(whole.world.step_count, 100u);
+
+    Scene first = parse_scene(kScene, dir / "checkpoint_test.toml", sets);
+    const RunPosition at = run(first, {}, false, stop);
+    ASSERT_EQ(first.world.step_count, stop);
+    const std::filesystem::path ck = dir / ("talus_checkpoint_" + solver + ".h5");
+    write_checkpoint(ck, first, at);
+    EXPECT_FALSE(std::filesystem::exists(ck.string() + ".tmp"));
+
+    Resumed resumed = read_checkpoint(ck);
+    std::filesystem::remove(ck);
+    EXPECT_EQ(resumed.run.stage, at.stage);
+    EXPECT_EQ(resumed.scene.overrides, sets);
+    // read back before any step: the state is the stopped run's, bit for bit
+    EXPECT_TRUE(body_bytes(resumed.scene.world.bodies) == body_bytes(first.world.bodies));
+    EXPECT_TRUE(warm_fields(resumed.scene.world) == warm_fields(first.world));
+    run(resumed.scene, resumed.run, true, UINT64_MAX);
+
+    const World& a = whole.world;
+    const World& b = resumed.scene.world;
+    EXPECT_EQ(b.step_count, a.step_count);
+    EXPECT_EQ(std::memcmp(&a.time, &b.time, sizeof a.time), 0);
+    EXPECT_EQ(b.next_id, a.next_id);
+    EXPECT_EQ(b.emitters[0].emitted.count, a.emitters[0].emitted.count);
+    EXPECT_EQ(b.outlets[0].removed.count, a.outlets[0].removed.count);
+    EXPECT_TRUE(body_bytes(b.bodies) == body_bytes(a.bodies));
+    EXPECT_TRUE(warm_fields(b) == warm_fields(a));
+}
+
+TEST(Checkpoint, ScenePoursAndRemovesGrains) {
+    // The test scene does what the comparison needs: grains arrive and leave.
+    Scene s = parse_scene(kScene, std::filesystem::temp_directory_path() / "c.toml");
+    run(s, {}, false, UINT64_MAX);
+    EXPECT_GT(s.world.emitters[0].emitted.count, 60u);
+    EXPECT_GT(s.world.outlets[0].removed.count, 0u);
+    EXPECT_GT(s.world.bodies.size(), 150u);
+}
+
+TEST(Checkpoint, RestartGivesTheUninterruptedRunBitForBit) {
+    for (const char* solver : {"pgs", "pj", "apgd", "maxdiss"})
+        for (int threads : {1, 2}) expect_same_run(solver, threads, 37);
+    // in the second stage, after the pot has started turning
+    expect_same_run("apgd", 2, 71);
+    expect_same_run("pgs", 1, 71);
+}
+
+TEST(Checkpoint, RefusesFilesThatAreNotCheckpoints) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path();
+    const std::filesystem::path missing = dir / "talus_no_such_checkpoint.h5";
+    std::filesystem::remove(missing);
+    try {
+        read_checkpoint(missing);
+        FAIL() << "no error for a missing file";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find(missing.string()), std::string::npos) << e.what();
+    }
+    const std::filesystem::path text = dir / "talus_not_a_checkpoint.h5";
+    {
+        std::FILE* f = std::fopen(text.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("not hdf5\n", f);
+        std::fclose(f);
+    }
+    EXPECT_THROW(read_checkpoint(text), IoError);
+    std::filesystem::remove(text);
+}
+
+TEST(Checkpoint, UnwritableDirectoryNamesThePathAndLeavesNothing) {
+    Scene s = parse_scene(kScene, std::filesystem::temp_directory_path() / "c.toml");
+    const std::filesystem::path bad = "/nonexistent_talus_dir/ck.h5";
+    try {
+        write_checkpoint(bad, s, {});
+        FAIL() << "no error for an unwritable path";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace talus
