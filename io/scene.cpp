@@ -35,7 +35,7 @@ namespace talus {
 namespace {
 
 /// More bodies than this in one scene is certainly a typo (≈ 16 GB of body state).
-constexpr double kMaxBodies = 1e8;
+constexpr double kMaxBodies = SceneLimits{}.max_bodies;
 /// Overlaps allowed at t = 0, relative to the larger radius: round-off only.
 constexpr double kOverlapTolerance = 1e-9;
 /// Overlap problems listed before the rest are summarised.
@@ -209,7 +209,11 @@ enum class Need { Optional, Required };
 
 class Reader {
 public:
-    explicit Reader(std::string file) : file_(std::move(file)) {}
+    explicit Reader(std::string file, double max_bodies = kMaxBodies)
+        : max_bodies(max_bodies), file_(std::move(file)) {}
+
+    /// The most bodies a scene may generate (SceneLimits::max_bodies).
+    double max_bodies;
 
     /// Nodes inserted by overrides (created tables, replaced values) → the override.
     std::unordered_map<const toml::node*, std::string> origin;
@@ -1542,10 +1546,10 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         if (!ok) return std::nullopt;
         const auto n = lattice_extent(e.min, e.max, e.spacing);
         const double total = double(n[0]) * double(n[1]) * double(n[2]);
-        if (total > kMaxBodies) {
+        if (total > r.max_bodies) {
             r.problem_at(*f, "spacing",
                          fmt::format("the lattice would hold {:.3g} bodies (limit {:g})", total,
-                                     kMaxBodies));
+                                     r.max_bodies));
             return std::nullopt;
         }
         for (int a = 0; a < 3; ++a)
@@ -1579,7 +1583,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         }
         const auto seed = r.integer(*f, "seed", Need::Required, 0, INT64_MAX);
         if (has_count) {
-            const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(kMaxBodies));
+            const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(r.max_bodies));
             if (!count) return std::nullopt;
             e.count = std::size_t(*count);
         } else {
@@ -1591,10 +1595,10 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
             const double r_min = e.size ? e.size->min : e.radius;
             const double estimate =
                 *phi * (e.max - e.min).prod() / (4.0 / 3.0 * 3.14159265358979323846 * r_min * r_min * r_min);
-            if (ok && estimate > kMaxBodies) {
+            if (ok && estimate > r.max_bodies) {
                 r.problem_at(*f, "volume_fraction",
                              fmt::format("the fill could need {:.3g} bodies (limit {:g})", estimate,
-                                         kMaxBodies));
+                                         r.max_bodies));
                 return std::nullopt;
             }
         }
@@ -1697,7 +1701,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 // against the largest radius, so no two neighbours can overlap).
                 std::mt19937_64 size_rng(e.seed ^ kRadiusStream);
                 const SizeDistribution law = e.size ? *e.size : SizeDistribution::fixed(e.radius);
-                if (double(bodies.size() + centres.size()) <= kMaxBodies)
+                if (double(bodies.size() + centres.size()) <= r.max_bodies)
                     for (std::size_t k = 0; k < centres.size(); ++k) radii.push_back(law.sample(size_rng));
                 break;
             }
@@ -1722,9 +1726,9 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 break;
             }
         }
-        if (double(bodies.size() + centres.size()) > kMaxBodies) {
+        if (double(bodies.size() + centres.size()) > r.max_bodies) {
             r.problem(e.place, e.path,
-                      fmt::format("the scene would exceed {:g} bodies", kMaxBodies));
+                      fmt::format("the scene would exceed {:g} bodies", r.max_bodies));
             return;
         }
         uint32_t tmpl = 0;
@@ -2289,8 +2293,8 @@ void read_outlets(Reader& r, const Ctx& root, World& world) {
 }  // namespace
 
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
-                  const std::vector<std::string>& overrides) {
-    Reader r(name.string());
+                  const std::vector<std::string>& overrides, const SceneLimits& limits) {
+    Reader r(name.string(), limits.max_bodies);
     toml::table root;
     try {
         root = toml::parse(text, std::string_view(r.file()));

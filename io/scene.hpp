@@ -45,9 +45,16 @@ struct Scene {
 /// Throws SceneError listing every problem found.
 Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
 
+/// Bounds on what a scene may ask for.
+struct SceneLimits {
+    /// Bodies the scene's entries may generate in all; more is an error naming the entry
+    /// (the fuzzer lowers it, so that an input's cost stays small).
+    double max_bodies = 1e8;
+};
+
 /// As load_scene, from text in memory; `name` stands for the file in messages and output.path
 /// is resolved against its directory.
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
-                  const std::vector<std::string>& overrides = {});
+                  const std::vector<std::string>& overrides = {}, const SceneLimits& limits = {});
 
 }  // namespace talus

@@ -734,3 +734,47 @@ TEST(Scene, EveryBadSceneIsRefusedWithItsFileAndLine) {
 
 }  // namespace
 }  // namespace talus
+
+namespace talus {
+namespace {
+
+// SceneLimits::max_bodies (the fuzzer's 20,000): a lattice or a random fill beyond it is
+// refused before anything is generated, with the entry's line; at the limit it is accepted.
+TEST(Scene, BodyLimitRefusesLargerFillsBeforeGeneratingThem) {
+    const std::string lattice = kMaterials + R"(
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.001
+lattice = { min = [0.0, 0.0, 0.0], max = [0.0585, 0.0585, 0.0585], spacing = 0.0025 }
+)";  // 24 points per axis: 13,824 bodies
+    SceneLimits small;
+    small.max_bodies = 13824;
+    EXPECT_EQ(parse_scene(lattice, "mem/limit.toml", {}, small).world.bodies.size(), 13824u);
+    small.max_bodies = 13823;
+    try {
+        parse_scene(lattice, "mem/limit.toml", {}, small);
+        FAIL() << "a lattice beyond the limit was accepted";
+    } catch (const SceneError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("mem/limit.toml:21:"), std::string::npos) << m;
+        EXPECT_NE(m.find("limit 13823"), std::string::npos) << m;
+    }
+    const std::string random = kMaterials + R"(
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.001
+random = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0], count = 20001, seed = 1 }
+)";
+    small.max_bodies = 20000;
+    try {
+        parse_scene(random, "mem/limit.toml", {}, small);
+        FAIL() << "a random fill beyond the limit was accepted";
+    } catch (const SceneError& e) {
+        EXPECT_NE(std::string(e.what()).find("mem/limit.toml:21:"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace talus
