@@ -112,3 +112,10 @@ add_test(NAME io.xdmf_paraview_float32
 set_tests_properties(io.xdmf_paraview_float32 PROPERTIES
     FIXTURES_REQUIRED talus_precision_runs
     TIMEOUT 300)
+
+# A talus run killed with SIGKILL at five random moments: each time the file reads, talus
+# info and the loader agree on the complete frames, and the frames are consistent.
+add_test(NAME io.killed_runs
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_killed_runs.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/killed)
