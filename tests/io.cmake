@@ -119,3 +119,11 @@ add_test(NAME io.killed_runs
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_killed_runs.py
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
                  ${CMAKE_BINARY_DIR}/test-output/io/killed)
+
+# How a run fails: beyond max_speed mid-run (exit 3, bodies named, the last good state the
+# last frame), an absurd force (exit 3, not an abort), an uncreatable output path (exit 4
+# before any step).
+add_test(NAME io.run_failures
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_failures.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/failures)

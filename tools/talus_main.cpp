@@ -159,9 +159,13 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
             while (!over) {
                 const talus::StepStatus status = world.step();
                 if (!status.ok) {
+                    // the failed step left the state as it was before it: the last good
+                    // state, which becomes the trajectory's last frame (unless it is one)
+                    if (world.step_count % frame_every != 0) write_frame(*writer, world);
                     writer->close();
                     std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
-                                 "the trajectory holds every frame up to t = %g s: %s\n",
+                                 "the trajectory holds every frame up to the last good state, "
+                                 "t = %g s: %s\n",
                                  status.message.c_str(), world.time, out.c_str());
                     return kExitSimulation;
                 }
@@ -180,6 +184,19 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());
         return kExitIo;
+    } catch (const std::exception& e) {
+        // a failure no check caught: the run stops as a failed simulation (exit 3), with
+        // the frames written so far kept, never an abort
+        std::fprintf(stderr, "\ntalus: simulation failed at t = %g s (step %llu): %s\n",
+                     world.time, (unsigned long long)world.step_count + 1, e.what());
+        try {
+            writer->close();
+            std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
+                         world.time, out.c_str());
+        } catch (const talus::IoError& io) {
+            std::fprintf(stderr, "talus: %s\n", io.what());
+        }
+        return kExitSimulation;
     }
     progress.update(world, duration, world.step_count, true);
     if (!quiet) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <sstream>
+#include <string_view>
 
 #include "collision/kinematic_contacts.hpp"
 #include "engine/core/kinematic.hpp"
@@ -121,6 +122,12 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     wall_states_ = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
     const double envelope = choose_margins();
     clock.lap(diag_.time_forces);
+    crowded_.clear();
+    if (StepStatus s = check_finite("after the forces"); !s.ok || !std::isfinite(envelope)) {
+        crowded_ = s.ok ? "non-finite collision margins after the forces" : s.message;
+        contacts_.clear();
+        return {envelope, 0};
+    }
     broad_phase(bodies.position, reach_, 0.0, pairs_, broad_scratch_, simulation.periodic);  // 2.
     if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
         renumber();
@@ -132,7 +139,6 @@ std::pair<double, std::size_t> World::prepare_solve(double h) {
     // each) would fill the memory (a 24k-grain bed at dt = 10 ms reached 24 GB). Equal
     // spheres have at most 12 neighbours and a settling bed's margins add a few more, so
     // past 64 per body the run stops and says why, before the narrow phase allocates.
-    crowded_.clear();
     if (pairs_.size() > kMaxPairsPerBody * bodies.size() + 100000) {
         double vmax = 0.0;
         for (const Vec3& v : bodies.velocity) vmax = std::max(vmax, v.norm());
@@ -298,9 +304,11 @@ void World::integrate_positions(double h) {
     place_kinematic(bodies, t1, t1, h, false);
 }
 
-StepStatus World::check_finite() const {
+StepStatus World::check_finite(const char* when) const {
     // NaN, Inf, or a speed beyond simulation.max_speed after the solve: the run has blown
-    // up (or is about to: the envelope would swallow the whole domain next step).
+    // up (or is about to: the envelope would swallow the whole domain next step). Checked
+    // after the forces too: absurd forces (gravity of 1e300) give margins no broad phase
+    // can grid.
     StepStatus s;
     const double vmax = simulation.max_speed;
     bool too_fast = false;
@@ -319,10 +327,11 @@ StepStatus World::check_finite() const {
         std::ostringstream m;
         m << (too_fast ? "velocity beyond max_speed = " + std::to_string(vmax) + " m/s or non-finite"
                        : std::string("non-finite velocity"))
-          << " after the solve at t = " << time << " s (step " << step_count + 1
+          << ' ' << when << " at t = " << time << " s (step " << step_count + 1
           << "), bodies with id";
         for (uint64_t id : s.bad_bodies) m << ' ' << id;
-        if (!result_.converged) m << "; the solver did not converge (residual " << result_.residual << " m/s)";
+        if (std::string_view(when) == "after the solve" && !result_.converged)
+            m << "; the solver did not converge (residual " << result_.residual << " m/s)";
         s.message = m.str();
     }
     return s;

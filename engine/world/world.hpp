@@ -172,7 +172,8 @@ private:
     /// Stage 4b: the joints' rows at the current poses into batch_.bilateral.
     void build_joint_rows(double h);
     void integrate_positions(double h);
-    StepStatus check_finite() const;
+    /// NaN, Inf or a speed beyond simulation.max_speed; `when` names the stage in the message.
+    StepStatus check_finite(const char* when = "after the solve") const;
     StepStatus check_bounded() const;
     /// Fails when the narrow phase met a pair of shapes it cannot collide.
     StepStatus check_supported() const;
@@ -212,7 +213,9 @@ private:
     AssembledBatch next_batch_;
     std::vector<int32_t> joint_a_, joint_b_;  // dense indices of each joint's bodies
     std::string joint_error_;                 // a joint whose body is gone ("" if none)
-    std::string crowded_;                     // too many candidate pairs this step ("" if not)
+    // why this step cannot go on before the solve ("" if it can): too many candidate pairs,
+    // or velocities after the forces already non-finite or beyond max_speed
+    std::string crowded_;
 };
 
 }  // namespace talus
