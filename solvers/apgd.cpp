@@ -21,6 +21,18 @@
 //  - restart (θ = 1, y = x) when ∇f(y_k)ᵀ(x_{k+1} − x_k) > 0;
 //  - the DESIGN §6 residual of every iterate comes from N x + p (no extra pass), and the
 //    iterate with the lowest residual is returned, not the last.
+//  - idle contacts: a contact at γ = 0 in x_k and x_{k+1} whose velocity d = N x + p
+//    separates it (d_n ≥ μ‖d_t‖ + 10 tol, so Π_K(−t d) = 0: its next x is 0 again, its
+//    residual term 0) leaves the gather and the projection; the scatter skips it anyway
+//    (zero impulse). Every 5 iterations, and before the solve may stop (r ≤ tol, or the
+//    cap), a gather over the idle contacts alone (the scratch still holds M⁻¹ D x_{k+1})
+//    gives their exact N x_{k+1} and residual terms: the stopping test and the choice of
+//    the best iterate only use such complete residuals. A contact that no longer
+//    separates comes back, with a momentum restart (its N x_{k−1} was not kept). In a
+//    bed hit by falling grains most contacts are speculative (margins grow with the
+//    speeds) and sit idle: the peer bed's impact steps gather 5–10 % of their
+//    130–180 k contacts (benchmarks/README.md). Without idle contacts the iteration is
+//    the same, bit for bit.
 // Joint rows (solvers/bilateral.hpp) join the QP as unconstrained variables λ_j (their
 // projection is the identity): N and p grow by the rows G_j, every sum and max takes the
 // rows' terms too, serially in row order after the contacts'. Without rows nothing changes.
@@ -42,6 +54,12 @@ namespace {
 
 constexpr std::size_t kGrain = 2048;  // contacts per task of the colour scatter (fixed)
 
+// Idle contacts: a contact at γ = 0 whose velocity d separates it by more than
+// kIdleMargin × tolerance (d_n ≥ μ ‖d_t‖ + margin) leaves the gathers and projections until
+// the next check, every kIdleCheck iterations.
+constexpr double kIdleMargin = 10.0;
+constexpr int kIdleCheck = 5;
+
 // The per-body scratch lines are what both passes over the contacts wait for (measured with
 // perf: the loads of a contact's bodies were a quarter of the gather's time): ask for them
 // this many contacts ahead. A hint only, no effect on results.
@@ -60,44 +78,23 @@ struct Reductions {
     double max = 0.0;
 };
 
-/// (out, out_l) = N (z, z_l) over contacts and joint rows, using the workspace's per-body
-/// scratch (its inverse masses loaded): M⁻¹ (D z + G z_l) accumulated on it (contacts
-/// colour by colour, then the rows serially in order), then Dᵀ and Gᵀ of it. The pass
-/// writing `out` also reduces terms(i, out_i, max) → Reductions over the contacts, so the
-/// step's dot products and residual cost no pass of their own (`max`: the running max of
-/// the chunk so far, below which a term need not be computed exactly).
+/// out_i = D_iᵀ (the per-body scratch) for the contacts i = list[k], k < count, and
+/// terms(i, out_i, max) reduced over them: per fixed chunk of the list, combined in chunk
+/// order (`max`: the running max of the chunk so far, below which a term need not be
+/// computed exactly).
 template <class Terms>
-Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<Vec3>& z,
-                   const std::vector<double>& z_l, std::vector<Vec3>& out,
-                   std::vector<double>& out_l, std::vector<Reductions>& partial, Terms&& terms) {
+Reductions gather(const AssembledBatch& c, SolverWorkspace& work, const uint32_t* list,
+                  std::size_t count, std::vector<Vec3>& out, std::vector<Reductions>& partial,
+                  Terms&& terms) {
     SolverBodies& s = work.scratch;
-    parallel_each(s.size(), [&](std::size_t b) {
-        s.body[b].v = Vec3::Zero();
-        s.body[b].w = Vec3::Zero();
-    });
-    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
-        for (std::size_t i = lo; i < hi; ++i) {
-            if (i + kPrefetch < hi) prefetch_bodies(c, s, i + kPrefetch);
-            const Vec3& zi = z[i];
-            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
-            // +0 and never become −0). Most speculative contacts sit at γ = 0, and this
-            // spares their bodies' cache lines.
-            if (zi[0] == 0.0 && zi[1] == 0.0 && zi[2] == 0.0) continue;
-            apply_impulse(c, contact_frame(c, i), s, i, zi);
-        }
-        return 0.0;
-    });
-    const BilateralBatch& rows = c.bilateral;
-    if (!rows.empty()) add_row_impulses(rows, z_l, s);
-    const std::size_t n = c.size();
-    out.resize(n);
-    const std::size_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
+    const std::size_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
     partial.assign(chunks, Reductions{});
     tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t k) {
         Reductions r;
-        const std::size_t end = std::min(n, (k + 1) * kReduceChunk);
-        for (std::size_t i = k * kReduceChunk; i < end; ++i) {
-            if (i + kPrefetch < end) prefetch_bodies(c, s, i + kPrefetch);
+        const std::size_t end = std::min(count, (k + 1) * kReduceChunk);
+        for (std::size_t q = k * kReduceChunk; q < end; ++q) {
+            if (q + kPrefetch < end) prefetch_bodies(c, s, list[q + kPrefetch]);
+            const std::size_t i = list[q];
             out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
             const Reductions t = terms(i, out[i], r.max);
             for (int j = 0; j < 3; ++j) r.sum[j] += t.sum[j];
@@ -110,6 +107,43 @@ Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::ve
         for (int j = 0; j < 3; ++j) total.sum[j] += r.sum[j];
         total.max = std::max(total.max, r.max);
     }
+    return total;
+}
+
+/// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows, using the
+/// workspace's per-body scratch (its inverse masses loaded): M⁻¹ (D z + G z_l) accumulated
+/// on it (contacts colour by colour, then the rows serially in order), then Dᵀ of it for the
+/// contacts of `live` and Gᵀ for the rows. The pass writing `out` also reduces terms over
+/// `live` (gather above), so the step's dot products and residual cost no pass of their
+/// own. Contacts outside `live` keep their `out`; the scratch then holds M⁻¹ D z for a
+/// later gather over them.
+template <class Terms>
+Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<uint32_t>& live,
+                   const std::vector<Vec3>& z, const std::vector<double>& z_l, std::vector<Vec3>& out,
+                   std::vector<double>& out_l, std::vector<Reductions>& partial, Terms&& terms) {
+    SolverBodies& s = work.scratch;
+    parallel_each(s.size(), [&](std::size_t b) {
+        s.body[b].v = Vec3::Zero();
+        s.body[b].w = Vec3::Zero();
+    });
+    auto is_zero = [&](std::size_t i) {
+        return z[i][0] == 0.0 && z[i][1] == 0.0 && z[i][2] == 0.0;
+    };
+    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
+        for (std::size_t i = lo; i < hi; ++i) {
+            if (i + kPrefetch < hi && !is_zero(i + kPrefetch)) prefetch_bodies(c, s, i + kPrefetch);
+            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
+            // +0 and never become −0). Most speculative contacts sit at γ = 0, and this
+            // spares their bodies' cache lines.
+            if (is_zero(i)) continue;
+            apply_impulse(c, contact_frame(c, i), s, i, z[i]);
+        }
+        return 0.0;
+    });
+    const BilateralBatch& rows = c.bilateral;
+    if (!rows.empty()) add_row_impulses(rows, z_l, s);
+    out.resize(c.size());
+    const Reductions total = gather(c, work, live.data(), live.size(), out, partial, terms);
     out_l.resize(rows.size());
     for (std::size_t j = 0; j < rows.size(); ++j)
         out_l[j] = row_jacobian_velocity(rows, s, j);
@@ -175,15 +209,53 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             for (std::size_t j = 0; j < m; ++j) r = std::max(r, std::abs(lng[j] + lp[j]));
             return r;
         };
-        const Reductions start = apply_n(batch, work, x, lx, nx, lnx, partial,
+        // Idle contacts (the header's last item): γ = 0 in x_k and x_{k−1} (so y_k = 0 too),
+        // and separating by more than `idle_margin`, so that x_{k+1} = Π_K(−t d) = 0 again.
+        // Their gathers and projections are skipped between checks; the scatter already
+        // skips them (zero impulse). `live` lists the others, in contact order.
+        const double idle_margin = kIdleMargin * tol;
+        auto separating = [&](std::size_t i, const Vec3& ng) {
+            const Vec3 d = ng + p[i];
+            return d[0] >= batch.mu[i] * std::hypot(d[1], d[2]) + idle_margin;
+        };
+        std::vector<uint32_t> live(n), idle;
+        for (std::size_t i = 0; i < n; ++i) live[i] = uint32_t(i);
+        auto is_zero = [](const Vec3& g) { return g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0; };
+        // Rebuilds live/idle from N x_{k+1} of every contact (fresh), x_{k+1} and x_k:
+        // returns whether a contact that was idle must come back.
+        std::vector<uint8_t> idle_flag(n, 0);
+        auto sort_contacts = [&](const std::vector<Vec3>& g_new, const std::vector<Vec3>& g_old,
+                                 const std::vector<Vec3>& ng_new) {
+            bool woke = false;
+            live.clear();
+            idle.clear();
+            for (std::size_t i = 0; i < n; ++i) {
+                const bool rest = is_zero(g_new[i]) && is_zero(g_old[i]) && separating(i, ng_new[i]);
+                if (!rest && idle_flag[i]) woke = true;
+                idle_flag[i] = rest;
+                if (rest) {  // x_{k+1} = x_k = y_{k+1} = 0 from here on
+                    idle.push_back(uint32_t(i));
+                    xn[i] = Vec3::Zero();
+                    y[i] = Vec3::Zero();
+                } else {
+                    live.push_back(uint32_t(i));
+                }
+            }
+            return woke;
+        };
+
+        const Reductions start = apply_n(batch, work, live, x, lx, nx, lnx, partial,
                                          [&](std::size_t i, const Vec3& nxi, double floor) {
             Reductions t;
             t.max = residual_term(i, x[i], nxi, floor);
             return t;
         });
         double r_best = rows_residual(lnx, start.max);
-        best = x;
-        lbest = lx;
+        // Where the lowest-residual iterate is: still in x or xn, whose vectors swap every
+        // iteration, or copied to `best` when the projection is about to overwrite it. It
+        // usually is the latest iterate, and then is never copied (at 180 k contacts a copy
+        // is 4 MB, and it used to be made almost every iteration).
+        enum class Best { InX, InXn, Stored } best_in = Best::InX;
         if (r_best <= tol) stopped_early = true;
 
         // L₀: the last step's accepted estimate when the batch carries one (contacts and
@@ -198,7 +270,9 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             std::vector<double>& lones = lxn;
             std::fill(ones.begin(), ones.end(), Vec3::Ones());
             std::fill(lones.begin(), lones.end(), 1.0);
-            const Reductions r = apply_n(batch, work, ones, lones, ny, lny, partial,
+            std::vector<uint32_t> all(n);
+            for (std::size_t i = 0; i < n; ++i) all[i] = uint32_t(i);
+            const Reductions r = apply_n(batch, work, all, ones, lones, ny, lny, partial,
                                          [](std::size_t, const Vec3& v, double) {
                 Reductions t;
                 t.sum[0] = v.squaredNorm();
@@ -209,6 +283,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             L = std::sqrt(norm2 / (3.0 * double(n) + double(m)));
             if (!(L > 0.0)) L = 1.0;
         }
+        if (!stopped_early) sort_contacts(x, x, nx);
         // y₀ = x₀ (the first "momentum" step below has β = 0 and leaves y = x, N y = N x).
         double theta = 1.0, beta = 0.0;
         bool first = true;
@@ -235,7 +310,8 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                 for (std::size_t j = 0; j < m; ++j) lxn[j] = ly[j] - t * (lny[j] + lp[j]);
                 // x_{k+1,i} (a pass of its own: riding on the colour scatter was measured
                 // 10 % slower, its small colours running serially)
-                parallel_each(n, [&, first](std::size_t i) {
+                parallel_each(live.size(), [&, first](std::size_t q) {
+                    const std::size_t i = live[q];
                     if (momentum) {
                         if (first) {
                             y[i] = x[i];
@@ -249,7 +325,9 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                 });
                 first = false;
                 // ‖x−y‖², (x−y)ᵀ(Nx − Ny), ∇f(y)ᵀ(x_{k+1} − x_k) and the residual at x_{k+1}
-                acc = apply_n(batch, work, xn, lxn, nxn, lnxn, partial,
+                // (idle contacts add zeros to the sums: x = y = x_{k+1} = 0 there)
+                result.gathers += live.size();
+                acc = apply_n(batch, work, live, xn, lxn, nxn, lnxn, partial,
                               [&](std::size_t i, const Vec3& nxni, double floor) {
                     const Vec3 step = xn[i] - y[i];
                     Reductions r;
@@ -272,25 +350,51 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             if (m > 0)
                 restart_test += row_sum(m, [&](std::size_t j) { return (lny[j] + lp[j]) * (lxn[j] - lx[j]); });
 
-            const double r = rows_residual(lnxn, acc.max);
+            double r = rows_residual(lnxn, acc.max);
+            // The idle contacts' residual terms are known only when they are gathered: every
+            // kIdleCheck iterations, and before the solve may stop (converged or at the cap).
+            // The scratch still holds M⁻¹ D x_{k+1}: a gather alone gives their N x_{k+1}.
+            bool known = idle.empty();
+            bool woke = false;
+            if (!known && (r <= tol || it % kIdleCheck == 0 || it == settings.max_iterations)) {
+                const Reductions rest = gather(batch, work, idle.data(), idle.size(), nxn, partial,
+                                               [&](std::size_t i, const Vec3& nxni, double floor) {
+                    Reductions t;
+                    t.max = residual_term(i, xn[i], nxni, floor);
+                    return t;
+                });
+                r = std::max(r, rest.max);
+                result.gathers += idle.size();
+                known = true;
+                woke = sort_contacts(xn, x, nxn);
+            }
             result.iterations = it;
             if (settings.record_history) result.history.push_back({it, scope.seconds(), r});
-            if (r < r_best) {
+            if (known && r < r_best) {
                 r_best = r;
-                best = xn;
-                if (m > 0) lbest = lxn;
+                best_in = Best::InXn;
             }
             batch.lipschitz = L;  // the estimate this iteration was accepted with
-            if (r <= tol) {
+            if (known && r <= tol) {
                 stopped_early = true;
                 break;
             }
-            if (restart_test > 0.0) {  // momentum points uphill: restart from x_{k+1}
+            if (restart_test > 0.0 || woke) {
+                // momentum points uphill, or a contact came back from idle with no N x_{k−1}
+                // kept: restart from x_{k+1}
                 beta = 0.0;
                 theta = 1.0;
+                first = woke;
             } else {
                 beta = theta * (1.0 - theta) / (theta * theta + theta_next);
                 theta = theta_next;
+            }
+            if (best_in == Best::InX) {  // x_k moves to xn, which the next step overwrites
+                best = x;
+                if (m > 0) lbest = lx;
+                best_in = Best::Stored;
+            } else if (best_in == Best::InXn) {
+                best_in = Best::InX;
             }
             x.swap(xn);
             nx.swap(nxn);
@@ -304,8 +408,13 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             detail::finish_solve(batch, nullptr, work);
             result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
         }
-        x = best;
-        if (m > 0) lx = lbest;
+        if (best_in == Best::InXn) {
+            x.swap(xn);
+            lx.swap(lxn);
+        } else if (best_in == Best::Stored) {
+            x = best;
+            if (m > 0) lx = lbest;
+        }
     }
     scope.finish(batch, bodies, tol, false, result);
     return result;

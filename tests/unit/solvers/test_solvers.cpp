@@ -130,6 +130,60 @@ TEST(Solvers, WarmStartLowersIterationsOnARestingPile) {
     }
 }
 
+// APGD's idle contacts (solvers/apgd.cpp): two columns of 8 spheres fall at 0.5 m/s onto a
+// floor, every gap (0.1 mm) closing within the one step of 5 ms. The margins (1.25 h |v| per
+// body) also make speculative contacts between the columns (0.4 mm apart, closing at 0 m/s)
+// and along the diagonals: those separate throughout and sit idle, while the vertical ones
+// wake one after the other as the stop travels up the columns. Inelastic hard contact
+// closes every gap in that step and no more; the solve must reach its tolerance with the idle contacts
+// checked, agree with PGS, and gather far fewer contacts than iterations × contacts.
+TEST(Solvers, ApgdIdleContactsStopAFallingColumnInOneStep) {
+    const double r = 0.005, gap = 1e-4, v0 = 0.5, h = 5e-3, tol = 1e-6;
+    const int layers = 8;
+    std::vector<Vec3> velocity[2];
+    SolverResult apgd;
+    std::size_t contacts = 0;
+    for (SolverType t : {SolverType::APGD, SolverType::PGS}) {
+        World w = make_world(h, Vec3::Zero(), tol, 20000);
+        w.solver.type = t;
+        w.solver.envelope = 0.0;
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        for (int c = 0; c < 2; ++c)
+            for (int k = 0; k < layers; ++k) {
+                const std::size_t b = add_sphere(
+                    w, Vec3(c * (2 * r + 4 * gap), 0, r + gap + k * (2 * r + gap)), r, m);
+                w.bodies.velocity[b] = Vec3(0, 0, -v0);
+            }
+        ASSERT_TRUE(w.step().ok);
+        const SolverResult& res = w.solver_result();
+        EXPECT_TRUE(res.converged) << solver_name(t) << ": residual " << res.residual;
+        // vertical: 2 × 8 (one per sphere, the floor's included); the rest are speculative
+        EXPECT_GT(w.batch().size(), 2u * layers + layers) << solver_name(t);
+        // Each gap closes exactly by the end of the step (b = gap/h lets a contact approach at
+        // gap/h): the k-th sphere from the floor (k = 0, 1, ...) ends at v_z = −(k+1) gap/h,
+        // arriving at rest on the one below. A chain's velocity error is the residual times
+        // a factor of order layers² (its softest mode): 100 tol, 5e-3 of gap/h.
+        for (std::size_t b = 0; b < w.bodies.size(); ++b) {
+            const int k = int(w.bodies.id[b] % layers);
+            const Vec3 expected(0, 0, -(k + 1) * gap / h);
+            EXPECT_LE((w.bodies.velocity[b] - expected).norm(), 100 * tol)
+                << solver_name(t) << " sphere " << k << " of column " << w.bodies.id[b] / layers;
+        }
+        velocity[t == SolverType::APGD ? 0 : 1] = w.bodies.velocity;
+        if (t == SolverType::APGD) {
+            apgd = res;
+            contacts = w.batch().size();
+        }
+    }
+    for (std::size_t b = 0; b < velocity[0].size(); ++b)
+        EXPECT_LE((velocity[0][b] - velocity[1][b]).norm(), 100 * tol) << "body " << b;
+    EXPECT_GT(apgd.gathers, 0u);
+    EXPECT_LT(double(apgd.gathers), 0.8 * apgd.iterations * double(contacts))
+        << apgd.gathers << " gathers, " << apgd.iterations << " iterations, " << contacts
+        << " contacts";
+}
+
 TEST(Solvers, RestingSphereGetsExactlyMgh) {
     for (SolverType t : kAll) {
         const double r = 0.01, g = 9.81, h = 1e-3, tol = 1e-9;
