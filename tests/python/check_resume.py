@@ -216,8 +216,8 @@ def wait_for_line(child, what):
 
 
 def mode_signals(talus, scene, outdir):
-    # long enough that the signal lands mid-run: the second stage lasts 300 steps
-    sets = ["--set", "stage.1.duration=0.3"]
+    # long enough that the signal lands mid-run: the second stage lasts 150 steps
+    sets = ["--set", "stage.1.duration=0.15"]
     whole = os.path.join(outdir, "sig_whole.h5")
     talus_run(talus, scene, "-o", whole, "--force", "--quiet", *sets)
 
@@ -238,7 +238,7 @@ def mode_signals(talus, scene, outdir):
     if "SIGINT" not in err:
         fail(f"SIGINT: the message does not say what stopped the run:\n{err}")
     k, _ = checkpoint_state(ck)
-    if not 0 < k < 350:
+    if not 0 < k < 200:
         fail(f"SIGINT: checkpoint at step {k}, expected one mid-run")
     check_stopped(talus, out, ck, err, k, "SIGINT")
     compare(whole, out, "SIGINT", frames_up_to=k)
@@ -275,12 +275,12 @@ def mode_signals(talus, scene, outdir):
     k, _ = checkpoint_state(ck)  # a later one may have come before the kill
     with talus_h5.load(out) as r:
         beyond = int(r.frames.step[-1])
-    talus_run(talus, "--resume", ck, "--quiet", "--stop-after-steps", "350", expect=SIGTERM_EXIT)
+    talus_run(talus, "--resume", ck, "--quiet", "--stop-after-steps", "200", expect=SIGTERM_EXIT)
     if os.path.exists(out + ".resume.tmp"):
         fail("SIGKILL: the copy made to continue the file was left behind")
     n = compare(whole, out, "SIGKILL after a checkpoint, then resumed")
     print(f"SIGKILL: killed with a checkpoint of step {k} and frames to step {beyond}; "
-          f"resumed to step 350: {n} frames identical to the uninterrupted run")
+          f"resumed to step 200: {n} frames identical to the uninterrupted run")
 
 
 def mode_periodic(talus, scene, outdir):
