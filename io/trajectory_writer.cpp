@@ -53,6 +53,7 @@
 #include <condition_variable>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -619,7 +620,13 @@ struct TrajectoryWriter::Impl {
     std::vector<T> read_rows(hid_t f, const std::string& name, hid_t mem_type, hsize_t first,
                              hsize_t n) const {
         Hid ds(check(H5Dopen2(f, name.c_str(), H5P_DEFAULT), "open " + name), H5Dclose);
-        Hid space(check(H5Dget_space(ds.get()), "dataspace of " + name), H5Sclose);
+        return read_open_rows<T>(ds.get(), name, mem_type, first, n);
+    }
+    /// The same from an open dataset `ds` (named `name` in messages).
+    template <class T>
+    std::vector<T> read_open_rows(hid_t ds, const std::string& name, hid_t mem_type,
+                                  hsize_t first, hsize_t n) const {
+        Hid space(check(H5Dget_space(ds), "dataspace of " + name), H5Sclose);
         const int rank = check(H5Sget_simple_extent_ndims(space.get()), "dataspace of " + name);
         if (rank < 1 || rank > 3) fail("unexpected rank of " + name);
         hsize_t dims[3] = {0, 1, 1};
@@ -634,7 +641,7 @@ struct TrajectoryWriter::Impl {
         check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
               "select rows of " + name);
         Hid mem(check(H5Screate_simple(rank, count, nullptr), "dataspace"), H5Sclose);
-        check(H5Dread(ds.get(), mem_type, mem.get(), space.get(), H5P_DEFAULT, out.data()),
+        check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out.data()),
               "read " + name);
         return out;
     }
@@ -867,28 +874,39 @@ struct TrajectoryWriter::Impl {
     /// Writes the kept frames of `old` through write_rows, each with the diagnostics of
     /// its steps; the diagnostics after the last frame (up to the checkpoint) last.
     void copy_frames(hid_t old, const Kept& k) {
-        FrameRows fr;
+        // Each dataset of `old` is opened once: its chunk cache then serves the frames that
+        // share a chunk, instead of each frame decompressing the chunk again.
+        std::map<const Column*, Hid> opened;
+        const auto rows = [&](const Column& c, auto element, hsize_t first, hsize_t n) {
+            auto it = opened.find(&c);
+            if (it == opened.end())
+                it = opened.emplace(&c, Hid(check(H5Dopen2(old, c.name.c_str(), H5P_DEFAULT),
+                                                  "open " + c.name),
+                                            H5Dclose))
+                         .first;
+            return read_open_rows<decltype(element)>(it->second.get(), c.name, c.mem_type, first, n);
+        };
+        const auto diag_steps = rows(d_step, uint64_t{}, 0, k.diag_rows);
         uint64_t d = 0;  // next diagnostics entry to copy
         const auto diagnostics_up_to = [&](uint64_t last_step_included, FrameRows& into) {
-            const auto steps = read_column<uint64_t>(old, d_step, d, k.diag_rows - d);
             uint64_t n = 0;
-            while (n < steps.size() && steps[n] <= last_step_included) ++n;
+            while (d + n < k.diag_rows && diag_steps[d + n] <= last_step_included) ++n;
             into.diagnostics.assign(std::size_t(n), StepDiagnostics{});
             if (n == 0) return;
-            const auto time = read_column<double>(old, d_time, d, n);
-            const auto contacts = read_column<uint32_t>(old, d_contacts, d, n);
-            const auto iterations = read_column<uint32_t>(old, d_iterations, d, n);
-            const auto residual = read_column<double>(old, d_residual, d, n);
-            const auto kinetic = read_column<double>(old, d_kinetic, d, n);
-            const auto potential = read_column<double>(old, d_potential, d, n);
-            const auto wall = read_column<double>(old, d_wall, d, n);
-            const auto envelope = read_column<double>(old, d_envelope, d, n);
-            const auto converged = read_column<uint8_t>(old, d_converged, d, n);
-            const auto joint = read_column<double>(old, d_joint_infeasibility, d, n);
-            const auto penetration = read_column<double>(old, d_contact_infeasibility, d, n);
+            const auto time = rows(d_time, double{}, d, n);
+            const auto contacts = rows(d_contacts, uint32_t{}, d, n);
+            const auto iterations = rows(d_iterations, uint32_t{}, d, n);
+            const auto residual = rows(d_residual, double{}, d, n);
+            const auto kinetic = rows(d_kinetic, double{}, d, n);
+            const auto potential = rows(d_potential, double{}, d, n);
+            const auto wall = rows(d_wall, double{}, d, n);
+            const auto envelope = rows(d_envelope, double{}, d, n);
+            const auto converged = rows(d_converged, uint8_t{}, d, n);
+            const auto joint = rows(d_joint_infeasibility, double{}, d, n);
+            const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
             for (std::size_t i = 0; i < n; ++i) {
                 StepDiagnostics& s = into.diagnostics[i];
-                s.step = steps[i];
+                s.step = diag_steps[d + i];
                 s.time = time[i];
                 s.contacts = contacts[i];
                 s.iterations = iterations[i];
@@ -903,6 +921,15 @@ struct TrajectoryWriter::Impl {
             }
             d += n;
         };
+        const auto tallies = [&](hsize_t frame, const Column& total_count, const Column& total_mass,
+                                 std::size_t n, std::vector<FlowTally>& out) {
+            out.assign(n, FlowTally{});
+            if (n == 0) return;
+            const auto c = rows(total_count, uint64_t{}, frame, 1);
+            const auto m = rows(total_mass, double{}, frame, 1);
+            for (std::size_t j = 0; j < n; ++j) out[j] = FlowTally{c[j], m[j]};
+        };
+        FrameRows fr;
         for (hsize_t i = 0; i < k.frames; ++i) {
             const hsize_t a = k.first_row[i], n = k.row_count[i];
             fr.frame = true;
@@ -910,16 +937,16 @@ struct TrajectoryWriter::Impl {
             fr.step = k.step[i];
             fr.n = std::size_t(n);
             diagnostics_up_to(fr.step, fr);
-            fr.id = read_column<uint64_t>(old, id, a, n);
-            fr.material = read_column<uint32_t>(old, material, a, n);
-            fr.shape = read_column<uint8_t>(old, shape, a, n);
-            fr.clump = read_column<int32_t>(old, clump, a, n);
+            fr.id = rows(id, uint64_t{}, a, n);
+            fr.material = rows(material, uint32_t{}, a, n);
+            fr.shape = rows(shape, uint8_t{}, a, n);
+            fr.clump = rows(clump, int32_t{}, a, n);
             const RealColumns c(fr.n);
             const auto reals = [&](auto& out) {
                 using T = typename std::decay_t<decltype(out)>::value_type;
                 out.resize(c.total);
                 const auto put = [&](const Column& col, std::size_t offset) {
-                    const auto v = read_column<T>(old, col, a, n);
+                    const auto v = rows(col, T{}, a, n);
                     std::copy(v.begin(), v.end(), out.begin() + std::ptrdiff_t(offset));
                 };
                 put(position, c.position);
@@ -930,20 +957,21 @@ struct TrajectoryWriter::Impl {
             };
             if (float32) reals(fr.real32);
             else reals(fr.real64);
-            read_tallies(old, i, fr.emitted, fr.removed);
+            tallies(i, f_emitted_total_count, f_emitted_total_mass, n_emitters, fr.emitted);
+            tallies(i, f_removed_total_count, f_removed_total_mass, n_outlets, fr.removed);
             if (n_walls > 0) {
-                fr.wall_force = read_column<Vec3>(old, w_force, i, 1);
-                fr.wall_torque = read_column<Vec3>(old, w_torque, i, 1);
+                fr.wall_force = rows(w_force, Vec3(0, 0, 0), i, 1);
+                fr.wall_torque = rows(w_torque, Vec3(0, 0, 0), i, 1);
             }
             fr.contacts.clear();
             if (wall_contacts) {
-                const uint64_t ca = read_column<uint64_t>(old, wc_first_row, i, 1)[0];
-                const uint64_t cn = read_column<uint64_t>(old, wc_row_count, i, 1)[0];
-                fr.contacts.wall = read_column<uint32_t>(old, wc_wall, ca, cn);
-                fr.contacts.body = read_column<uint64_t>(old, wc_body, ca, cn);
-                fr.contacts.point = read_column<Vec3>(old, wc_point, ca, cn);
-                fr.contacts.impulse = read_column<Vec3>(old, wc_impulse, ca, cn);
-                fr.contacts.angular_impulse = read_column<Vec3>(old, wc_angular, ca, cn);
+                const uint64_t ca = rows(wc_first_row, uint64_t{}, i, 1)[0];
+                const uint64_t cn = rows(wc_row_count, uint64_t{}, i, 1)[0];
+                fr.contacts.wall = rows(wc_wall, uint32_t{}, ca, cn);
+                fr.contacts.body = rows(wc_body, uint64_t{}, ca, cn);
+                fr.contacts.point = rows(wc_point, Vec3(0, 0, 0), ca, cn);
+                fr.contacts.impulse = rows(wc_impulse, Vec3(0, 0, 0), ca, cn);
+                fr.contacts.angular_impulse = rows(wc_angular, Vec3(0, 0, 0), ca, cn);
             }
             write_rows_unguarded(fr);
         }
