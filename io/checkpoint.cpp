@@ -1,6 +1,7 @@
 // Checkpoints (io/checkpoint.hpp). Layout of the file:
 //   /state         attributes: format, format_version, talus_version, time, step_count,
-//                  next_id, bodies, stage, monitor_end_step, monitor_below_since
+//                  next_id, bodies, stage, monitor_end_step, monitor_below_since; the text
+//                  trajectory (the file the run appends its frames to; may be empty)
 //   /scene         text, path, override.K (bytes)
 //   /bodies/NAME   every per-body array (bytes; attribute element_size)
 //   /walls         active, motion_start
@@ -166,7 +167,8 @@ void sync_path(const std::filesystem::path& p) {
     ::close(fd);
 }
 
-void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosition& run) {
+void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosition& run,
+                    const std::filesystem::path& trajectory) {
     const World& w = scene.world;
     {
         Hid g = f.group(file, "state");
@@ -181,6 +183,7 @@ void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosi
         f.put(g.get(), "stage", uint64_t(run.stage));
         f.put(g.get(), "monitor_end_step", run.monitor.end_step);
         f.put(g.get(), "monitor_below_since", run.monitor.below_since);
+        f.text(g.get(), "trajectory", trajectory.string());
     }
     {
         Hid g = f.group(file, "scene");
@@ -245,7 +248,7 @@ void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosi
 }  // namespace
 
 void write_checkpoint(const std::filesystem::path& path, const Scene& scene,
-                      const RunPosition& run) {
+                      const RunPosition& run, const std::filesystem::path& trajectory) {
     const hdf5::QuietHdf5 quiet;
     const File f(path);
     std::filesystem::path tmp = path;
@@ -255,7 +258,7 @@ void write_checkpoint(const std::filesystem::path& path, const Scene& scene,
             Hid file(f.id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                           fmt::format("cannot create '{}'", tmp.string())),
                      H5Fclose);
-            write_contents(f, file.get(), scene, run);
+            write_contents(f, file.get(), scene, run, trajectory);
             if (!file.reset()) f.fail(fmt::format("cannot close '{}' (disk full?)", tmp.string()));
         }
         sync_path(tmp);
@@ -295,7 +298,7 @@ Resumed read_checkpoint(const std::filesystem::path& path) {
     for (uint64_t k = 0; k < n_overrides; ++k)
         overrides.push_back(f.get_text(scene_group.get(), fmt::format("override.{}", k)));
 
-    Resumed r{parse_scene(text, scene_path, overrides), {}};
+    Resumed r{parse_scene(text, scene_path, overrides), {}, f.get_text(state.get(), "trajectory")};
     r.scene.file = scene_path;
     World& w = r.scene.world;
     w.time = f.get_f64(state.get(), "time");
@@ -376,6 +379,13 @@ Resumed read_checkpoint(const std::filesystem::path& path) {
         w.restore_carried_state(std::move(c));
     }
     return r;
+}
+
+std::filesystem::path default_checkpoint_path(const std::filesystem::path& trajectory) {
+    std::filesystem::path p = trajectory;
+    if (p.extension() == ".h5") p.replace_extension();
+    p += ".checkpoint.h5";
+    return p;
 }
 
 }  // namespace talus

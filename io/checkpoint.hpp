@@ -32,18 +32,24 @@ struct RunPosition {
 };
 
 /// Writes scene.world's state with the scene's text and `run` to `path` (atomically).
-/// Throws IoError naming the path when it cannot be written.
+/// `trajectory` is the file the run writes its frames to (stored so that a resumed run
+/// appends to it; may be empty). Throws IoError naming the path when it cannot be written.
 void write_checkpoint(const std::filesystem::path& path, const Scene& scene,
-                      const RunPosition& run);
+                      const RunPosition& run, const std::filesystem::path& trajectory = {});
 
 struct Resumed {
     Scene scene;      ///< parsed again from the stored text; its world holds the stored state
     RunPosition run;  ///< the stage to continue and its monitor
+    std::filesystem::path trajectory;  ///< as given to write_checkpoint (may be empty)
 };
 
 /// Reads a checkpoint written by write_checkpoint. Throws IoError naming the path for a
 /// file that is missing, not a checkpoint, from another Talus version or inconsistent with
 /// its own scene; SceneError if the stored scene no longer parses.
 Resumed read_checkpoint(const std::filesystem::path& path);
+
+/// Where a run keeps its checkpoint when the scene names none ([output] checkpoint): beside
+/// the trajectory, its ".h5" replaced by ".checkpoint.h5" (appended to another extension).
+std::filesystem::path default_checkpoint_path(const std::filesystem::path& trajectory);
 
 }  // namespace talus

@@ -61,7 +61,8 @@ const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
-const Fields kOutputKeys{{"path"}, {"interval"}, {"wall_contacts"}, {"precision"}, {"compression"}};
+const Fields kOutputKeys{{"path"},        {"interval"},   {"wall_contacts"},      {"precision"},
+                         {"compression"}, {"checkpoint"}, {"checkpoint_interval"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
                            {"restitution"}, {"rolling_friction"}, {"spinning_friction"}};
 const Fields kFrictionPairKeys{{"materials"},        {"friction"},         {"restitution"},
@@ -788,7 +789,8 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
 
 OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::path& scene_file) {
     OutputSettings s;
-    if (const auto c = r.table(root, "output", Need::Optional)) {
+    const auto c = r.table(root, "output", Need::Optional);
+    if (c) {
         if (auto p = r.string(*c, "path", Need::Optional)) {
             if (p->empty())
                 r.problem_at(*c, "path", "must not be empty");
@@ -810,9 +812,31 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
                                          suggest(*p, {"float64", "float32"}, "known")));
         }
         if (auto v = r.integer(*c, "compression", Need::Optional, 0, 9)) s.compression = int(*v);
+        if (auto v = r.number(
+                *c, "checkpoint_interval", Need::Optional, [](double x) { return x >= 0.0; },
+                "≥ 0 (0: no periodic checkpoints)"))
+            s.checkpoint_interval = *v;
+        if (auto p = r.string(*c, "checkpoint", Need::Optional)) {
+            if (p->empty())
+                r.problem_at(*c, "checkpoint", "must not be empty");
+            else
+                s.checkpoint = *p;
+        }
     }
-    const std::filesystem::path out(s.path);
-    if (out.is_relative()) s.path = (scene_file.parent_path() / out).lexically_normal().string();
+    const auto resolve = [&](std::string& p) {
+        const std::filesystem::path rel(p);
+        if (rel.is_relative()) p = (scene_file.parent_path() / rel).lexically_normal().string();
+    };
+    resolve(s.path);
+    if (!s.checkpoint.empty()) {
+        const std::string given = s.checkpoint;
+        resolve(s.checkpoint);
+        // writing one over the other would destroy the trajectory at the first checkpoint
+        if (s.checkpoint == s.path)
+            r.problem_at(*c, "checkpoint",
+                         fmt::format("'{}' names the trajectory file (output.path): a "
+                                     "checkpoint needs a file of its own", given));
+    }
     return s;
 }
 

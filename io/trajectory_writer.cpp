@@ -31,6 +31,12 @@
 //   has used more than kSidecarTimeShare of the wall time since the file was created; close()
 //   always brings it up to date. A run with thousands of small frames then does not spend its
 //   time rewriting XML, and the HDF5 file stays the authority on what was written.
+// - A resumed run (io/checkpoint.hpp) continues its own file instead of starting another:
+//   the append constructor cuts what lies beyond the checkpoint's step (frames a killed run
+//   wrote after its last checkpoint; the resumed run writes them again), before SWMR mode
+//   starts, since SWMR only lets datasets grow, and restores the counters a writer keeps
+//   (rows, frames, the /flow totals of the last frame), so the file grows on as if the run
+//   had never stopped.
 // The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
 // naming the file and HDF5's innermost error description.
 #include "io/trajectory_writer.hpp"
@@ -40,16 +46,21 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "engine/core/body_store.hpp"
 #include "engine/core/materials.hpp"
@@ -106,6 +117,7 @@ struct Column {
 /// the diagnostics buffered since the previous frame. Plain data, owned: once packed it no
 /// longer refers to the engine's arrays.
 struct FrameRows {
+    bool frame = true;  ///< false: only the buffered diagnostics (TrajectoryWriter::sync)
     double time = 0.0;
     uint64_t step = 0;
     std::size_t n = 0;                       ///< bodies
@@ -159,6 +171,7 @@ void pack_reals(const BodyStore& b, std::vector<T>& out) {
 
 struct TrajectoryWriter::Impl {
     std::filesystem::path path;
+    std::filesystem::path open_path;  ///< the file HDF5 has open: `path`, or a copy being made
     Hid file;
     bool closed = false;
 
@@ -179,6 +192,7 @@ struct TrajectoryWriter::Impl {
     std::atomic<bool> failed{false};
     FrameRows sync_rows;                           ///< the buffer when not in background
     uint64_t frames_handed = 0, rows_handed = 0;   ///< what the main thread handed over
+    uint64_t last_step = 0;                        ///< step of the last frame handed or kept
     double write_seconds = 0.0;  ///< wall time in write_rows (on the writer's thread) [s]
 
     // /bodies
@@ -209,6 +223,10 @@ struct TrajectoryWriter::Impl {
     bool float32 = false;                   ///< per-body reals stored as float32
     bool frozen = false;                    ///< a write failed: HDF5 writes nothing more
     std::size_t clump_templates = 0;       ///< templates in /clumps
+    /// false while an appended file's columns are only described (its datasets exist):
+    /// create_layout then creates no group, dataset or attribute.
+    bool creating = true;
+    bool copying = false;  ///< continue_by_copy is filling a new file: no sidecar yet
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
@@ -301,6 +319,7 @@ struct TrajectoryWriter::Impl {
         c.matrix = matrix;
         c.triple = triple;
         c.mem_type = mem_type;
+        if (!creating) return;  // an appended file: the dataset is there
         const int rank = triple ? 3 : width == 1 && !matrix ? 1 : 2;
         const hsize_t dims[3] = {0, width, 3};
         const hsize_t max_dims[3] = {H5S_UNLIMITED, width, 3};
@@ -361,7 +380,14 @@ struct TrajectoryWriter::Impl {
                     "position + R(orientation) * (x, y, z)");
     }
 
+    /// Creates every group, attribute and dataset (or, `creating` false, describes the
+    /// columns of an appended file, whose datasets exist).
     void create_layout(const RunMetadata& meta, const MaterialTable& materials) {
+        if (creating) create_root(meta, materials);
+        define_columns(meta);
+    }
+
+    void create_root(const RunMetadata& meta, const MaterialTable& materials) {
         const hid_t root = file.get();
         string_attribute(root, "format", "talus-trajectory");
         const int32_t version = 1;
@@ -391,7 +417,10 @@ struct TrajectoryWriter::Impl {
                             fmt::format("create group {}", g)),
                       H5Gclose);
         }
+    }
 
+    void define_columns(const RunMetadata& meta) {
+        const hid_t root = file.get();
         const hid_t f64 = H5T_IEEE_F64LE, u64 = H5T_STD_U64LE, u32 = H5T_STD_U32LE, u8 = H5T_STD_U8LE;
         const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
                     nu8 = H5T_NATIVE_UINT8;
@@ -457,12 +486,15 @@ struct TrajectoryWriter::Impl {
         };
         n_walls = meta.wall_names.size();
         if (n_walls > 0) {
-            Hid group(check(H5Gopen2(root, "/walls", H5P_DEFAULT), "open group /walls"), H5Gclose);
-            string_array_attribute(group.get(), "names", meta.wall_names);
-            std::vector<double> ref;
-            for (const Vec3& p : meta.wall_reference_points) ref.insert(ref.end(), {p.x(), p.y(), p.z()});
-            number_attribute(group.get(), "torque_reference_points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
-                             ref.data(), ref.size(), false);
+            if (creating) {
+                Hid group(check(H5Gopen2(root, "/walls", H5P_DEFAULT), "open group /walls"), H5Gclose);
+                string_array_attribute(group.get(), "names", meta.wall_names);
+                std::vector<double> ref;
+                for (const Vec3& p : meta.wall_reference_points)
+                    ref.insert(ref.end(), {p.x(), p.y(), p.z()});
+                number_attribute(group.get(), "torque_reference_points", H5T_IEEE_F64LE,
+                                 H5T_NATIVE_DOUBLE, ref.data(), ref.size(), false);
+            }
             create_column(w_force, "/walls/force", f64, nf64, n_walls, k, "N",
                           "mean force the bodies exert on each wall over the interval since the "
                           "previous frame (world frame; 0 in the first frame)",
@@ -473,11 +505,13 @@ struct TrajectoryWriter::Impl {
                           nullptr, true, true);
             wall_contacts = meta.wall_contacts;
         }
-        if (wall_contacts) {
+        if (wall_contacts && creating) {
             Hid group(check(H5Gcreate2(root, "/walls/contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                             "create group /walls/contacts"),
                       H5Gclose);
             number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
+        }
+        if (wall_contacts) {
             create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
                           "wall of the contact (index into the names attribute of /walls)", nullptr, false, false, z);
             create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
@@ -556,6 +590,420 @@ struct TrajectoryWriter::Impl {
         for (Column* c : flow_columns()) open(*c);
     }
 
+    // ---- continuing an existing file (a resumed run) -----------------------------------
+    // The helpers take the file: the one continued in place, or the one copied from.
+
+    static bool exists(hid_t f, const char* name) {
+        // H5Lexists fails (< 0) when a parent group is missing: that is "no" too
+        std::string prefix;
+        for (std::string_view rest = name; !rest.empty();) {
+            const std::size_t slash = rest.find('/', 1);
+            prefix += rest.substr(0, slash);
+            if (H5Lexists(f, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+            rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+        }
+        return true;
+    }
+
+    /// The current dimensions of dataset `name`.
+    std::vector<hsize_t> dims_of(hid_t f, const std::string& name) const {
+        Hid ds(check(H5Dopen2(f, name.c_str(), H5P_DEFAULT), "open " + name), H5Dclose);
+        Hid space(check(H5Dget_space(ds.get()), "dataspace of " + name), H5Sclose);
+        const int rank = check(H5Sget_simple_extent_ndims(space.get()), "dataspace of " + name);
+        std::vector<hsize_t> d(std::size_t(std::max(rank, 1)), 0);
+        check(H5Sget_simple_extent_dims(space.get(), d.data(), nullptr), "dataspace of " + name);
+        return d;
+    }
+
+    /// Rows [first, first + n) of dataset `name` (all of each row), read as `mem_type`.
+    template <class T>
+    std::vector<T> read_rows(hid_t f, const std::string& name, hid_t mem_type, hsize_t first,
+                             hsize_t n) const {
+        Hid ds(check(H5Dopen2(f, name.c_str(), H5P_DEFAULT), "open " + name), H5Dclose);
+        return read_open_rows<T>(ds.get(), name, mem_type, first, n);
+    }
+    /// The same from an open dataset `ds` (named `name` in messages).
+    template <class T>
+    std::vector<T> read_open_rows(hid_t ds, const std::string& name, hid_t mem_type,
+                                  hsize_t first, hsize_t n) const {
+        Hid space(check(H5Dget_space(ds), "dataspace of " + name), H5Sclose);
+        const int rank = check(H5Sget_simple_extent_ndims(space.get()), "dataspace of " + name);
+        if (rank < 1 || rank > 3) fail("unexpected rank of " + name);
+        hsize_t dims[3] = {0, 1, 1};
+        check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), "dataspace of " + name);
+        const hsize_t start[3] = {first, 0, 0};
+        const hsize_t count[3] = {n, dims[1], dims[2]};
+        // T may hold several values (a Vec3 per row of an (R, 3) dataset)
+        const std::size_t bytes = std::size_t(n * dims[1] * dims[2]) * H5Tget_size(mem_type);
+        if (bytes % sizeof(T) != 0) fail("rows of " + name + " do not fill whole elements");
+        std::vector<T> out(bytes / sizeof(T));
+        if (n == 0) return out;
+        check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+              "select rows of " + name);
+        Hid mem(check(H5Screate_simple(rank, count, nullptr), "dataspace"), H5Sclose);
+        check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out.data()),
+              "read " + name);
+        return out;
+    }
+    /// read_rows into the column's own memory type.
+    template <class T>
+    std::vector<T> read_column(hid_t f, const Column& c, hsize_t first, hsize_t n) const {
+        return read_rows<T>(f, c.name, c.mem_type, first, n);
+    }
+
+    /// A root attribute of variable-length strings (a scalar one gives one string).
+    std::vector<std::string> read_strings(hid_t f, const char* name) const {
+        if (H5Aexists(f, name) <= 0) return {};
+        Hid attr(check(H5Aopen(f, name, H5P_DEFAULT), fmt::format("attribute '{}'", name)), H5Aclose);
+        Hid stored(check(H5Aget_type(attr.get()), "type"), H5Tclose);
+        if (H5Tget_class(stored.get()) != H5T_STRING || H5Tis_variable_str(stored.get()) <= 0)
+            return {};
+        Hid space(check(H5Aget_space(attr.get()), "dataspace"), H5Sclose);
+        const hssize_t n = check(H5Sget_simple_extent_npoints(space.get()), "dataspace");
+        Hid type(check(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+        check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+        check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+        std::vector<char*> data(std::size_t(n), nullptr);
+        if (n > 0)
+            check(H5Aread(attr.get(), type.get(), data.data()), fmt::format("read attribute '{}'", name));
+        std::vector<std::string> out;
+        for (char* p : data) {
+            out.emplace_back(p != nullptr ? p : "");
+            H5free_memory(p);
+        }
+        return out;
+    }
+
+    /// Throws IoError unless `f` is a trajectory of the run `meta` describes: a file of
+    /// another scene would mix two runs' frames.
+    void check_same_run(hid_t f, const RunMetadata& meta) const {
+        if (read_strings(f, "format") != std::vector<std::string>{"talus-trajectory"})
+            throw IoError(fmt::format("cannot continue '{}': not a Talus trajectory", path.string()));
+        if (read_strings(f, "scene") != std::vector<std::string>{meta.scene_text} ||
+            read_strings(f, "overrides") != meta.overrides)
+            throw IoError(fmt::format(
+                "cannot continue '{}': it is the trajectory of another scene (or other --set "
+                "overrides) than the checkpoint's; give the run's own trajectory with -o",
+                path.string()));
+        const auto width = [&](const char* name) -> std::size_t {
+            if (!exists(f, name)) return 0;
+            const std::vector<hsize_t> d = dims_of(f, name);
+            return d.size() >= 2 ? std::size_t(d[1]) : 0;
+        };
+        const std::size_t emitters = width("/flow/emitted_count"),
+                          outlets = width("/flow/removed_count"), walls = width("/walls/force");
+        const bool contacts = exists(f, "/walls/contacts");
+        const bool want_contacts = meta.wall_contacts && !meta.wall_names.empty();
+        bool stored32 = false;
+        {
+            Hid ds(check(H5Dopen2(f, "/bodies/position", H5P_DEFAULT), "open /bodies/position"),
+                   H5Dclose);
+            Hid type(check(H5Dget_type(ds.get()), "type of /bodies/position"), H5Tclose);
+            stored32 = H5Tget_size(type.get()) == sizeof(float);
+        }
+        if (emitters != meta.emitters || outlets != meta.outlets ||
+            walls != meta.wall_names.size() || contacts != want_contacts ||
+            stored32 != (meta.precision == OutputPrecision::Float32))
+            throw IoError(fmt::format(
+                "cannot continue '{}': it has {} emitters, {} outlets, {} walls{}, {} rows; "
+                "the checkpoint's run {}, {}, {}{}, {}",
+                path.string(), emitters, outlets, walls, contacts ? " with contacts" : "",
+                stored32 ? "float32" : "float64", meta.emitters, meta.outlets,
+                meta.wall_names.size(), want_contacts ? " with contacts" : "",
+                meta.precision == OutputPrecision::Float32 ? "float32" : "float64"));
+    }
+
+    /// What of a file a resumed run keeps: its complete entries (as readers count them) up
+    /// to `step`.
+    struct Kept {
+        hsize_t frames = 0;       ///< frames kept
+        std::vector<double> time;
+        std::vector<uint64_t> step, first_row, row_count;  ///< the whole index read (≥ frames)
+        uint64_t rows = 0;        ///< /bodies rows of the frames kept
+        uint64_t diag_rows = 0;   ///< /diagnostics entries kept
+        uint64_t wc_rows = 0;     ///< /walls/contacts rows of the frames kept
+    };
+
+    /// Needs the columns described (define_columns: their names).
+    Kept keep(hid_t f, uint64_t step) {
+        Kept k;
+        hsize_t index_rows = std::numeric_limits<hsize_t>::max(), body_rows = index_rows,
+                diag_len = index_rows;
+        for (Column* c : frame_columns()) index_rows = std::min(index_rows, dims_of(f, c->name)[0]);
+        for (Column* c : body_columns()) body_rows = std::min(body_rows, dims_of(f, c->name)[0]);
+        for (Column* c : diagnostic_columns()) diag_len = std::min(diag_len, dims_of(f, c->name)[0]);
+        k.time = read_column<double>(f, frame_time, 0, index_rows);
+        k.step = read_column<uint64_t>(f, frame_step, 0, index_rows);
+        k.first_row = read_column<uint64_t>(f, frame_first_row, 0, index_rows);
+        k.row_count = read_column<uint64_t>(f, frame_row_count, 0, index_rows);
+        while (k.frames < index_rows && k.row_count[k.frames] != kUnwritten &&
+               k.first_row[k.frames] <= body_rows &&
+               k.row_count[k.frames] <= body_rows - k.first_row[k.frames] && k.step[k.frames] <= step)
+            ++k.frames;
+        if (k.frames == 0)
+            throw IoError(fmt::format("cannot continue '{}': it holds no complete frame up to "
+                                      "step {}", path.string(), step));
+        const hsize_t last = k.frames - 1;
+        k.rows = k.first_row[last] + k.row_count[last];
+        if (wall_contacts)
+            k.wc_rows = read_column<uint64_t>(f, wc_first_row, last, 1)[0] +
+                        read_column<uint64_t>(f, wc_row_count, last, 1)[0];
+        const auto diag_step = read_column<uint64_t>(f, d_step, 0, diag_len);
+        while (k.diag_rows < diag_len && diag_step[k.diag_rows] != kUnwritten &&
+               diag_step[k.diag_rows] <= step)
+            ++k.diag_rows;
+        return k;
+    }
+
+    /// The /flow totals of frame `k` of `f` into `emitted`, `removed`.
+    void read_tallies(hid_t f, hsize_t k, std::vector<FlowTally>& emitted,
+                      std::vector<FlowTally>& removed) const {
+        const auto tally = [&](const Column& total_count, const Column& total_mass,
+                               std::vector<FlowTally>& out, std::size_t n) {
+            out.assign(n, FlowTally{});
+            if (n == 0) return;
+            const auto c = read_column<uint64_t>(f, total_count, k, 1);
+            const auto m = read_column<double>(f, total_mass, k, 1);
+            for (std::size_t j = 0; j < n; ++j) out[j] = FlowTally{c[j], m[j]};
+        };
+        tally(f_emitted_total_count, f_emitted_total_mass, emitted, n_emitters);
+        tally(f_removed_total_count, f_removed_total_mass, removed, n_outlets);
+    }
+
+    /// Takes up what `k` keeps as this writer's own past: frames, rows, /flow totals.
+    void adopt(hid_t f, const Kept& k) {
+        frames.clear();
+        for (hsize_t i = 0; i < k.frames; ++i)
+            frames.push_back(XdmfFrame{k.time[i], k.first_row[i], k.row_count[i]});
+        rows = k.rows;
+        diag_rows = k.diag_rows;
+        wc_rows = k.wc_rows;
+        last_step = k.step[k.frames - 1];
+        read_tallies(f, k.frames - 1, last_emitted, last_removed);
+    }
+
+    /// Reads what a resumed run keeps of `f` (open for reading), after checking that it is
+    /// the run's file; nothing is written yet, so a refusal leaves the file as it was.
+    Kept examine(hid_t f, const RunMetadata& meta, uint64_t step) {
+        check_same_run(f, meta);
+        creating = false;  // describe the columns (their names); the datasets are there
+        define_columns(meta);
+        if (exists(f, "/clumps/first")) {
+            const hsize_t n = dims_of(f, "/clumps/first")[0];
+            clump_templates = n > 0 ? std::size_t(n - 1) : 0;
+        }
+        return keep(f, step);
+    }
+
+    /// A cleanly closed file (`file`, open read-write; `k` from examine()): cut in place
+    /// what lies beyond the step. Shrinking a chunked dataset is allowed before SWMR mode
+    /// starts; HDF5 refills the cut part of a partial chunk with the fill value, so a marker
+    /// past the end reads "unwritten" again.
+    void continue_in_place(const Kept& k) {
+        adopt(file.get(), k);
+        const auto cut = [&](const Column& c, hsize_t n) {
+            Hid ds(check(H5Dopen2(file.get(), c.name.c_str(), H5P_DEFAULT), "open " + c.name), H5Dclose);
+            Hid space(check(H5Dget_space(ds.get()), "dataspace of " + c.name), H5Sclose);
+            hsize_t d[3] = {0, 0, 0};
+            check(H5Sget_simple_extent_dims(space.get(), d, nullptr), "dataspace of " + c.name);
+            if (d[0] <= n) return;
+            d[0] = n;
+            check(H5Dset_extent(ds.get(), d), "cut " + c.name);
+        };
+        for (Column* c : body_columns()) cut(*c, rows);
+        for (Column* c : frame_columns()) cut(*c, k.frames);
+        for (Column* c : diagnostic_columns()) cut(*c, diag_rows);
+        for (Column* c : flow_columns()) cut(*c, is_contact_row_column(c) ? wc_rows : k.frames);
+        check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+        check(H5Fstart_swmr_write(file.get()), "start SWMR write mode");
+        open_columns();
+    }
+
+    bool is_contact_row_column(const Column* c) const {
+        return c == &wc_wall || c == &wc_body || c == &wc_point || c == &wc_impulse ||
+               c == &wc_angular;
+    }
+
+    /// A file a killed run left (`old`, open for SWMR reading): its "being written" mark
+    /// forbids opening it read-write, and its on-disk metadata is a snapshot that HDF5 may
+    /// not extend safely. So the frames and diagnostics kept are copied, in their storage
+    /// types, into a new file created as the run created its own (PATH.resume.tmp), with the
+    /// same calls a writer makes (so the copy holds the same values); that file then
+    /// replaces PATH by rename, and the original stays whole until then.
+    void continue_by_copy(hid_t old, const Kept& k, const RunMetadata& meta,
+                          const MaterialTable& materials, const ClumpTable* clumps) {
+        RunMetadata m = meta;
+        if (const auto p = read_strings(old, "scene_path"); p.size() == 1) m.scene_path = p[0];
+        if (const auto v = read_strings(old, "talus_version"); v.size() == 1) m.talus_version = v[0];
+        std::filesystem::path tmp = path;
+        tmp += ".resume.tmp";
+        create_file(tmp, true);
+        copying = true;
+        creating = true;
+        try {
+            create_layout(m, materials);
+            write_clumps(clumps);
+            check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+            check(H5Fstart_swmr_write(file.get()), "start SWMR write mode");
+            open_columns();
+            copy_frames(old, k);
+            check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+            sync_file(tmp);
+            std::error_code ec;
+            std::filesystem::rename(tmp, path, ec);
+            if (ec)
+                throw IoError(fmt::format("cannot continue '{}': cannot rename '{}' over it: {}",
+                                          path.string(), tmp.string(), ec.message()));
+        } catch (...) {
+            freeze();  // nothing more reaches the copy, which goes
+            for (Column* c : body_columns()) c->id.reset();
+            for (Column* c : frame_columns()) c->id.reset();
+            for (Column* c : diagnostic_columns()) c->id.reset();
+            for (Column* c : flow_columns()) c->id.reset();
+            file.reset();
+            closed = true;
+            std::error_code ignored;
+            std::filesystem::remove(tmp, ignored);
+            throw;
+        }
+        copying = false;
+        open_path = path;
+        write_seconds = 0.0;
+    }
+
+    /// Writes the kept frames of `old` through write_rows, each with the diagnostics of
+    /// its steps; the diagnostics after the last frame (up to the checkpoint) last.
+    void copy_frames(hid_t old, const Kept& k) {
+        // Each dataset of `old` is opened once: its chunk cache then serves the frames that
+        // share a chunk, instead of each frame decompressing the chunk again.
+        std::map<const Column*, Hid> opened;
+        const auto rows = [&](const Column& c, auto element, hsize_t first, hsize_t n) {
+            auto it = opened.find(&c);
+            if (it == opened.end())
+                it = opened.emplace(&c, Hid(check(H5Dopen2(old, c.name.c_str(), H5P_DEFAULT),
+                                                  "open " + c.name),
+                                            H5Dclose))
+                         .first;
+            return read_open_rows<decltype(element)>(it->second.get(), c.name, c.mem_type, first, n);
+        };
+        const auto diag_steps = rows(d_step, uint64_t{}, 0, k.diag_rows);
+        uint64_t d = 0;  // next diagnostics entry to copy
+        const auto diagnostics_up_to = [&](uint64_t last_step_included, FrameRows& into) {
+            uint64_t n = 0;
+            while (d + n < k.diag_rows && diag_steps[d + n] <= last_step_included) ++n;
+            into.diagnostics.assign(std::size_t(n), StepDiagnostics{});
+            if (n == 0) return;
+            const auto time = rows(d_time, double{}, d, n);
+            const auto contacts = rows(d_contacts, uint32_t{}, d, n);
+            const auto iterations = rows(d_iterations, uint32_t{}, d, n);
+            const auto residual = rows(d_residual, double{}, d, n);
+            const auto kinetic = rows(d_kinetic, double{}, d, n);
+            const auto potential = rows(d_potential, double{}, d, n);
+            const auto wall = rows(d_wall, double{}, d, n);
+            const auto envelope = rows(d_envelope, double{}, d, n);
+            const auto converged = rows(d_converged, uint8_t{}, d, n);
+            const auto joint = rows(d_joint_infeasibility, double{}, d, n);
+            const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
+            for (std::size_t i = 0; i < n; ++i) {
+                StepDiagnostics& s = into.diagnostics[i];
+                s.step = diag_steps[d + i];
+                s.time = time[i];
+                s.contacts = contacts[i];
+                s.iterations = iterations[i];
+                s.residual = residual[i];
+                s.kinetic_energy = kinetic[i];
+                s.potential_energy = potential[i];
+                s.solver_wall_time = wall[i];
+                s.envelope = envelope[i];
+                s.converged = converged[i] != 0;
+                s.joint_infeasibility = joint[i];
+                s.contact_infeasibility = penetration[i];
+            }
+            d += n;
+        };
+        const auto tallies = [&](hsize_t frame, const Column& total_count, const Column& total_mass,
+                                 std::size_t n, std::vector<FlowTally>& out) {
+            out.assign(n, FlowTally{});
+            if (n == 0) return;
+            const auto c = rows(total_count, uint64_t{}, frame, 1);
+            const auto m = rows(total_mass, double{}, frame, 1);
+            for (std::size_t j = 0; j < n; ++j) out[j] = FlowTally{c[j], m[j]};
+        };
+        FrameRows fr;
+        for (hsize_t i = 0; i < k.frames; ++i) {
+            const hsize_t a = k.first_row[i], n = k.row_count[i];
+            fr.frame = true;
+            fr.time = k.time[i];
+            fr.step = k.step[i];
+            fr.n = std::size_t(n);
+            diagnostics_up_to(fr.step, fr);
+            fr.id = rows(id, uint64_t{}, a, n);
+            fr.material = rows(material, uint32_t{}, a, n);
+            fr.shape = rows(shape, uint8_t{}, a, n);
+            fr.clump = rows(clump, int32_t{}, a, n);
+            const RealColumns c(fr.n);
+            const auto reals = [&](auto& out) {
+                using T = typename std::decay_t<decltype(out)>::value_type;
+                out.resize(c.total);
+                const auto put = [&](const Column& col, std::size_t offset) {
+                    const auto v = rows(col, T{}, a, n);
+                    std::copy(v.begin(), v.end(), out.begin() + std::ptrdiff_t(offset));
+                };
+                put(position, c.position);
+                put(orientation, c.orientation);
+                put(velocity, c.velocity);
+                put(angular_velocity, c.angular_velocity);
+                put(radius, c.radius);
+            };
+            if (float32) reals(fr.real32);
+            else reals(fr.real64);
+            tallies(i, f_emitted_total_count, f_emitted_total_mass, n_emitters, fr.emitted);
+            tallies(i, f_removed_total_count, f_removed_total_mass, n_outlets, fr.removed);
+            if (n_walls > 0) {
+                fr.wall_force = rows(w_force, Vec3(0, 0, 0), i, 1);
+                fr.wall_torque = rows(w_torque, Vec3(0, 0, 0), i, 1);
+            }
+            fr.contacts.clear();
+            if (wall_contacts) {
+                const uint64_t ca = rows(wc_first_row, uint64_t{}, i, 1)[0];
+                const uint64_t cn = rows(wc_row_count, uint64_t{}, i, 1)[0];
+                fr.contacts.wall = rows(wc_wall, uint32_t{}, ca, cn);
+                fr.contacts.body = rows(wc_body, uint64_t{}, ca, cn);
+                fr.contacts.point = rows(wc_point, Vec3(0, 0, 0), ca, cn);
+                fr.contacts.impulse = rows(wc_impulse, Vec3(0, 0, 0), ca, cn);
+                fr.contacts.angular_impulse = rows(wc_angular, Vec3(0, 0, 0), ca, cn);
+            }
+            write_rows_unguarded(fr);
+        }
+        fr.frame = false;
+        diagnostics_up_to(std::numeric_limits<uint64_t>::max(), fr);
+        write_rows_unguarded(fr);
+        last_step = k.step[k.frames - 1];
+    }
+
+    /// Creates the HDF5 file at `at` in the latest format (which SWMR needs: superblock 3,
+    /// new chunk indexes); `truncate`: over an existing one.
+    void create_file(const std::filesystem::path& at, bool truncate) {
+        Hid fapl(check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
+        check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+              "library version bounds");
+        const hid_t f = H5Fcreate(at.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+                                  fapl.get());
+        if (f < 0)
+            throw IoError(fmt::format("cannot create trajectory file '{}': {}", at.string(),
+                                      hdf5_error_text()));
+        file = Hid(f, H5Fclose);
+        open_path = at;
+    }
+
+    /// Flushes a closed or flushed file's data to the disk, so that a rename cannot outlive it.
+    static void sync_file(const std::filesystem::path& p) {
+        const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        ::fsync(fd);
+        ::close(fd);
+    }
+
     /// Appends one /flow row per set: increases since the last frame and totals.
     void append_flow(hsize_t frame, const std::vector<FlowTally>& now, std::vector<FlowTally>& last,
                      Column& count, Column& mass, Column& total_count, Column& total_mass) {
@@ -598,7 +1046,7 @@ struct TrajectoryWriter::Impl {
 
     /// Rewrites the sidecar if it is behind and (`always` or) within its time budget.
     void update_sidecar(bool always) {
-        if (sidecar_frames == frames.size()) return;
+        if (copying || sidecar_frames == frames.size()) return;
         using clock = std::chrono::steady_clock;
         const auto start = clock::now();
         const double lifetime = std::chrono::duration<double>(start - created).count();
@@ -671,6 +1119,7 @@ struct TrajectoryWriter::Impl {
             throw IoError(fmt::format("trajectory '{}': BodyStore arrays have different lengths",
                                       path.string()));
         }
+        out.frame = true;
         out.time = time;
         out.step = step;
         out.n = n;
@@ -723,7 +1172,7 @@ struct TrajectoryWriter::Impl {
         void* handle = nullptr;
         if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
         const int fd = *static_cast<int*>(handle);  // the sec2 (POSIX) driver's descriptor
-        const int read_only = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        const int read_only = ::open(open_path.c_str(), O_RDONLY | O_CLOEXEC);
         if (read_only < 0) return;
         ::dup2(read_only, fd);
         ::close(read_only);
@@ -745,6 +1194,12 @@ struct TrajectoryWriter::Impl {
         const auto start = std::chrono::steady_clock::now();
         to_write.swap(fr.diagnostics);
         append_diagnostics();
+        if (!fr.frame) {  // sync(): the diagnostics alone
+            check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+            write_seconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            return;
+        }
 
         const hsize_t r = rows, n = fr.n;
         const RealColumns c(fr.n);
@@ -949,19 +1404,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     }
 
     QuietHdf5 quiet;
-    {
-        // SWMR needs the latest file format (superblock 3, new chunk indexes).
-        Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
-        m.check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
-                "library version bounds");
-        const hid_t f = H5Fcreate(path.c_str(), force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
-                                  fapl.get());
-        if (f < 0) {
-            throw IoError(fmt::format("cannot create trajectory file '{}': {}", path.string(),
-                                      hdf5_error_text()));
-        }
-        m.file = Hid(f, H5Fclose);
-    }
+    m.create_file(path, force);
     // A sidecar left by an earlier run would describe frames this file does not have.
     std::filesystem::remove(xdmf_sidecar_path(path), ec);
 
@@ -970,6 +1413,60 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
     m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
+    m.background = metadata.background_writer;
+    if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
+}
+
+TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
+                                   const MaterialTable& materials, const ClumpTable* clumps,
+                                   AppendAfterStep at)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& m = *impl_;
+    m.path = path;
+    m.open_path = path;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw IoError(fmt::format("cannot continue trajectory '{}': no such file", path.string()));
+    QuietHdf5 quiet;
+    // A cleanly closed file opens for plain reading and is continued in place; one left by
+    // a killed run refuses that (its "being written" mark: readers open it in SWMR mode)
+    // and is copied instead.
+    bool clean = true;
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        clean = false;
+        f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    }
+    if (f < 0)
+        throw IoError(fmt::format("cannot open trajectory '{}' to continue it: {}", path.string(),
+                                  hdf5_error_text()));
+    Hid read_only(f, H5Fclose);
+    const Impl::Kept kept = m.examine(read_only.get(), metadata, at.step);
+    if (clean) {
+        read_only.reset();
+        Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
+        m.check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+                "library version bounds");
+        const hid_t rw = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+        if (rw < 0)
+            throw IoError(fmt::format("cannot open trajectory '{}' to continue it: {}",
+                                      path.string(), hdf5_error_text()));
+        m.file = Hid(rw, H5Fclose);
+        try {
+            m.continue_in_place(kept);
+        } catch (...) {
+            // stop here, as after a failed write: the file is left as a killed run's
+            // (readable; a later --resume copies it) rather than closed half cut
+            m.freeze();
+            throw;
+        }
+    } else {
+        m.continue_by_copy(read_only.get(), kept, metadata, materials, clumps);
+    }
+    // the sidecar of the frames kept, at once: the old one may list frames just cut
+    write_xdmf_sidecar(path, m.frames, m.rows, m.float32 ? 4 : 8);
+    m.sidecar_frames = m.frames.size();
     m.background = metadata.background_writer;
     if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
@@ -1009,6 +1506,7 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
     }
     m.frames_handed += 1;
     m.rows_handed += bodies.size();
+    m.last_step = step;
 }
 
 void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
@@ -1027,11 +1525,38 @@ void TrajectoryWriter::flush() {
     m.rethrow_if_failed();
 }
 
+void TrajectoryWriter::sync() {
+    Impl& m = *impl_;
+    if (m.closed) return;
+    if (!m.pending.empty()) {
+        if (!m.background) {
+            QuietHdf5 quiet;
+            m.sync_rows.frame = false;
+            m.sync_rows.diagnostics.swap(m.pending);
+            m.pending.clear();
+            m.write_rows(m.sync_rows);
+        } else {
+            m.rethrow_if_failed();
+            std::unique_ptr<FrameRows> job = m.take_buffer();
+            job->frame = false;
+            job->diagnostics.swap(m.pending);
+            m.pending.clear();
+            {
+                std::lock_guard<std::mutex> lock(m.mutex);
+                m.queue.push_back(std::move(job));
+            }
+            m.wake_worker.notify_one();
+        }
+    }
+    flush();
+}
+
 void TrajectoryWriter::close() { impl_->close_all(); }
 
 const std::filesystem::path& TrajectoryWriter::path() const { return impl_->path; }
 std::filesystem::path TrajectoryWriter::sidecar_path() const { return xdmf_sidecar_path(impl_->path); }
 uint64_t TrajectoryWriter::frames_written() const { return impl_->frames_handed; }
+uint64_t TrajectoryWriter::last_frame_step() const { return impl_->last_step; }
 uint64_t TrajectoryWriter::rows_written() const { return impl_->rows_handed; }
 double TrajectoryWriter::write_seconds() const { return impl_->write_seconds; }
 

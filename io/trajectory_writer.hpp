@@ -55,6 +55,12 @@ struct RunMetadata {
     bool background_writer = true;
 };
 
+/// Where a resumed run takes up an existing trajectory (TrajectoryWriter's append
+/// constructor): the step of the checkpoint it continues from.
+struct AppendAfterStep {
+    uint64_t step = 0;
+};
+
 /// Appends frames (every body's state at one time) and per-step diagnostics to an HDF5
 /// file that only grows. All datasets are created in the constructor and the file is then
 /// switched to single-writer/multiple-reader (SWMR) mode, so a reader may open it while the
@@ -73,6 +79,21 @@ public:
     TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
                      const MaterialTable& materials, bool force,
                      const ClumpTable* clumps = nullptr);
+    /// Opens the existing trajectory `path` to continue a run from a checkpoint taken at
+    /// `at.step`. What the file holds beyond that step (frames and diagnostics written
+    /// after the checkpoint by a run that was then killed: the resumed run writes them
+    /// again) and any incomplete entry are dropped first, and the sidecar is rewritten to
+    /// match; frames are then appended as by a new writer, so the file reads as one run.
+    /// A cleanly closed file is cut in place. A file left by a killed run (HDF5's "being
+    /// written" mark) is rebuilt: what is kept is copied into a new file, made like the
+    /// original from `metadata`, `materials` and `clumps`, which replaces it by rename.
+    /// `metadata` must describe the run that made the file (the same scene text and
+    /// overrides, emitters, outlets, walls, wall contacts and precision), or IoError:
+    /// another run's file. Throws IoError naming the path if the file is missing, not a
+    /// trajectory, or has no complete frame up to `at.step`; the file is then unchanged.
+    TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
+                     const MaterialTable& materials, const ClumpTable* clumps,
+                     AppendAfterStep at);
     /// Closes the file; never throws (call close() to see errors).
     ~TrajectoryWriter();
 
@@ -108,6 +129,11 @@ public:
     /// that needs the file complete up to now (a checkpoint, a reader in-process) calls it.
     void flush();
 
+    /// As flush(), and also appends the diagnostics buffered since the last frame: the file
+    /// then holds every step handed over. A checkpoint is written only after it, so a
+    /// trajectory never lags behind the checkpoint that continues it.
+    void sync();
+
     /// Waits for the frames handed over, appends what is buffered, brings the sidecar up to
     /// date, flushes and closes; after it write_frame and write_diagnostics throw. Throws
     /// the writer thread's failure, if any. Safe to call twice.
@@ -116,6 +142,9 @@ public:
     const std::filesystem::path& path() const;
     std::filesystem::path sidecar_path() const;  ///< the .xmf beside the .h5
     uint64_t frames_written() const;             ///< frames handed over (written or queued)
+    /// Step of the last frame handed over, or, before any, of the last frame in the file
+    /// (an appended file's, after the cut).
+    uint64_t last_frame_step() const;
     uint64_t rows_written() const;               ///< body rows over those frames
     /// Wall time spent writing frames (on the writer's thread in the background) [s];
     /// complete after flush() or close().

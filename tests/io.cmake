@@ -127,3 +127,15 @@ add_test(NAME io.run_failures
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_failures.py
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
                  ${CMAKE_BINARY_DIR}/test-output/io/failures)
+
+# Checkpoints through the talus command (tests/python/check_resume.py on
+# tests/scenes/resume.toml): a run stopped (--stop-after-steps, as SIGTERM; a real SIGINT;
+# SIGKILL after a periodic checkpoint) and continued with --resume gives the uninterrupted
+# run's frames, rows and diagnostics bit for bit, for PGS and APGD, resumed on 1 and 2
+# threads; [output] checkpoint_interval keeps the checkpoint of the last multiple reached.
+foreach(mode stop signals periodic)
+  add_test(NAME io.resume_${mode}
+           COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_resume.py
+                   $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml
+                   ${CMAKE_BINARY_DIR}/test-output/io/resume_${mode} ${mode})
+endforeach()

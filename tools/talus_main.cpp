@@ -1,6 +1,8 @@
-// The talus command: run a scene, validate a scene, describe a trajectory.
-// Exit codes: 0 success, 1 usage error, 2 invalid input (scene or option), 3 simulation
-// failed (non-finite state, offending bodies named), 4 I/O error.
+// The talus command: run a scene (or continue one from a checkpoint), validate a scene,
+// describe a trajectory.
+// Exit codes: 0 success, 2 invalid input (scene or option), 3 simulation failed
+// (non-finite state, offending bodies named), 4 I/O error, 128 + the signal for a run
+// stopped by SIGINT (130) or SIGTERM (143) after writing its checkpoint.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <malloc.h>
@@ -8,14 +10,17 @@
 #include <oneapi/tbb/info.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "io/checkpoint.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
@@ -38,7 +43,10 @@ std::string format_duration(double seconds) {
 /// One updating stderr line on a terminal; a line every few seconds otherwise.
 class Progress {
 public:
-    explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
+    /// `first_step`: the step the run starts from (a resumed run's checkpoint), so that
+    /// steps/s counts the steps of this process only.
+    Progress(bool quiet, uint64_t first_step)
+        : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0), first_step_(first_step) {}
 
     void update(const talus::World& w, double duration, uint64_t total_steps, bool final) {
         if (quiet_) return;
@@ -46,8 +54,10 @@ public:
         const double since = std::chrono::duration<double>(now - last_).count();
         if (!final && since < (tty_ ? 0.25 : 5.0)) return;
         const double elapsed = std::chrono::duration<double>(now - start_).count();
-        const double rate = elapsed > 0 ? double(w.step_count) / elapsed : 0.0;
-        const double eta = rate > 0 ? double(total_steps - w.step_count) / rate : NAN;
+        const double rate = elapsed > 0 ? double(w.step_count - first_step_) / elapsed : 0.0;
+        const double eta = rate > 0 && total_steps > w.step_count
+                               ? double(total_steps - w.step_count) / rate
+                               : (rate > 0 ? 0.0 : NAN);
         const auto& d = w.diagnostics();
         const std::string line = fmt::format(
             "{}t {:.4g}/{:.4g} s | {:.0f} steps/s | ETA {} | {} bodies | {} contacts | it {} | r {:.2e} m/s",
@@ -69,6 +79,7 @@ public:
 
 private:
     bool quiet_, tty_;
+    uint64_t first_step_;
     bool open_line_ = false;
     std::string stage_;
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
@@ -85,20 +96,118 @@ void write_frame(talus::TrajectoryWriter& writer, talus::World& world) {
     world.reset_wall_loads();
 }
 
-int cmd_run(const std::string& scene_path, const std::string& out_opt, int threads,
-            const std::vector<std::string>& sets, bool quiet, bool force) {
+// ---- stopping on a signal ---------------------------------------------------------------
+
+/// The signal that asked the run to stop (0: none yet). The handler only stores it (all an
+/// async-signal-safe handler may do); the step loop looks at it between steps and stops
+/// there, with a checkpoint and the trajectory closed.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+/// SIGINT and SIGTERM end the run after its current step instead of killing it.
+/// SA_RESETHAND puts the default action back at once, so a second signal (while the
+/// checkpoint is written) kills as usual; SA_RESTART keeps the HDF5 writes of the other
+/// threads from failing with EINTR.
+void install_stop_handlers() {
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+const char* signal_name(int signal) {
+    return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+/// `p` as a shell word (quoted when it holds anything but safe characters), for a command
+/// the user can paste.
+std::string shell_word(const std::filesystem::path& p) {
+    const std::string s = p.string();
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_-./+,:@%=") == std::string::npos)
+        return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+/// The same file, whichever way the two paths name it.
+bool same_path(const std::filesystem::path& a, const std::filesystem::path& b) {
+    return std::filesystem::absolute(a).lexically_normal() ==
+           std::filesystem::absolute(b).lexically_normal();
+}
+
+struct RunOptions {
+    std::string scene;   ///< scene file, or empty with `resume`
+    std::string resume;  ///< checkpoint to continue, or empty
+    std::string out;     ///< -o: trajectory file (empty: the scene's, or the checkpoint's)
+    int threads = 0;     ///< 0: all cores
+    std::vector<std::string> sets;
+    bool quiet = false, force = false;
+    /// --stop-after-steps: stop as on SIGTERM once the run has taken this many steps in all.
+    std::optional<uint64_t> stop_after;
+};
+
+int cmd_run(const RunOptions& opt) {
+    const bool resuming = !opt.resume.empty();
     talus::Scene scene;
-    try {
-        scene = talus::load_scene(scene_path, sets);
-    } catch (const talus::SceneError& e) {
-        std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
+    talus::RunPosition start;  // the stage to begin with (already begun when resuming)
+    std::filesystem::path out, checkpoint;
+    if (!resuming) {
+        try {
+            scene = talus::load_scene(opt.scene, opt.sets);
+        } catch (const talus::SceneError& e) {
+            std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
+            return kExitInvalid;
+        }
+        out = opt.out.empty() ? std::filesystem::path(scene.output.path) : std::filesystem::path(opt.out);
+        checkpoint = scene.output.checkpoint.empty() ? talus::default_checkpoint_path(out)
+                                                     : std::filesystem::path(scene.output.checkpoint);
+    } else {
+        try {
+            talus::Resumed r = talus::read_checkpoint(opt.resume);
+            scene = std::move(r.scene);
+            start = r.run;
+            out = !opt.out.empty()          ? std::filesystem::path(opt.out)
+                  : !r.trajectory.empty() ? r.trajectory
+                                          : std::filesystem::path(scene.output.path);
+        } catch (const talus::IoError& e) {
+            std::fprintf(stderr, "talus: %s\n", e.what());
+            return kExitIo;
+        } catch (const talus::SceneError& e) {
+            std::fprintf(stderr, "talus: checkpoint '%s': its scene no longer loads\n%s\n",
+                         opt.resume.c_str(), e.what());
+            return kExitInvalid;
+        }
+        // the run goes on checkpointing where it was resumed from
+        checkpoint = opt.resume;
+    }
+    if (same_path(out, checkpoint)) {
+        std::fprintf(stderr, "talus: the trajectory and the checkpoint would be the same file "
+                             "'%s'; choose another -o or [output] checkpoint\n", out.c_str());
         return kExitInvalid;
     }
-    const std::filesystem::path out = out_opt.empty() ? scene.output.path : out_opt;
+    {
+        // found out now, not when a signal asks for the checkpoint that cannot be written
+        // (a checkpoint beside the trajectory: the trajectory's own error says it first)
+        const auto dir_of = [](const std::filesystem::path& p) {
+            return p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+        };
+        const std::filesystem::path dir = dir_of(checkpoint);
+        std::error_code ec;
+        if (!same_path(dir, dir_of(out)) && !std::filesystem::is_directory(dir, ec)) {
+            std::fprintf(stderr, "talus: cannot write the checkpoint '%s': directory '%s' does "
+                                 "not exist\n", checkpoint.c_str(), dir.c_str());
+            return kExitIo;
+        }
+    }
     std::unique_ptr<tbb::global_control> limit;
-    if (threads > 0)
+    if (opt.threads > 0)
         limit = std::make_unique<tbb::global_control>(
-            tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+            tbb::global_control::max_allowed_parallelism, std::size_t(opt.threads));
 
     talus::World& world = scene.world;
     const double dt = world.simulation.dt;
@@ -112,6 +221,11 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
     }
     const uint64_t frame_every =
         std::max<uint64_t>(1, uint64_t(std::llround(scene.output.interval / dt)));
+    // Periodic checkpoints on a step cadence, like frames (0: none).
+    const uint64_t checkpoint_every =
+        scene.output.checkpoint_interval > 0.0
+            ? std::max<uint64_t>(1, uint64_t(std::llround(scene.output.checkpoint_interval / dt)))
+            : 0;
 
     std::unique_ptr<talus::TrajectoryWriter> writer;
     try {
@@ -132,31 +246,108 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         meta.precision = scene.output.precision;
         meta.compression = scene.output.compression;
         world.record_wall_contacts = meta.wall_contacts;
-        writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials, force,
-                                                          &world.bodies.clumps);
-        write_frame(*writer, world);
+        if (!resuming) {
+            writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials,
+                                                              opt.force, &world.bodies.clumps);
+            write_frame(*writer, world);
+        } else {
+            writer = std::make_unique<talus::TrajectoryWriter>(
+                out, meta, world.materials, &world.bodies.clumps,
+                talus::AppendAfterStep{world.step_count});
+            // every frame up to the checkpoint must be there: the resumed run starts after it
+            const uint64_t due = world.step_count / frame_every * frame_every;
+            if (writer->last_frame_step() < due) {
+                writer->close();
+                std::fprintf(stderr,
+                             "talus: trajectory '%s' ends at step %llu, before the frame of "
+                             "step %llu that the checkpoint '%s' (step %llu) comes after: it "
+                             "cannot be continued from this checkpoint\n",
+                             out.c_str(), (unsigned long long)writer->last_frame_step(),
+                             (unsigned long long)due, opt.resume.c_str(),
+                             (unsigned long long)world.step_count);
+                return kExitIo;
+            }
+        }
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());
         return kExitIo;
     }
-    if (!quiet)
-        std::fprintf(stderr, "talus: %zu bodies, %llu steps of %g s, %d thread(s) -> %s\n",
-                     world.bodies.size(), (unsigned long long)total_steps, dt,
-                     threads > 0 ? threads : tbb::info::default_concurrency(), out.c_str());
+    // Checkpoints name the scene by its absolute path: a resumed run parses the scene text
+    // again and finds its output and mesh files from there, whatever its directory.
+    scene.file = std::filesystem::absolute(scene.file).lexically_normal();
+    const std::filesystem::path out_absolute = std::filesystem::absolute(out).lexically_normal();
+    const int threads = opt.threads > 0 ? opt.threads : tbb::info::default_concurrency();
+    // From here on a signal stops the run at the next step boundary (before the first line,
+    // so that a script that waits for that line and then signals is never too early).
+    install_stop_handlers();
+    if (!opt.quiet) {
+        if (resuming)
+            std::fprintf(stderr,
+                         "talus: resuming %s at t = %g s (step %llu of at most %llu): %zu "
+                         "bodies, %d thread(s) -> %s (appending)\n",
+                         opt.resume.c_str(), world.time, (unsigned long long)world.step_count,
+                         (unsigned long long)total_steps, world.bodies.size(), threads, out.c_str());
+        else
+            std::fprintf(stderr, "talus: %zu bodies, %llu steps of %g s, %d thread(s) -> %s\n",
+                         world.bodies.size(), (unsigned long long)total_steps, dt, threads,
+                         out.c_str());
+    }
 
-    Progress progress(quiet);
+    const uint64_t first_step = world.step_count;
+    // The step of the checkpoint on disk: none is written twice for one step.
+    uint64_t checkpointed = resuming ? world.step_count : UINT64_MAX;
+    // The trajectory first, complete up to this step, then the checkpoint that continues it.
+    auto checkpoint_now = [&](const talus::RunPosition& at) {
+        if (checkpointed == world.step_count) return;
+        writer->sync();
+        talus::write_checkpoint(checkpoint, scene, at, out_absolute);
+        checkpointed = world.step_count;
+    };
+
+    Progress progress(opt.quiet, first_step);
     const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
     try {
-        for (const talus::Stage& stage : scene.stages) {
-            talus::begin_stage(stage, world);
+        for (std::size_t s = start.stage; s < scene.stages.size(); ++s) {
+            const talus::Stage& stage = scene.stages[s];
+            // the stage a checkpoint was taken in has begun: its start actions are in the
+            // restored state, and its monitor continues
+            const bool fresh = !(resuming && s == start.stage);
+            if (fresh) talus::begin_stage(stage, world);
             talus::StageMonitor monitor(stage, world);
-            if (staged && !quiet)
-                std::fprintf(stderr, "%stalus: stage '%s' begins at t = %g s\n",
-                             progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time);
+            if (!fresh) monitor.restore(start.monitor);
+            if (staged && !opt.quiet)
+                std::fprintf(stderr, "%stalus: stage '%s' %s at t = %g s\n",
+                             progress.needs_newline() ? "\n" : "", stage.name.c_str(),
+                             fresh ? "begins" : "resumes", world.time);
             progress.set_stage(staged ? stage.name : std::string());
             bool over = false;
             while (!over) {
+                // Between two steps: stop if asked, else the periodic checkpoint if due.
+                // (Here, not at the end of a step, so that a stage that has just ended is
+                // followed by the next one begun: a checkpoint always names a running stage.)
+                if (opt.stop_after && world.step_count >= *opt.stop_after && g_stop_signal == 0)
+                    g_stop_signal = SIGTERM;
+                if (const int sig = g_stop_signal; sig != 0) {
+                    checkpoint_now({s, monitor.state()});
+                    writer->close();
+                    std::fprintf(stderr,
+                                 "%stalus: %s at t = %g s (step %llu): stopped; the trajectory "
+                                 "holds every frame up to then: %s\n"
+                                 "talus: checkpoint: %s\n"
+                                 "talus: continue with: talus run --resume %s\n",
+                                 progress.needs_newline() ? "\n" : "",
+                                 opt.stop_after && world.step_count >= *opt.stop_after
+                                     ? "--stop-after-steps reached"
+                                     : signal_name(sig),
+                                 world.time, (unsigned long long)world.step_count, out.c_str(),
+                                 checkpoint.c_str(), shell_word(checkpoint).c_str());
+                    return 128 + sig;
+                }
+                if (checkpoint_every > 0 && world.step_count > 0 &&
+                    world.step_count % checkpoint_every == 0)
+                    checkpoint_now({s, monitor.state()});
+
                 const talus::StepStatus status = world.step();
                 if (!status.ok) {
                     // the failed step left the state as it was before it: the last good
@@ -175,7 +366,7 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
                 if (world.step_count % frame_every == 0 || over) write_frame(*writer, world);
                 progress.update(world, duration, total_steps, false);
             }
-            if (!quiet && (staged || monitor.reason() != "duration reached"))
+            if (!opt.quiet && (staged || monitor.reason() != "duration reached"))
                 std::fprintf(stderr, "%stalus: stage '%s' ended at t = %g s: %s\n",
                              progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time,
                              monitor.reason().c_str());
@@ -199,13 +390,13 @@ int cmd_run(const std::string& scene_path, const std::string& out_opt, int threa
         return kExitSimulation;
     }
     progress.update(world, duration, world.step_count, true);
-    if (!quiet) {
+    if (!opt.quiet) {
         // the step loop alone (frames handed to the writer included; set-up excluded), in
         // a form benchmarks/scaling.py reads
+        const uint64_t steps = world.step_count - first_step;
         const double loop = std::chrono::duration<double>(Clock::now() - loop_start).count();
         std::fprintf(stderr, "talus: steps: %llu in %.6f s (%.6g s per step)\n",
-                     (unsigned long long)world.step_count, loop,
-                     world.step_count > 0 ? loop / double(world.step_count) : 0.0);
+                     (unsigned long long)steps, loop, steps > 0 ? loop / double(steps) : 0.0);
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);
         std::fprintf(stderr, "talus: output: %llu frames, %.1f MB, %.2f s writing (background)\n",
@@ -261,19 +452,26 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(TALUS_VERSION));
 
-    std::string scene, out, h5;
-    int threads = 0;
-    bool quiet = false, force = false;
+    std::string scene, h5;
     std::vector<std::string> sets;
+    RunOptions run_opt;
+    uint64_t stop_after = 0;
 
     auto* run = app.add_subcommand("run", "Run a scene and write its trajectory (HDF5 + XDMF)");
-    run->add_option("scene", scene, "Scene file (TOML)")->required();
-    run->add_option("-o,--output", out, "Trajectory file (default: [output] path of the scene)");
-    run->add_option("--threads", threads, "Worker threads (default: all cores)")
+    run->add_option("scene", run_opt.scene, "Scene file (TOML); not with --resume");
+    run->add_option("--resume", run_opt.resume,
+                    "Continue the run saved in this checkpoint, appending to its trajectory");
+    run->add_option("-o,--output", run_opt.out,
+                    "Trajectory file (default: [output] path of the scene; with --resume, the "
+                    "checkpointed run's)");
+    run->add_option("--threads", run_opt.threads, "Worker threads (default: all cores)")
         ->check(CLI::PositiveNumber);
-    run->add_option("--set", sets, "Override a scene value, e.g. --set solver.tolerance=1e-5");
-    run->add_flag("--quiet", quiet, "No progress line");
-    run->add_flag("--force", force, "Overwrite an existing trajectory file");
+    run->add_option("--set", run_opt.sets, "Override a scene value, e.g. --set solver.tolerance=1e-5");
+    run->add_flag("--quiet", run_opt.quiet, "No progress line");
+    run->add_flag("--force", run_opt.force, "Overwrite an existing trajectory file");
+    auto* stop_option = run->add_option(
+        "--stop-after-steps", stop_after,
+        "Stop as on SIGTERM once the run has taken K steps in all (for tests and scripts)");
 
     auto* check = app.add_subcommand("check", "Validate a scene file without running it");
     check->add_option("scene", scene, "Scene file (TOML)")->required();
@@ -288,7 +486,19 @@ int main(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? 0 : kExitInvalid;  // a bad option is invalid input (exit 2)
     }
-    if (*run) return cmd_run(scene, out, threads, sets, quiet, force);
+    if (*run) {
+        if (run_opt.scene.empty() == run_opt.resume.empty()) {
+            std::fprintf(stderr, "talus run: give either a scene file or --resume CHECKPOINT\n");
+            return kExitInvalid;
+        }
+        if (!run_opt.resume.empty() && (!run_opt.sets.empty() || run_opt.force)) {
+            // the checkpoint holds the scene as it ran, and its trajectory is continued
+            std::fprintf(stderr, "talus run: --set and --force do not go with --resume\n");
+            return kExitInvalid;
+        }
+        if (stop_option->count() > 0) run_opt.stop_after = stop_after;
+        return cmd_run(run_opt);
+    }
     if (*check) return cmd_check(scene, sets);
     return cmd_info(h5);
 }

@@ -84,6 +84,13 @@ struct OutputSettings {
     /// Also write each frame's body–wall contacts (point, impulse of the frame's last step)
     /// to /walls/contacts; off by default (a row per wall contact per frame).
     bool wall_contacts = false;
+    /// Simulated time between periodic checkpoints [s] (io/checkpoint.hpp), on a step
+    /// cadence like frames; 0 = none (an interrupted run still writes one as it stops).
+    double checkpoint_interval = 0.0;
+    /// Checkpoint file, resolved against the scene's directory like `path`; empty = the
+    /// trajectory's path with ".h5" replaced by ".checkpoint.h5" (default_checkpoint_path in
+    /// io/checkpoint.hpp).
+    std::string checkpoint;
 };
 
 }  // namespace talus

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "io/checkpoint.hpp"
 #include "io/particle_fill.hpp"
 #include "io/scene.hpp"
 
@@ -263,6 +264,44 @@ position = [0, 0, 0]
                                     "s.toml", {"output.precision=float32"});
     EXPECT_EQ(plain.output.precision, OutputPrecision::Float32);  // --set wins
     EXPECT_EQ(plain.output.compression, 0);
+}
+
+TEST(Scene, CheckpointKeysAreReadAndResolvedLikeThePath) {
+    const std::string body = R"(
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [0, 0, 0]
+)";
+    // absent: no periodic checkpoints, the file beside the trajectory
+    const Scene plain = parse_scene(kMaterials + body, "dir/s.toml");
+    EXPECT_EQ(plain.output.checkpoint_interval, 0.0);
+    EXPECT_EQ(plain.output.checkpoint, "");
+    const Scene s = parse_scene(kMaterials + R"(
+[output]
+path = "runs/a.h5"
+checkpoint = "saves/a.ck.h5"
+checkpoint_interval = 0.25
+)" + body,
+                                "dir/s.toml");
+    EXPECT_EQ(s.output.checkpoint_interval, 0.25);
+    EXPECT_EQ(fs::path(s.output.checkpoint), fs::path("dir/saves/a.ck.h5"));
+    EXPECT_EQ(default_checkpoint_path("dir/runs/a.h5"), fs::path("dir/runs/a.checkpoint.h5"));
+    EXPECT_EQ(default_checkpoint_path("a.hdf5"), fs::path("a.hdf5.checkpoint.h5"));
+    // 0 is allowed (none); a negative interval, an empty path or the trajectory's are not
+    EXPECT_EQ(parse_scene(kMaterials + body, "s.toml", {"output.checkpoint_interval=0"})
+                  .output.checkpoint_interval,
+              0.0);
+    for (const char* bad : {"output.checkpoint_interval=-1", "output.checkpoint=\"\"",
+                            "output.checkpoint=\"out.h5\""}) {
+        try {
+            parse_scene(kMaterials + body, "s.toml", {bad});
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const SceneError& e) {
+            EXPECT_NE(std::string(e.what()).find("output.checkpoint"), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST(Scene, LatticeCountAndOrderAreAsComputedByHand) {

@@ -410,10 +410,8 @@ int python_same(const fs::path& a, const fs::path& b, const std::string& extra =
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-/// A run with every kind of row: 2 walls with contacts, an emitter and an outlet, 40 frames
-/// of a changing population (up to 3000 bodies), a frame every other step. Written with the
-/// given storage, on the background writer or not.
-void write_busy_run(const fs::path& h5, bool background, OutputPrecision precision, int level) {
+/// The metadata of the busy run (below): 2 walls with contacts, an emitter and an outlet.
+RunMetadata busy_metadata(bool background, OutputPrecision precision, int level) {
     RunMetadata meta = test_metadata();
     meta.background_writer = background;
     meta.precision = precision;
@@ -424,29 +422,50 @@ void write_busy_run(const fs::path& h5, bool background, OutputPrecision precisi
     meta.wall_reference_points = {Vec3(0, 0, 0), Vec3(0, 0, 1)};
     meta.wall_contacts = true;
     meta.dt = 1e-3;
-    TrajectoryWriter w(h5, meta, test_materials(), true);
-    uint64_t step = 0;
-    for (int k = 0; k < 40; ++k) {
-        for (int s = 0; s < 2; ++s) w.write_diagnostics(make_diagnostics(++step));
-        const BodyStore b = make_bodies(k, 500 + std::size_t(k * 97) % 2500);
-        WallLoads loads;
-        loads.impulse = {Vec3(k, 1, 2), Vec3(0, 0, -k)};
-        loads.angular_impulse = {Vec3(0, 1e-3 * k, 0), Vec3(0, 0, 0)};
-        loads.time = 2e-3;
-        WallContactList contacts;
-        for (std::size_t c = 0; c < std::size_t(k % 7); ++c) {
-            contacts.wall.push_back(uint32_t(c % 2));
-            contacts.body.push_back(b.id[c]);
-            contacts.point.push_back(b.position[c]);
-            contacts.impulse.push_back(Vec3(0, 0, 1e-4 * double(c + 1)));
-            contacts.angular_impulse.push_back(Vec3::Zero());
-        }
-        const std::vector<FlowTally> emitted{{uint64_t(10 * k), 0.5 * k}};
-        const std::vector<FlowTally> removed{{uint64_t(k), 0.05 * k}};
-        w.write_frame(b, 1e-3 * double(step), step, emitted, removed, &loads, &contacts);
+    return meta;
+}
+
+/// Frame k of the busy run, at step 2k + 2, after the diagnostics of its two steps (those
+/// from step `diagnostics_from` on).
+void write_busy_frame(TrajectoryWriter& w, int k, uint64_t diagnostics_from = 0) {
+    for (uint64_t step = uint64_t(2 * k + 1); step <= uint64_t(2 * k + 2); ++step)
+        if (step >= diagnostics_from) w.write_diagnostics(make_diagnostics(step));
+    const uint64_t step = uint64_t(2 * k + 2);
+    const BodyStore b = make_bodies(k, 500 + std::size_t(k * 97) % 2500);
+    WallLoads loads;
+    loads.impulse = {Vec3(k, 1, 2), Vec3(0, 0, -k)};
+    loads.angular_impulse = {Vec3(0, 1e-3 * k, 0), Vec3(0, 0, 0)};
+    loads.time = 2e-3;
+    WallContactList contacts;
+    for (std::size_t c = 0; c < std::size_t(k % 7); ++c) {
+        contacts.wall.push_back(uint32_t(c % 2));
+        contacts.body.push_back(b.id[c]);
+        contacts.point.push_back(b.position[c]);
+        contacts.impulse.push_back(Vec3(0, 0, 1e-4 * double(c + 1)));
+        contacts.angular_impulse.push_back(Vec3::Zero());
     }
-    w.write_diagnostics(make_diagnostics(++step));
+    const std::vector<FlowTally> emitted{{uint64_t(10 * k), 0.5 * k}};
+    const std::vector<FlowTally> removed{{uint64_t(k), 0.05 * k}};
+    w.write_frame(b, 1e-3 * double(step), step, emitted, removed, &loads, &contacts);
+}
+
+/// A run with every kind of row: 2 walls with contacts, an emitter and an outlet, 40 frames
+/// of a changing population (up to 3000 bodies), a frame every other step. Written with the
+/// given storage, on the background writer or not.
+void write_busy_run(const fs::path& h5, bool background, OutputPrecision precision, int level) {
+    TrajectoryWriter w(h5, busy_metadata(background, precision, level), test_materials(), true);
+    for (int k = 0; k < 40; ++k) write_busy_frame(w, k);
+    w.write_diagnostics(make_diagnostics(81));
     w.close();
+}
+
+/// The sidecar of `h5` with the file name it references replaced by `as`'s.
+std::string sidecar_as(const fs::path& h5, const fs::path& as) {
+    std::string x = read_text(xdmf_sidecar_path(h5));
+    const std::string from = h5.filename().string(), to = as.filename().string();
+    for (auto at = x.find(from); at != std::string::npos; at = x.find(from, at + to.size()))
+        x.replace(at, from.size(), to);
+    return x;
 }
 
 // The background writer writes the file the synchronous writer writes: every dataset,
@@ -468,6 +487,98 @@ TEST(TrajectoryWriter, BackgroundWriterFileIsBitIdenticalToSynchronous) {
                       return x;
                   }());
     }
+}
+
+// A run continued from a checkpoint appends to its own trajectory. The interrupted run
+// here went on after its checkpoint (step 41, between frames 19 and 20) to frame 29 before
+// it stopped: the continuing writer drops frames 20-29 and the diagnostics after step 41,
+// and the file it then completes is the uninterrupted run's, bit for bit (every dataset and
+// attribute; the diagnostics are synthetic, so even their wall times agree), sidecar too.
+// Both ways: a cleanly closed file is cut in place; a file left by SIGKILL (its "being
+// written" mark set) is rebuilt by copying.
+TEST(TrajectoryWriter, ContinuedFileIsTheUninterruptedFile) {
+    const fs::path dir = test_dir("continued");
+    const MaterialTable mats = test_materials();
+    for (const auto& [precision, level] : {std::pair{OutputPrecision::Float64, 0},
+                                           std::pair{OutputPrecision::Float32, 1}}) {
+        const std::string tag = precision == OutputPrecision::Float32 ? "f32" : "f64";
+        const RunMetadata meta = busy_metadata(true, precision, level);
+        const fs::path whole = dir / (tag + "_whole.h5");
+        write_busy_run(whole, true, precision, level);
+        for (const bool killed : {false, true}) {
+            SCOPED_TRACE(tag + (killed ? ", killed" : ", closed"));
+            const fs::path h5 = dir / (tag + (killed ? "_killed.h5" : "_closed.h5"));
+            const pid_t child = fork();
+            ASSERT_GE(child, 0);
+            if (child == 0) {
+                try {
+                    TrajectoryWriter w(h5, meta, mats, true);
+                    for (int k = 0; k < 30; ++k) write_busy_frame(w, k);
+                    if (killed) {
+                        w.flush();
+                        std::raise(SIGKILL);
+                    }
+                    w.close();
+                    std::_Exit(0);
+                } catch (...) {
+                }
+                std::_Exit(3);
+            }
+            int status = 0;
+            ASSERT_EQ(waitpid(child, &status, 0), child);
+            if (killed) {
+                ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+                EXPECT_NE(summary_value(describe_trajectory(h5), "state").find("h5clear"),
+                          std::string::npos);
+            } else {
+                ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+            }
+            {
+                TrajectoryWriter w(h5, meta, mats, nullptr, AppendAfterStep{41});
+                EXPECT_EQ(w.last_frame_step(), 40u);
+                // the sidecar lists the frames kept from the start
+                EXPECT_EQ(read_text(xdmf_sidecar_path(h5)).find("<Time Value=\"0.042\"/>"),
+                          std::string::npos);
+                for (int k = 20; k < 40; ++k) write_busy_frame(w, k, 42);
+                w.write_diagnostics(make_diagnostics(81));
+                EXPECT_EQ(w.frames_written(), 20u);
+                w.close();
+            }
+            EXPECT_EQ(python_same(whole, h5), 0);
+            EXPECT_EQ(sidecar_as(h5, whole), read_text(xdmf_sidecar_path(whole)));
+            EXPECT_FALSE(fs::exists(h5.string() + ".resume.tmp"));
+        }
+    }
+}
+
+// A file that is not the checkpointed run's is refused, named, and left as it was.
+TEST(TrajectoryWriter, ContinuingRefusesAnotherRunsFile) {
+    const fs::path dir = test_dir("continue_refused");
+    const fs::path h5 = dir / "run.h5";
+    write_standard_run(h5, nullptr);
+    const std::string before = read_text(h5);
+    RunMetadata other = test_metadata();
+    other.scene_text += "# another scene\n";
+    for (const RunMetadata& meta : {other, busy_metadata(true, OutputPrecision::Float64, 1)}) {
+        try {
+            TrajectoryWriter w(h5, meta, test_materials(), nullptr, AppendAfterStep{5});
+            ADD_FAILURE() << "another run's file was continued";
+        } catch (const IoError& e) {
+            EXPECT_NE(std::string(e.what()).find(h5.string()), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(read_text(h5), before);
+    // nor a missing file, nor a checkpoint before the first frame (step 2)
+    try {
+        TrajectoryWriter w(dir / "missing.h5", test_metadata(), test_materials(), nullptr,
+                           AppendAfterStep{5});
+        ADD_FAILURE() << "a missing file was continued";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("missing.h5"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(TrajectoryWriter(h5, test_metadata(), test_materials(), nullptr, AppendAfterStep{1}),
+                 IoError);
+    EXPECT_EQ(read_text(h5), before);
 }
 
 /// In a child process limited to `max_bytes` per file (RLIMIT_FSIZE, so the disk "fills

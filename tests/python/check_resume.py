@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""A run stopped and resumed from its checkpoint gives the uninterrupted run, bit for bit.
+
+    check_resume.py TALUS SCENE OUTDIR stop       --stop-after-steps, then --resume
+    check_resume.py TALUS SCENE OUTDIR signals    a real SIGINT; a SIGKILL after a checkpoint
+    check_resume.py TALUS SCENE OUTDIR periodic   [output] checkpoint_interval
+
+SCENE is tests/scenes/resume.toml: two stages of 50 steps, a frame every 5, an emitter, an
+outlet, a kinematic body, a pot the second stage starts turning, wall contacts written.
+"The same run" means: the same complete frames (index and every /bodies row), the same
+/flow, /walls and /walls/contacts rows, the same diagnostics except their wall-clock
+times, all compared as bytes; and sidecars that differ only by the file name they name.
+
+stop: for the solvers pgs and apgd, a run stopped with --stop-after-steps (which behaves as
+  SIGTERM after that step: exit 143, a checkpoint, no frame off the cadence, no .tmp left)
+  is resumed with --resume on 1 and on 2 threads. The uninterrupted run is on 1 thread:
+  the resumed part on 2 must give the same bits. Then a trajectory that ran past its
+  checkpoint (as a run killed after its last checkpoint leaves it) is resumed from that
+  older checkpoint: the frames beyond it are cut and written again. Errors: a missing
+  checkpoint (exit 4, named), a scene together with --resume, neither, --set with --resume
+  (exit 2), a checkpoint path in a missing directory (exit 4 before the run starts).
+signals: a real SIGINT sent to a running `talus run` after its first line ends it with exit
+  130, a checkpoint and a cleanly closed, readable trajectory; resuming completes it to the
+  uninterrupted run. A run killed with SIGKILL after a periodic checkpoint (its file marked
+  "being written", frames beyond the checkpoint) is resumed to the same run (stopped with
+  --stop-after-steps where the uninterrupted run ends).
+periodic: with checkpoint_interval = 0.03 s (30 steps) the checkpoint of a 100-step run is
+  the one of step 90, in the second stage; with 0.05 s it is step 50, where the first stage
+  ended and the second has begun (step 100 ends the run, which needs none); resumed from
+  there the run is again the uninterrupted one. [output] checkpoint names the file.
+Exit status 0 when all hold.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, "tools"))
+import talus_h5  # noqa: E402
+
+EVERY = 5   # steps between frames in the scene
+STEPS = 100  # steps of the whole scene
+SIGINT_EXIT, SIGTERM_EXIT = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def talus_run(talus, *args, expect=0):
+    p = subprocess.run([talus, "run", *args], capture_output=True, text=True)
+    if p.returncode != expect:
+        fail(f"talus run {' '.join(args)}: exit {p.returncode}, expected {expect}:\n{p.stderr}")
+    return p.stderr
+
+
+def same_bytes(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def checkpoint_state(path):
+    """(step_count, stage) of a checkpoint file."""
+    with h5py.File(path, "r") as f:
+        s = f["state"].attrs
+        return int(s["step_count"]), int(s["stage"])
+
+
+def sidecar(path, name):
+    with open(os.path.splitext(path)[0] + ".xmf") as f:
+        return f.read().replace(os.path.basename(path), name)
+
+
+def compare(reference, candidate, what, frames_up_to=None):
+    """`candidate` holds the run of `reference`: all its complete frames (or those up to
+    step `frames_up_to`) and their rows, bit for bit."""
+    with talus_h5.load(reference) as ra, talus_h5.load(candidate) as rb:
+        n = len(ra) if frames_up_to is None else int(np.sum(ra.frames.step <= frames_up_to))
+        if len(rb) != n:
+            fail(f"{what}: {len(rb)} complete frames, the uninterrupted run has {n}")
+        for field in ("time", "step", "first_row", "row_count"):
+            if not same_bytes(getattr(ra.frames, field)[:n], getattr(rb.frames, field)):
+                fail(f"{what}: frame index {field} differs")
+        for k in range(n):
+            fa, fb = ra.frame(k, native=True), rb.frame(k, native=True)
+            for name in fa:
+                if not same_bytes(fa[name], fb[name]):
+                    fail(f"{what}: frame {k} (step {fa['step']}): {name} differs")
+            ca, cb = ra.wall_contacts(k), rb.wall_contacts(k)
+            for name in ("wall", "body", "point", "impulse", "angular_impulse"):
+                if not same_bytes(ca[name], cb[name]):
+                    fail(f"{what}: frame {k}: wall contacts {name} differ")
+        for name, a in ra.flow.items():
+            if not same_bytes(a[:n], rb.flow[name]):
+                fail(f"{what}: /flow/{name} differs")
+        for name in ("force", "torque"):
+            if not same_bytes(ra.walls[name][:n], rb.walls[name]):
+                fail(f"{what}: /walls/{name} differs")
+        last = int(ra.frames.step[n - 1])
+        steps = rb.diagnostics["step"]
+        if frames_up_to is None and not np.array_equal(steps, np.arange(1, len(steps) + 1)):
+            fail(f"{what}: diagnostics steps are not 1, 2, 3, ... without gaps or repeats")
+        m = len(ra.diagnostics["step"]) if frames_up_to is None else last
+        if len(steps) < m:
+            fail(f"{what}: {len(steps)} diagnostics, expected at least {m}")
+        for name, a in ra.diagnostics.items():
+            if name != "solver_wall_time" and not same_bytes(a[:m], rb.diagnostics[name][:m]):
+                fail(f"{what}: diagnostics {name} differ")
+    if frames_up_to is None and sidecar(candidate, "X.h5") != sidecar(reference, "X.h5"):
+        fail(f"{what}: the sidecar differs from the uninterrupted run's")
+    return n
+
+
+def check_stopped(talus, out, ck, stderr, k, what):
+    """What a stop leaves: the message, the checkpoint at step k and no .tmp, a closed
+    trajectory whose last frame is the last on the cadence."""
+    if ck not in stderr or f"--resume {ck}" not in stderr:
+        fail(f"{what}: the message does not name the checkpoint and how to resume:\n{stderr}")
+    if not os.path.isfile(ck) or os.path.exists(ck + ".tmp"):
+        fail(f"{what}: no checkpoint {ck}, or a .tmp left beside it")
+    step, _ = checkpoint_state(ck)
+    if step != k:
+        fail(f"{what}: the checkpoint is of step {step}, expected {k}")
+    info = subprocess.run([talus, "info", out], capture_output=True, text=True)
+    if info.returncode != 0 or not re.search(r"state:\s*closed", info.stdout):
+        fail(f"{what}: talus info (exit {info.returncode}) does not find a closed file:\n"
+             f"{info.stdout}{info.stderr}")
+    with talus_h5.load(out) as r:
+        if int(r.frames.step[-1]) != k // EVERY * EVERY:
+            fail(f"{what}: last frame at step {r.frames.step[-1]}, expected the last on the "
+                 f"{EVERY}-step cadence before {k}")
+        if len(r.diagnostics["step"]) != k:
+            fail(f"{what}: {len(r.diagnostics['step'])} diagnostics for {k} steps")
+
+
+def mode_stop(talus, scene, outdir):
+    for solver, k in (("pgs", 37), ("apgd", 71)):  # mid first stage; in the second
+        sets = ["--set", f'solver.type="{solver}"']
+        whole = os.path.join(outdir, f"{solver}_whole.h5")
+        talus_run(talus, scene, "-o", whole, "--force", "--quiet", "--threads", "1", *sets)
+        part = os.path.join(outdir, f"{solver}_part.h5")
+        ck = os.path.join(outdir, f"{solver}_part.checkpoint.h5")
+        for p in (ck, ck + ".tmp"):
+            if os.path.exists(p):
+                os.remove(p)
+        err = talus_run(talus, scene, "-o", part, "--force", "--quiet", "--threads", "1", *sets,
+                        "--stop-after-steps", str(k), expect=SIGTERM_EXIT)
+        check_stopped(talus, part, ck, err, k, f"{solver} stopped at {k}")
+        compare(whole, part, f"{solver} stopped at {k}", frames_up_to=k)
+        for threads in (1, 2):
+            traj = os.path.join(outdir, f"{solver}_resumed_t{threads}.h5")
+            ck_copy = os.path.join(outdir, f"{solver}_resumed_t{threads}.checkpoint.h5")
+            shutil.copy(part, traj)
+            shutil.copy(ck, ck_copy)
+            talus_run(talus, "--resume", ck_copy, "-o", traj,
+                      "--threads", str(threads), "--quiet")
+            n = compare(whole, traj, f"{solver}: stopped at step {k}, resumed on {threads} thread(s)")
+            print(f"{solver}: stopped after step {k} (exit 143), resumed on {threads} thread(s): "
+                  f"{n} frames and their rows identical to the uninterrupted run")
+
+    # A trajectory that went on after its checkpoint: resumed from the older checkpoint,
+    # the frames and diagnostics beyond it are cut and written again.
+    whole = os.path.join(outdir, "pgs_whole.h5")
+    traj = os.path.join(outdir, "pgs_went_on.h5")
+    old = os.path.join(outdir, "pgs_went_on_step37.checkpoint.h5")
+    newer = os.path.join(outdir, "pgs_went_on.checkpoint.h5")
+    shutil.copy(os.path.join(outdir, "pgs_part.h5"), traj)
+    shutil.copy(os.path.join(outdir, "pgs_part.checkpoint.h5"), old)
+    shutil.copy(old, newer)
+    talus_run(talus, "--resume", newer, "-o", traj, "--quiet", "--stop-after-steps", "83",
+              expect=SIGTERM_EXIT)
+    with talus_h5.load(traj) as r:
+        if int(r.frames.step[-1]) != 80:
+            fail(f"went on: the trajectory should reach step 80, it ends at {r.frames.step[-1]}")
+    talus_run(talus, "--resume", old, "-o", traj, "--quiet")
+    n = compare(whole, traj, "resumed from an older checkpoint (step 37) over frames to step 80")
+    print(f"pgs: a trajectory run on to step 83, resumed from its step-37 checkpoint: frames "
+          f"after it cut and rewritten, {n} frames identical")
+
+    # errors
+    missing = os.path.join(outdir, "no_such.checkpoint.h5")
+    p = subprocess.run([talus, "run", "--resume", missing], capture_output=True, text=True)
+    if p.returncode != 4 or missing not in p.stderr:
+        fail(f"a missing checkpoint: exit {p.returncode}, expected 4 naming it:\n{p.stderr}")
+    for args in ([scene, "--resume", old], [], ["--resume", old, "--set", "solver.tolerance=1"]):
+        p = subprocess.run([talus, "run", *args], capture_output=True, text=True)
+        if p.returncode != 2:
+            fail(f"talus run {' '.join(args)}: exit {p.returncode}, expected 2:\n{p.stderr}")
+    bad_ck = os.path.join(outdir, "no_such_dir", "x.checkpoint.h5")
+    never = os.path.join(outdir, "never.h5")
+    if os.path.exists(never):
+        os.remove(never)
+    p = subprocess.run([talus, "run", scene, "-o", never, "--quiet",
+                        "--set", f'output.checkpoint="{bad_ck}"'], capture_output=True, text=True)
+    if p.returncode != 4 or bad_ck not in p.stderr or os.path.exists(never):
+        fail(f"a checkpoint in a missing directory: exit {p.returncode}, expected 4 naming it "
+             f"before anything is written:\n{p.stderr}")
+    print("errors: a missing checkpoint exits 4 naming it; scene and --resume, neither, or "
+          "--set with --resume exit 2; a checkpoint in a missing directory exits 4 before "
+          "the run starts")
+
+
+def wait_for_line(child, what):
+    line = child.stderr.readline()
+    if not line:
+        fail(f"{what}: the run printed nothing: exit {child.wait()}")
+    return line
+
+
+def mode_signals(talus, scene, outdir):
+    # long enough that the signal lands mid-run: the second stage lasts 150 steps
+    sets = ["--set", "stage.1.duration=0.15"]
+    whole = os.path.join(outdir, "sig_whole.h5")
+    talus_run(talus, scene, "-o", whole, "--force", "--quiet", *sets)
+
+    out = os.path.join(outdir, "sig_int.h5")
+    ck = os.path.join(outdir, "sig_int.checkpoint.h5")
+    for p in (ck, ck + ".tmp"):
+        if os.path.exists(p):
+            os.remove(p)
+    child = subprocess.Popen([talus, "run", scene, "-o", out, "--force", *sets],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_line(child, "SIGINT")  # the file is created and its first frame handed over
+    time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    err = child.stderr.read()
+    code = child.wait()
+    if code != SIGINT_EXIT:
+        fail(f"SIGINT: exit {code}, expected {SIGINT_EXIT}:\n{err}")
+    if "SIGINT" not in err:
+        fail(f"SIGINT: the message does not say what stopped the run:\n{err}")
+    k, _ = checkpoint_state(ck)
+    if not 0 < k < 200:
+        fail(f"SIGINT: checkpoint at step {k}, expected one mid-run")
+    check_stopped(talus, out, ck, err, k, "SIGINT")
+    compare(whole, out, "SIGINT", frames_up_to=k)
+    talus_run(talus, "--resume", ck, "--quiet")  # the checkpoint names its trajectory
+    n = compare(whole, out, "SIGINT, then resumed")
+    print(f"SIGINT: stopped after step {k} (exit 130, checkpoint, closed trajectory); resumed: "
+          f"{n} frames identical to the uninterrupted run, the last at step "
+          f"{talus_h5.load(whole).frames.step[-1]}")
+
+    # SIGKILL after a periodic checkpoint, once the trajectory holds frames beyond it: the
+    # file keeps its "being written" mark. The killed run is given a long second stage so
+    # that it cannot end first; resumed, it stops where the uninterrupted run ended.
+    out = os.path.join(outdir, "sig_kill.h5")
+    ck = os.path.join(outdir, "sig_kill.checkpoint.h5")
+    if os.path.exists(ck):
+        os.remove(ck)
+    child = subprocess.Popen([talus, "run", scene, "-o", out, "--force", "--quiet",
+                              "--set", "stage.1.duration=5.0",
+                              "--set", "output.checkpoint_interval=0.02"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 50
+    k = beyond = 0
+    while beyond <= k:
+        if child.poll() is not None or time.monotonic() > deadline:
+            fail(f"SIGKILL: no checkpoint with frames after it appeared (run exit {child.poll()})")
+        time.sleep(0.01)
+        if os.path.exists(ck):
+            k, _ = checkpoint_state(ck)
+            with talus_h5.load(out) as r:
+                beyond = int(r.frames.step[-1]) if len(r) else 0
+    child.send_signal(signal.SIGKILL)
+    if child.wait() != -signal.SIGKILL:
+        fail("SIGKILL: the run ended by itself before the kill")
+    k, _ = checkpoint_state(ck)  # a later one may have come before the kill
+    with talus_h5.load(out) as r:
+        beyond = int(r.frames.step[-1])
+    talus_run(talus, "--resume", ck, "--quiet", "--stop-after-steps", "200", expect=SIGTERM_EXIT)
+    if os.path.exists(out + ".resume.tmp"):
+        fail("SIGKILL: the copy made to continue the file was left behind")
+    n = compare(whole, out, "SIGKILL after a checkpoint, then resumed")
+    print(f"SIGKILL: killed with a checkpoint of step {k} and frames to step {beyond}; "
+          f"resumed to step 200: {n} frames identical to the uninterrupted run")
+
+
+def mode_periodic(talus, scene, outdir):
+    whole = os.path.join(outdir, "periodic_whole.h5")
+    talus_run(talus, scene, "-o", whole, "--force", "--quiet")
+    for interval, k, stage in ((0.03, 90, 1), (0.05, 50, 1)):
+        out = os.path.join(outdir, f"periodic_{interval}.h5")
+        ck = os.path.join(outdir, f"named_{interval}.ck.h5")
+        if os.path.exists(ck):
+            os.remove(ck)
+        talus_run(talus, scene, "-o", out, "--force", "--quiet",
+                  "--set", f"output.checkpoint_interval={interval}",
+                  "--set", f'output.checkpoint="{ck}"')
+        if os.path.exists(ck + ".tmp") or os.path.exists(os.path.splitext(out)[0] + ".checkpoint.h5"):
+            fail(f"interval {interval}: a .tmp, or a checkpoint beside the trajectory instead of "
+                 f"the one named")
+        got = checkpoint_state(ck)
+        if got != (k, stage):
+            fail(f"interval {interval} s: checkpoint of (step, stage) {got}, expected {(k, stage)}")
+        compare(whole, out, f"interval {interval}")
+        talus_run(talus, "--resume", ck, "--quiet")
+        n = compare(whole, out, f"interval {interval}, resumed from step {k}")
+        print(f"checkpoint_interval {interval} s: the checkpoint is of step {k} (stage {stage}); "
+              f"resumed from it, {n} frames identical")
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[4] not in ("stop", "signals", "periodic"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    talus, scene, outdir, mode = sys.argv[1:5]
+    os.makedirs(outdir, exist_ok=True)
+    {"stop": mode_stop, "signals": mode_signals, "periodic": mode_periodic}[mode](talus, scene, outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
