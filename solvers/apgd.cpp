@@ -37,13 +37,13 @@
 // projection is the identity): N and p grow by the rows G_j, every sum and max takes the
 // rows' terms too, serially in row order after the contacts'. Without rows nothing changes.
 // Every sum is a fixed-order reduction, so the result does not depend on the thread count.
+#include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "solvers/colour_sweep.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "engine/core/parallel.hpp"
@@ -129,17 +129,32 @@ Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::ve
     auto is_zero = [&](std::size_t i) {
         return z[i][0] == 0.0 && z[i][1] == 0.0 && z[i][2] == 0.0;
     };
-    sweep_colours(c, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
-        for (std::size_t i = lo; i < hi; ++i) {
-            if (i + kPrefetch < hi && !is_zero(i + kPrefetch)) prefetch_bodies(c, s, i + kPrefetch);
+    // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
+    // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
+    // nothing; not even reading them spares streaming the whole batch once per product.
+    auto scatter = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t q = lo; q < hi; ++q) {
+            const std::size_t i = live[q];
+            if (q + kPrefetch < hi && !is_zero(live[q + kPrefetch]))
+                prefetch_bodies(c, s, live[q + kPrefetch]);
             // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
-            // +0 and never become −0). Most speculative contacts sit at γ = 0, and this
-            // spares their bodies' cache lines.
+            // +0 and never become −0), and spares the bodies' cache lines.
             if (is_zero(i)) continue;
             apply_impulse(c, contact_frame(c, i), s, i, z[i]);
         }
-        return 0.0;
-    });
+    };
+    const std::size_t colours = c.colour_start.size() < 2 ? 0 : c.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k) {
+        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c.colour_start[k]) - live.begin();
+        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c.colour_start[k + 1]) - live.begin();
+        // contacts of the overflow colour may share bodies: in order, serially
+        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= kGrain) {
+            scatter(lo, hi);
+            continue;
+        }
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(lo, hi, kGrain),
+                          [&](const tbb::blocked_range<std::size_t>& r) { scatter(r.begin(), r.end()); });
+    }
     const BilateralBatch& rows = c.bilateral;
     if (!rows.empty()) add_row_impulses(rows, z_l, s);
     out.resize(c.size());
