@@ -120,6 +120,14 @@ add_test(NAME io.killed_runs
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
                  ${CMAKE_BINARY_DIR}/test-output/io/killed)
 
+# A full disk mid-run: exit 4 naming the path, the flushed frames kept (needs root to mount
+# a small tmpfs; skipped otherwise)
+add_test(NAME io.disk_full
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_disk_full.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/disk_full)
+set_tests_properties(io.disk_full PROPERTIES SKIP_RETURN_CODE 77)
+
 # How a run fails: beyond max_speed mid-run (exit 3, bodies named, the last good state the
 # last frame), an absurd force (exit 3, not an abort), an uncreatable output path (exit 4
 # before any step).

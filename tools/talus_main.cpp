@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -374,7 +375,15 @@ int cmd_run(const RunOptions& opt) {
         writer->close();
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());
-        return kExitIo;
+        // The trajectory holds what its last successful flush wrote (every frame before it,
+        // as after a SIGKILL: readable with swmr=True, see docs/output-format.md). A file
+        // whose write failed (a full disk) cannot be closed: HDF5's own clean-up at exit
+        // retries the flush and crashes (seen: SIGSEGV in H5F__close_cb, exit 139 instead of
+        // 4). Leave without it; nothing else is pending.
+        std::fprintf(stderr, "talus: the trajectory keeps the frames flushed before the error: %s\n",
+                     out.c_str());
+        std::fflush(nullptr);
+        std::_Exit(kExitIo);
     } catch (const std::exception& e) {
         // a failure no check caught: the run stops as a failed simulation (exit 3), with
         // the frames written so far kept, never an abort
