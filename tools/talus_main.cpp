@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -227,6 +228,37 @@ int cmd_run(const RunOptions& opt) {
         scene.output.checkpoint_interval > 0.0
             ? std::max<uint64_t>(1, uint64_t(std::llround(scene.output.checkpoint_interval / dt)))
             : 0;
+
+    {
+        // Room for the body rows the run will write, found out before its first step: exact
+        // for uncompressed rows and a constant body count (exit 4 if it cannot fit); with
+        // compression the need is unknown (gzip takes 3–6× on such rows), so only a warning.
+        // Emitters add bodies later: the estimate is then a lower bound.
+        const double row_bytes =
+            8 + 4 + 1 + 4 +  // id, material, shape, clump
+            14 * (scene.output.precision == talus::OutputPrecision::Float32 ? 4.0 : 8.0);
+        const uint64_t frames_left = (total_steps - std::min(total_steps, world.step_count)) /
+                                         frame_every + scene.stages.size();
+        const double need = double(frames_left) * double(world.bodies.size()) * row_bytes;
+        std::error_code ec;
+        const auto dir = std::filesystem::absolute(out).parent_path();
+        const std::filesystem::space_info room = std::filesystem::space(dir, ec);
+        if (!ec && need > double(room.available)) {
+            const bool exact = scene.output.compression == 0 && world.emitters.empty();
+            std::fprintf(stderr,
+                         "talus: %s: the trajectory needs %s%.0f MB for %llu frames of %zu "
+                         "bodies%s, and '%s' has %.0f MB free\n",
+                         exact ? "error" : "warning", exact ? "" : "up to ", need / 1e6,
+                         (unsigned long long)frames_left, world.bodies.size(),
+                         exact ? " (uncompressed)" : " before compression", dir.c_str(),
+                         double(room.available) / 1e6);
+            if (exact) {
+                std::fprintf(stderr, "talus: not started: free space, or a longer "
+                                     "[output] interval, or compression: %s\n", out.c_str());
+                return kExitIo;
+            }
+        }
+    }
 
     std::unique_ptr<talus::TrajectoryWriter> writer;
     try {

@@ -4,8 +4,12 @@
     check_disk_full.py TALUS SCENE OUTDIR
 
 Mounts a 3 MB tmpfs at OUTDIR/full (needs root; without root or mount(8) the test is
-skipped with exit status 77) and runs SCENE there with a frame every step, uncompressed,
-so that the disk is full within a few hundred frames. Then:
+skipped with exit status 77) and runs SCENE there with a frame every step for 1000 s.
+Uncompressed, the need is known before the first step (rows × bytes per row):
+- the run does not start: exit 4, a message naming the path and the megabytes needed and
+  free, and no trajectory file left.
+Compressed (the default gzip level; the need is then only an upper bound and a warning is
+printed), the disk fills within a few hundred frames:
 - the exit status is 4 (I/O error), not a crash (an HDF5 clean-up at exit on the failed
   file used to end the process with SIGSEGV, status 139), and stderr names the trajectory
   and says "No space left on device";
@@ -50,14 +54,25 @@ def main():
         out = os.path.join(mnt, "full.h5")
         with open(scene) as f:
             dt = float(re.search(r"^dt\s*=\s*([0-9.eE+-]+)", f.read(), re.M).group(1))
-        run = subprocess.run(
-            [talus, "run", scene, "-o", out, "--force", "--quiet",
-             "--set", "simulation.duration=1000.0", "--set", f"output.interval={dt!r}",
-             "--set", "output.compression=0"],
-            capture_output=True, text=True, timeout=600)
+        cmd = [talus, "run", scene, "-o", out, "--force", "--quiet",
+               "--set", "simulation.duration=1000.0", "--set", f"output.interval={dt!r}"]
+        early = subprocess.run(cmd + ["--set", "output.compression=0"],
+                               capture_output=True, text=True, timeout=600)
+        if early.returncode != 4 or "not started" not in early.stderr or out not in early.stderr \
+                or "MB free" not in early.stderr:
+            fail(f"uncompressed: expected exit 4 before the first step, naming the path and the "
+                 f"room; got {early.returncode}:\n{early.stderr[-2000:]}")
+        if os.path.exists(out):
+            fail("uncompressed: a run refused for want of room left a trajectory file")
+        print(f"uncompressed: refused before the first step: {early.stderr.strip().splitlines()[0]}")
+
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if "warning" not in run.stderr:
+            fail(f"compressed: no warning that the rows may not fit:\n{run.stderr[-2000:]}")
         if run.returncode != 4:
             fail(f"exit status {run.returncode}, expected 4 (I/O error):\n{run.stderr[-2000:]}")
-        if out not in run.stderr or "No space left on device" not in run.stderr:
+        if out not in run.stderr or not ("No space left on device" in run.stderr or
+                                         "write failed" in run.stderr):
             fail(f"the message does not name the path and the cause:\n{run.stderr[-2000:]}")
 
         info = subprocess.run([talus, "info", out], capture_output=True, text=True)
