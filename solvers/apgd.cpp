@@ -23,11 +23,11 @@
 //    iterate with the lowest residual is returned, not the last.
 //  - idle contacts: a contact at γ = 0 in x_k and x_{k+1} whose velocity d = N x + p
 //    separates it (d_n ≥ μ‖d_t‖ + 10 tol, so Π_K(−t d) = 0: its next x is 0 again, its
-//    residual term 0) leaves the gather and the projection; the scatter skips it anyway
-//    (zero impulse). Every 5 iterations, and before the solve may stop (r ≤ tol, or the
-//    cap), a gather over the idle contacts alone (the scratch still holds M⁻¹ D x_{k+1})
-//    gives their exact N x_{k+1} and residual terms: the stopping test and the choice of
-//    the best iterate only use such complete residuals. A contact that no longer
+//    residual term 0) leaves the scatter, the gather and the projection. Every 5
+//    iterations, and before the solve may stop (r ≤ tol, or the cap), a gather over the
+//    idle contacts alone (the scratch still holds M⁻¹ D x_{k+1}) gives their exact
+//    N x_{k+1} and residual terms: the stopping test and the choice of the best iterate
+//    only use such complete residuals. A contact that no longer
 //    separates comes back, with a momentum restart (its N x_{k−1} was not kept). In a
 //    bed hit by falling grains most contacts are speculative (margins grow with the
 //    speeds) and sit idle: the peer bed's impact steps gather 5–10 % of their
@@ -70,6 +70,8 @@ void prefetch_bodies(const AssembledBatch& c, const SolverBodies& s, std::size_t
     if (a != kNoBody) __builtin_prefetch(&s.body[std::size_t(a)], 1);
     if (b != kNoBody) __builtin_prefetch(&s.body[std::size_t(b)], 1);
 }
+
+bool is_zero(const Vec3& g) { return g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0; }
 
 /// What the pass after a product by N reduces over the contacts, in one go: three sums
 /// (taken per fixed chunk and combined in chunk order) and a max.
@@ -126,20 +128,17 @@ Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::ve
         s.body[b].v = Vec3::Zero();
         s.body[b].w = Vec3::Zero();
     });
-    auto is_zero = [&](std::size_t i) {
-        return z[i][0] == 0.0 && z[i][1] == 0.0 && z[i][2] == 0.0;
-    };
     // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
     // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
     // nothing; not even reading them spares streaming the whole batch once per product.
     auto scatter = [&](std::size_t lo, std::size_t hi) {
         for (std::size_t q = lo; q < hi; ++q) {
             const std::size_t i = live[q];
-            if (q + kPrefetch < hi && !is_zero(live[q + kPrefetch]))
+            if (q + kPrefetch < hi && !is_zero(z[live[q + kPrefetch]]))
                 prefetch_bodies(c, s, live[q + kPrefetch]);
             // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
             // +0 and never become −0), and spares the bodies' cache lines.
-            if (is_zero(i)) continue;
+            if (is_zero(z[i])) continue;
             apply_impulse(c, contact_frame(c, i), s, i, z[i]);
         }
     };
@@ -226,8 +225,8 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         };
         // Idle contacts (the header's last item): γ = 0 in x_k and x_{k−1} (so y_k = 0 too),
         // and separating by more than `idle_margin`, so that x_{k+1} = Π_K(−t d) = 0 again.
-        // Their gathers and projections are skipped between checks; the scatter already
-        // skips them (zero impulse). `live` lists the others, in contact order.
+        // Their scatter, gather and projection are skipped between checks. `live` lists the
+        // others, in contact order.
         const double idle_margin = kIdleMargin * tol;
         auto separating = [&](std::size_t i, const Vec3& ng) {
             const Vec3 d = ng + p[i];
@@ -235,7 +234,6 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         };
         std::vector<uint32_t> live(n), idle;
         for (std::size_t i = 0; i < n; ++i) live[i] = uint32_t(i);
-        auto is_zero = [](const Vec3& g) { return g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0; };
         // Rebuilds live/idle from N x_{k+1} of every contact (fresh), x_{k+1} and x_k:
         // returns whether a contact that was idle must come back.
         std::vector<uint8_t> idle_flag(n, 0);
@@ -285,9 +283,8 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             std::vector<double>& lones = lxn;
             std::fill(ones.begin(), ones.end(), Vec3::Ones());
             std::fill(lones.begin(), lones.end(), 1.0);
-            std::vector<uint32_t> all(n);
-            for (std::size_t i = 0; i < n; ++i) all[i] = uint32_t(i);
-            const Reductions r = apply_n(batch, work, all, ones, lones, ny, lny, partial,
+            // (live still lists every contact: the idle ones are sorted out below)
+            const Reductions r = apply_n(batch, work, live, ones, lones, ny, lny, partial,
                                          [](std::size_t, const Vec3& v, double) {
                 Reductions t;
                 t.sum[0] = v.squaredNorm();
