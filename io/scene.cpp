@@ -60,7 +60,7 @@ const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys
                        {"start_motion"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
-                         {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}};
+                         {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}, {"friction"}};
 const Fields kOutputKeys{{"path"},        {"interval"},   {"wall_contacts"},      {"precision"},
                          {"compression"}, {"checkpoint"}, {"checkpoint_interval"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
@@ -748,11 +748,38 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             s.type = SolverType::MaxDiss;
         else if (*t == "lemke")
             s.type = SolverType::Lemke;
+        else if (*t == "nsgs")
+            s.type = SolverType::NSGS;
         else
             r.problem_at(*c, "type",
                          fmt::format("unknown solver type '{}'{}", *t,
-                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss", "lemke"}, "known")));
+                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs"},
+                                             "known")));
     }
+    bool friction_given = false;
+    if (auto f = r.string(*c, "friction", Need::Optional)) {
+        friction_given = true;
+        if (*f == "ccp")
+            s.friction = FrictionLaw::CCP;
+        else if (*f == "coulomb")
+            s.friction = FrictionLaw::Coulomb;
+        else
+            r.problem_at(*c, "friction", fmt::format("unknown friction law '{}'{}", *f,
+                                                     suggest(*f, {"ccp", "coulomb"}, "known")));
+    }
+    // "nsgs" exists only for the exact law; it implies it unless told otherwise
+    if (s.type == SolverType::NSGS) {
+        if (!friction_given) s.friction = FrictionLaw::Coulomb;
+        else if (s.friction != FrictionLaw::Coulomb)
+            r.problem_at(*c, "friction", "the \"nsgs\" solver solves the exact Coulomb law only: "
+                                         "set friction = \"coulomb\" or choose \"pgs\", \"pj\" or \"apgd\"");
+    }
+    if (s.friction == FrictionLaw::Coulomb &&
+        (s.type == SolverType::MaxDiss || s.type == SolverType::Lemke))
+        r.problem_at(*c, "friction",
+                     fmt::format("friction = \"coulomb\" works with the \"nsgs\", \"pgs\", \"pj\" and "
+                                 "\"apgd\" solvers, not \"{}\" (it has its own friction model)",
+                                 solver_name(s.type)));
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);
     if (auto v = r.number(
@@ -841,21 +868,28 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
 }
 
 /// Rolling and spinning resistance need a solver with the torque block (solvers/rolling.hpp).
-bool solver_has_rolling(SolverType t) { return t == SolverType::PGS || t == SolverType::PJ; }
+/// (Not yet under friction = "coulomb".)
+bool solver_has_rolling(const SolverSettings& s) {
+    return (s.type == SolverType::PGS || s.type == SolverType::PJ) && s.friction == FrictionLaw::CCP;
+}
 
 /// `rolling_friction` or `spinning_friction` of `c` (≥ 0, [m]); a positive value with a
 /// solver that lacks the torque block is an error on that key.
-std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view key, SolverType solver) {
+std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view key,
+                                      const SolverSettings& solver) {
     auto v = r.number(c, key, Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0");
     if (v && *v > 0.0 && !solver_has_rolling(solver))
         r.problem_at(c, key,
-                     fmt::format("the \"{}\" solver does not support rolling or spinning "
-                                 "resistance (use \"pgs\" or \"pj\")",
-                                 solver_name(solver)));
+                     solver.friction == FrictionLaw::Coulomb
+                         ? std::string("friction = \"coulomb\" does not support rolling or spinning "
+                                       "resistance yet (use friction = \"ccp\" with \"pgs\" or \"pj\")")
+                         : fmt::format("the \"{}\" solver does not support rolling or spinning "
+                                       "resistance (use \"pgs\" or \"pj\")",
+                                       solver_name(solver.type)));
     return v;
 }
 
-MaterialTable read_materials(Reader& r, const Ctx& root, SolverType solver) {
+MaterialTable read_materials(Reader& r, const Ctx& root, const SolverSettings& solver) {
     MaterialTable table;
     std::vector<uint32_t> line_of;  // per material, for duplicate messages
     for (const Ctx& c : r.entries(root, "material")) {
@@ -915,7 +949,7 @@ std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k
     return std::nullopt;
 }
 
-void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, SolverType solver) {
+void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, const SolverSettings& solver) {
     std::vector<std::pair<uint32_t, uint32_t>> seen;
     for (const Ctx& c : r.entries(root, "friction_pair")) {
         const auto mu = r.number(
@@ -2342,8 +2376,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     world.simulation.periodic = read_periodic(r, top);
     world.solver = read_solver(r, top);
     scene.output = read_output(r, top, name);
-    world.materials = read_materials(r, top, world.solver.type);
-    read_friction_pairs(r, top, world.materials, world.solver.type);
+    world.materials = read_materials(r, top, world.solver);
+    read_friction_pairs(r, top, world.materials, world.solver);
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
     scene.stages = read_stages(r, top, world.walls);

@@ -53,7 +53,33 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
                           "\"pgs\" or \"pj\", or set rolling_friction and spinning_friction to 0";
         return refused;
     }
+    if (settings.type == SolverType::NSGS && settings.friction != FrictionLaw::Coulomb) {
+        SolverResult refused;
+        refused.refused = "the \"nsgs\" solver solves the exact Coulomb law only (friction = \"coulomb\")";
+        return refused;
+    }
+    if (settings.friction == FrictionLaw::Coulomb) {
+        if (!batch.bilateral.empty() || !batch.rolling.empty()) {
+            SolverResult refused;
+            refused.refused = "friction = \"coulomb\" does not support joints or rolling and spinning "
+                              "resistance yet; use friction = \"ccp\"";
+            return refused;
+        }
+        switch (settings.type) {
+            case SolverType::NSGS: return solve_nsgs(batch, bodies, settings, work);
+            case SolverType::PGS:
+            case SolverType::PJ:
+            case SolverType::APGD: return solve_coulomb_fixed_point(batch, bodies, settings, work);
+            default: {
+                SolverResult refused;
+                refused.refused = std::string("friction = \"coulomb\" does not apply to the \"") +
+                                  solver_name(settings.type) + "\" solver";
+                return refused;
+            }
+        }
+    }
     switch (settings.type) {
+        case SolverType::NSGS:  // refused above
         case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);
         case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
         case SolverType::APGD: return solve_apgd(batch, bodies, settings, work);

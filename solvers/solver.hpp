@@ -51,6 +51,18 @@ SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
 /// Refuses (SolverResult::refused) an LCP of more than kLcpMaxUnknowns unknowns.
 SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
                                const SolverSettings& settings, SolverWorkspace& work);
+/// Exact Coulomb friction (settings.friction = "coulomb"; solvers/coulomb.cpp): the
+/// non-linear Gauss–Seidel with exact single-contact solves ("nsgs"), and De Saxcé's fixed
+/// point over the CCP solvers (shifting the normal term by μ‖c_t‖ between solves), which
+/// solve_ccp calls for "pgs", "pj" and "apgd" under "coulomb". Same contract; `residual` is
+/// the Coulomb residual below.
+SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                        SolverWorkspace& work);
+SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
+                                       const SolverSettings& settings, SolverWorkspace& work);
+/// DESIGN §6's residual with c_n + μ‖c_t‖ for c_n (zero at a Coulomb solution) [m/s].
+double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb);
+
 /// Size limit of the dense "lemke" solver: contacts × (k + 2) unknowns [-]. Its tableau holds
 /// three dense n × n matrices (216 MB at the limit) and a solve costs O(n³).
 inline constexpr std::size_t kLcpMaxUnknowns = 3000;

@@ -26,6 +26,9 @@ struct SolverResult {
     /// Contacts whose impulse grew without bound while the residual stalled (DESIGN §4):
     /// the signature of an over-constrained problem. Empty when the solve is sound.
     std::vector<uint32_t> unbounded_contacts;
+    /// With friction = "coulomb" and a CCP solver: how many times the normal term was shifted
+    /// by μ‖c_t‖ between CCP solves (the De Saxcé fixed point); 0 otherwise.
+    int friction_updates = 0;
     std::vector<IterationRecord> history;  ///< filled only when asked for
     /// Non-empty when the solver refused the problem (e.g. "lemke" above its size limit):
     /// the step fails with this message and leaves the state as it was.

@@ -19,9 +19,10 @@ struct SimulationSettings {
 };
 
 /// The CCP solvers (DESIGN §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
-/// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either).
-/// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke".
-enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss, Lemke };
+/// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either), and the
+/// non-linear Gauss–Seidel with exact single-contact Coulomb solves (friction = "coulomb" only).
+/// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs".
+enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss, Lemke, NSGS };
 
 inline const char* solver_name(SolverType t) {
     switch (t) {
@@ -30,13 +31,25 @@ inline const char* solver_name(SolverType t) {
         case SolverType::APGD: return "apgd";
         case SolverType::MaxDiss: return "maxdiss";
         case SolverType::Lemke: return "lemke";
+        case SolverType::NSGS: return "nsgs";
     }
     return "?";
 }
 
+/// The friction law the contact solvers enforce (issue 8). "ccp": the cone complementarity
+/// relaxation of DESIGN §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
+/// "coulomb": the exact law in De Saxcé's form, c_n + μ‖c_t‖ in place of c_n
+/// (solvers/coulomb_local.hpp): "nsgs" solves it directly; "pgs", "pj" and "apgd" by a fixed
+/// point over CCP solves whose normal term is shifted by μ‖c_t‖ between solves.
+enum class FrictionLaw : uint8_t { CCP, Coulomb };
+
+inline const char* friction_law_name(FrictionLaw f) { return f == FrictionLaw::CCP ? "ccp" : "coulomb"; }
+
 struct SolverSettings {
     SolverType type = SolverType::PGS;
-    int max_iterations = 100;       ///< iteration cap per step [-]
+    FrictionLaw friction = FrictionLaw::CCP;  ///< see FrictionLaw
+    int max_iterations = 100;       ///< iteration cap per step [-] (with "coulomb" and a CCP
+                                    ///< solver: over all its fixed-point solves)
     double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (DESIGN §6)
     double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
@@ -61,6 +74,7 @@ struct SolverSettings {
             case SolverType::APGD: return 1.0;
             case SolverType::MaxDiss: return 1.0;  // ignored: exact block solves
             case SolverType::Lemke: return 1.0;    // ignored: direct (pivoting) method
+            case SolverType::NSGS: return 1.0;     // ignored: exact block solves
         }
         return 1.0;
     }

@@ -37,9 +37,13 @@ void fill_clumps(World& w, uint32_t m, double half) {
             }
 }
 
-Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50) {
+Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50,
+                          SolverType solver = SolverType::PGS,
+                          FrictionLaw friction = FrictionLaw::CCP) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
     World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-5, 30);
+    w.solver.type = solver;
+    w.solver.friction = friction;
     const uint32_t m = add_material(w, 2500.0, 0.5);
     const double half = clumps ? 0.1 : 0.05;  // clumps are larger: a wider box for as many
     add_box(w, Vec3(-half, -half, 0), Vec3(half, half, 0.4), m);
@@ -94,6 +98,22 @@ TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";
+    }
+}
+
+// Exact Coulomb friction (issue 8): nsgs sweeps colours like PGS, and the fixed point over
+// APGD adds serial shifts between solves; both must keep the bits.
+TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
+    for (SolverType type : {SolverType::NSGS, SolverType::APGD}) {
+        const Snapshot one = run_with_threads(1, false, 60, type, FrictionLaw::Coulomb);
+        ASSERT_GT(one.state.size(), 13u * 3000u);
+        ASSERT_GT(one.body_contacts, 3000u) << "the bed must have settled into contact";
+        for (int t : {2, 3}) {
+            const Snapshot other = run_with_threads(t, false, 60, type, FrictionLaw::Coulomb);
+            EXPECT_TRUE(bit_identical(one.state, other.state)) << solver_name(type) << ", " << t << " threads";
+            EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
+                << solver_name(type) << ", " << t << " threads: diagnostics differ";
+        }
     }
 }
 
