@@ -26,6 +26,7 @@
 #include "io/scene.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
+#include "tools/fclib_command.hpp"
 
 namespace {
 
@@ -521,6 +522,24 @@ int main(int argc, char** argv) {
     auto* info = app.add_subcommand("info", "Summarise a trajectory file");
     info->add_option("file", h5, "Trajectory (.h5)")->required();
 
+    talus::FclibOptions fclib_opt;
+    auto* fclib = app.add_subcommand(
+        "fclib", "Solve an FCLIB frictional contact problem (HDF5) and report its accuracy");
+    fclib->add_option("file", fclib_opt.file, "FCLIB problem (.hdf5), local or global")->required();
+    fclib->add_option("--solver", fclib_opt.solver, "nsgs, pgs, pj or apgd")
+        ->check(CLI::IsMember({"nsgs", "pgs", "pj", "apgd"}))->capture_default_str();
+    fclib->add_option("--friction", fclib_opt.friction,
+                      "coulomb (the problem's law) or ccp (its convex relaxation)")
+        ->check(CLI::IsMember({"coulomb", "ccp"}))->capture_default_str();
+    fclib->add_option("--tolerance", fclib_opt.tolerance, "Stop at ‖F‖₂/(1+‖q‖₂) ≤ T")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    fclib->add_option("--max-iterations", fclib_opt.max_iterations, "Iteration cap over all solves")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    fclib->add_option("--relaxation", fclib_opt.relaxation, "ω of pgs and pj, in (0, 2) (default 1)")
+        ->check(CLI::Range(0.0, 2.0));
+    fclib->add_flag("--json", fclib_opt.json, "Print one JSON object instead of text");
+    fclib->add_flag("--print-reactions", fclib_opt.print_reactions, "Also print the reactions r");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -541,5 +560,6 @@ int main(int argc, char** argv) {
         return cmd_run(run_opt);
     }
     if (*check) return cmd_check(scene, sets);
+    if (*fclib) return talus::cmd_fclib(fclib_opt);
     return cmd_info(h5);
 }

@@ -1,0 +1,111 @@
+// `talus fclib FILE`: solve an FCLIB frictional contact problem with a Talus solver and
+// report its accuracy (io/fclib.hpp, solvers/delassus.hpp).
+#include "tools/fclib_command.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "io/fclib.hpp"
+
+namespace talus {
+namespace {
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+/// Shortest text that reads back as the same double (JSON has no inf or nan: null).
+std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
+
+}  // namespace
+
+int cmd_fclib(const FclibOptions& o) {
+    SolverSettings s;
+    if (o.solver == "nsgs") s.type = SolverType::NSGS;
+    else if (o.solver == "pgs") s.type = SolverType::PGS;
+    else if (o.solver == "pj") s.type = SolverType::PJ;
+    else if (o.solver == "apgd") s.type = SolverType::APGD;
+    else {
+        std::fprintf(stderr, "talus fclib: --solver: '%s' is not one of nsgs, pgs, pj, apgd\n", o.solver.c_str());
+        return 2;
+    }
+    if (o.friction == "coulomb") s.friction = FrictionLaw::Coulomb;
+    else if (o.friction == "ccp") s.friction = FrictionLaw::CCP;
+    else {
+        std::fprintf(stderr, "talus fclib: --friction: '%s' is not one of coulomb, ccp\n", o.friction.c_str());
+        return 2;
+    }
+    if (s.type == SolverType::NSGS && s.friction != FrictionLaw::Coulomb) {
+        std::fprintf(stderr, "talus fclib: --solver nsgs solves the exact Coulomb law only (--friction coulomb)\n");
+        return 2;
+    }
+    s.tolerance = o.tolerance;
+    s.max_iterations = o.max_iterations;
+    s.relaxation = o.relaxation;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    FclibProblem fp;
+    try {
+        fp = read_fclib(o.file);
+    } catch (const FclibError& e) {
+        std::fprintf(stderr, "talus fclib: %s\n", e.what());
+        return 2;
+    }
+    const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const DelassusProblem& p = fp.problem;
+    Eigen::VectorXd r;
+    const SolverResult res = solve_delassus(p, s, r);
+    if (!res.refused.empty()) {
+        std::fprintf(stderr, "talus fclib: %s\n", res.refused.c_str());
+        return 2;
+    }
+    const DelassusAccuracy acc = delassus_accuracy(p, r, s.friction);
+    const bool converged = acc.relative_error <= s.tolerance;
+    if (o.json) {
+        std::string out = fmt::format(
+            "{{\"file\": {}, \"formulation\": \"{}\", \"title\": {}, \"contacts\": {}, \"dofs\": {}, "
+            "\"solver\": \"{}\", \"friction\": \"{}\", \"tolerance\": {}, \"max_iterations\": {}, "
+            "\"iterations\": {}, \"friction_updates\": {}, \"seconds\": {}, \"read_seconds\": {}, "
+            "\"error\": {}, \"relative_error\": {}, \"sum_rn\": {}, \"converged\": {}",
+            json_string(o.file), fp.formulation, json_string(fp.title), p.contacts(), fp.dofs, o.solver,
+            o.friction, json_number(s.tolerance), s.max_iterations, res.iterations, res.friction_updates,
+            json_number(res.wall_time), json_number(read_seconds), json_number(acc.error),
+            json_number(acc.relative_error), json_number(acc.sum_rn), converged ? "true" : "false");
+        if (o.print_reactions) {
+            out += ", \"r\": [";
+            for (Eigen::Index k = 0; k < r.size(); ++k) out += (k ? ", " : "") + json_number(r[k]);
+            out += "]";
+        }
+        std::printf("%s}\n", out.c_str());
+        return 0;
+    }
+    std::printf("%s: %s problem%s, %zu contacts%s\n", o.file.c_str(), fp.formulation.c_str(),
+                fp.dofs > 0 ? fmt::format(" ({} dofs, condensed to W = Hᵀ M⁻¹ H)", fp.dofs).c_str() : "",
+                p.contacts(), fp.title.empty() ? "" : fmt::format(", \"{}\"", fp.title).c_str());
+    std::printf("solver %s (%s friction): %d iterations%s, %.4g s (reading %.3g s)\n", o.solver.c_str(),
+                o.friction.c_str(), res.iterations,
+                res.friction_updates > 0 ? fmt::format(" in {} friction updates", res.friction_updates).c_str() : "",
+                res.wall_time, read_seconds);
+    std::printf("‖F‖₂ = %.3e, ‖F‖₂/(1+‖q‖₂) = %.3e: %s (tolerance %.1e)\n", acc.error, acc.relative_error,
+                converged ? "converged" : "NOT converged", s.tolerance);
+    std::printf("Σ r_N = %.6e\n", acc.sum_rn);
+    if (o.print_reactions)
+        for (std::size_t i = 0; i < p.contacts(); ++i)
+            std::printf("r[%zu] = %.17g %.17g %.17g\n", i, r[3 * i], r[3 * i + 1], r[3 * i + 2]);
+    return 0;
+}
+
+}  // namespace talus
