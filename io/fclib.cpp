@@ -36,6 +36,71 @@ std::string problem_group(const std::filesystem::path& file) {
     return {};
 }
 
+/// libfclib reads each array into a buffer sized from the matrix's own m, n, nz and nzmax,
+/// without comparing it with the dataset's length: check that here first, so a damaged or
+/// hostile file is refused instead of overrunning memory.
+class Layout {
+public:
+    Layout(const std::filesystem::path& file) : file_(file) {
+        f_ = hdf5::Hid(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+        if (!f_.valid()) fail(file, "cannot open it for reading");
+    }
+
+    /// Elements of dataset `path`; fails naming it when it is missing.
+    long length(const std::string& path) const {
+        if (H5Lexists(f_.get(), path.c_str(), H5P_DEFAULT) <= 0 && !exists_parents(path))
+            fail(file_, fmt::format("/{} is missing", path));
+        hdf5::Hid d(H5Dopen2(f_.get(), path.c_str(), H5P_DEFAULT), H5Dclose);
+        if (!d.valid()) fail(file_, fmt::format("/{} is missing or not a dataset", path));
+        hdf5::Hid sp(H5Dget_space(d.get()), H5Sclose);
+        const hssize_t n = sp.valid() ? H5Sget_simple_extent_npoints(sp.get()) : -1;
+        if (n < 0) fail(file_, fmt::format("/{} cannot be read", path));
+        return long(n);
+    }
+    bool has(const std::string& path) const {
+        return exists_parents(path) && H5Lexists(f_.get(), path.c_str(), H5P_DEFAULT) > 0;
+    }
+    /// A one-element integer dataset.
+    long integer(const std::string& path) const {
+        if (length(path) != 1) fail(file_, fmt::format("/{} must hold one integer", path));
+        hdf5::Hid d(H5Dopen2(f_.get(), path.c_str(), H5P_DEFAULT), H5Dclose);
+        long long v = 0;
+        if (H5Dread(d.get(), H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0)
+            fail(file_, fmt::format("/{} cannot be read as an integer", path));
+        return long(v);
+    }
+    /// The CSparse arrays of matrix group `g` agree with its m, n, nz, nzmax; returns m and n.
+    std::pair<long, long> matrix(const std::string& g) const {
+        const long m = integer(g + "/m"), n = integer(g + "/n"), nz = integer(g + "/nz"),
+                   nzmax = integer(g + "/nzmax");
+        if (m <= 0 || n <= 0 || nzmax < 0 || nz < -2 || m > (1L << 30) || n > (1L << 30) || nzmax > (1L << 31))
+            fail(file_, fmt::format("/{}: m = {}, n = {}, nz = {}, nzmax = {} are not a matrix's", g, m, n, nz, nzmax));
+        const long lp = length(g + "/p"), li = length(g + "/i"), lx = length(g + "/x");
+        const bool ok = nz >= 0 ? (nz <= nzmax && lp <= nzmax && li <= nzmax && lx <= nzmax && lp >= nz &&
+                                   li >= nz && lx >= nz)
+                                : (lp == (nz == -1 ? n : m) + 1 && li <= nzmax && lx <= nzmax && li == lx);
+        if (!ok)
+            fail(file_, fmt::format("/{}: arrays p, i, x of {}, {}, {} elements do not fit m = {}, n = {}, "
+                                    "nz = {}, nzmax = {}", g, lp, li, lx, m, n, nz, nzmax));
+        return {m, n};
+    }
+    void vector(const std::string& path, long expected) const {
+        const long l = length(path);
+        if (l != expected)
+            fail(file_, fmt::format("/{} has {} elements, expected {}", path, l, expected));
+    }
+
+private:
+    bool exists_parents(const std::string& path) const {
+        std::size_t at = 0;
+        while ((at = path.find('/', at + 1)) != std::string::npos)
+            if (H5Lexists(f_.get(), path.substr(0, at).c_str(), H5P_DEFAULT) <= 0) return false;
+        return true;
+    }
+    std::filesystem::path file_;
+    hdf5::Hid f_;
+};
+
 /// A CSparse-form fclib_matrix (CSR, CSC or triplets) as an Eigen matrix of the expected size.
 ColMatrix to_eigen(const std::filesystem::path& file, const char* name, const fclib_matrix* m,
                    long rows, long cols) {
@@ -92,6 +157,30 @@ FclibProblem read_fclib(const std::filesystem::path& file) {
     FclibProblem out;
     DelassusProblem& p = out.problem;
     hdf5::QuietHdf5 quiet;
+    {
+        const Layout l(file);
+        if (group == "fclib_local") {
+            const auto [m, n] = l.matrix("fclib_local/W");
+            if (m != n || m % 3 != 0) fail(file, fmt::format("W is {} × {}, not 3n × 3n", m, n));
+            l.vector("fclib_local/vectors/q", m);
+            l.vector("fclib_local/vectors/mu", m / 3);
+            if (l.has("fclib_local/V") || l.has("fclib_local/R"))
+                fail(file, "a local problem with equality constraints (V, R); not supported");
+        } else {
+            const auto [dm, dn] = l.matrix("fclib_global/M");
+            const auto [hm, hn] = l.matrix("fclib_global/H");
+            if (dm != dn || hm != dm || hn % 3 != 0)
+                fail(file, fmt::format("M is {} × {} and H {} × {}: expected d × d and d × 3n", dm, dn, hm, hn));
+            l.vector("fclib_global/vectors/f", dm);
+            l.vector("fclib_global/vectors/w", hn);
+            l.vector("fclib_global/vectors/mu", hn / 3);
+            if (l.has("fclib_global/G"))
+                fail(file, "a global problem with equality constraints (G, b); not supported");
+        }
+        if (l.integer(std::string(group) + "/spacedim") != 3)
+            fail(file, fmt::format("spacedim {}; Talus reads 3-D problems only",
+                                   l.integer(std::string(group) + "/spacedim")));
+    }
     if (group == "fclib_local") {
         std::unique_ptr<fclib_local, void (*)(fclib_local*)> lp(fclib_read_local(file.c_str()),
                                                                fclib_delete_local);

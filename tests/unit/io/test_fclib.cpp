@@ -163,6 +163,68 @@ TEST(Fclib, RefusesWhatIsNotAThreeDimensionalProblemNamingTheFile) {
     expect_refused(empty, "not an FCLIB problem");
 }
 
+/// A valid two-contact local problem in CSR at `file`.
+void write_small_local(const fs::path& file) {
+    Eigen::MatrixXd W = 2.0 * Eigen::MatrixXd::Identity(6, 6);
+    W(0, 3) = W(3, 0) = 0.5;
+    Stored s(W, -2);
+    std::vector<double> q{-1.0, 0.5, 0.25, -2.0, 0.0, 1.5}, mu{0.3, 0.6};
+    fclib_local local{};
+    local.W = &s.m;
+    local.q = q.data();
+    local.mu = mu.data();
+    local.spacedim = 3;
+    fs::remove(file);  // libfclib will not write over a file
+    ASSERT_EQ(fclib_write_local(&local, file.c_str()), 1);
+}
+
+/// Replaces dataset `path` of `file` by `values` (any length).
+template <class T>
+void replace_dataset(const fs::path& file, const char* path, const std::vector<T>& values, hid_t type) {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(f, 0);
+    H5Ldelete(f, path, H5P_DEFAULT);
+    const hsize_t n = values.size();
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    const hid_t d = H5Dcreate2(f, path, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    H5Dclose(d);
+    H5Sclose(space);
+    H5Fclose(f);
+}
+
+// A damaged file is refused before libfclib reads it (it would size its buffers from the
+// stored m, n, nz, nzmax and overrun them): arrays longer than nzmax, a row-pointer array
+// of the wrong length, a q or μ of the wrong length, a missing dataset.
+TEST(Fclib, RefusesArraysThatDoNotFitTheirMatrix) {
+    const fs::path file = scratch("damaged.hdf5");
+    write_small_local(file);
+    ASSERT_NO_THROW(read_fclib(file));
+    replace_dataset(file, "/fclib_local/W/nzmax", std::vector<int>{3}, H5T_NATIVE_INT);
+    expect_refused(file, "do not fit");
+
+    write_small_local(file);
+    replace_dataset(file, "/fclib_local/W/p", std::vector<int>{0, 2, 3}, H5T_NATIVE_INT);
+    expect_refused(file, "do not fit");
+
+    write_small_local(file);
+    replace_dataset(file, "/fclib_local/vectors/q", std::vector<double>(100, 1.0), H5T_NATIVE_DOUBLE);
+    expect_refused(file, "/fclib_local/vectors/q has 100 elements, expected 6");
+
+    write_small_local(file);
+    replace_dataset(file, "/fclib_local/vectors/mu", std::vector<double>{0.3}, H5T_NATIVE_DOUBLE);
+    expect_refused(file, "/fclib_local/vectors/mu has 1 elements, expected 2");
+
+    write_small_local(file);
+    {
+        const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+        H5Ldelete(f, "/fclib_local/W/x", H5P_DEFAULT);
+        H5Fclose(f);
+    }
+    expect_refused(file, "/fclib_local/W/x is missing");
+}
+
 struct Case {
     const char* file;
     const char* formulation;
