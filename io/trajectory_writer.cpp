@@ -431,6 +431,7 @@ struct TrajectoryWriter::Impl {
         float32 = meta.precision == OutputPrecision::Float32;
         const hid_t real = float32 ? H5T_IEEE_F32LE : f64;
         const hid_t nreal = float32 ? H5T_NATIVE_FLOAT : nf64;
+        // (body_row_bytes below counts these columns: keep the two together)
         create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id", nullptr, false,
                       false, z);
         create_column(position, "/bodies/position", real, nreal, 3, b, "m",
@@ -1385,6 +1386,12 @@ struct TrajectoryWriter::Impl {
         if (!ok) fail("close");
     }
 };
+
+std::size_t TrajectoryWriter::body_row_bytes(OutputPrecision precision) {
+    const std::size_t real = precision == OutputPrecision::Float32 ? 4 : 8;
+    return sizeof(uint64_t) + sizeof(uint32_t) + sizeof(uint8_t) + sizeof(int32_t)  // id, material, shape, clump
+           + (3 + 4 + 3 + 3 + 1) * real;  // position, orientation, velocity, angular velocity, radius
+}
 
 TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,
                                    const MaterialTable& materials, bool force,

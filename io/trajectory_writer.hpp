@@ -73,6 +73,11 @@ struct AppendAfterStep {
 /// close. Use from one thread.
 class TrajectoryWriter {
 public:
+    /// Bytes one body takes in one frame's rows before compression: the integer columns
+    /// (id, material, shape, clump) and 14 reals (position, orientation, velocity, angular
+    /// velocity, radius) at `precision`. For the room check before a run.
+    static std::size_t body_row_bytes(OutputPrecision precision);
+
     /// Creates `path` (and removes a stale sidecar). Throws IoError if the file exists and
     /// `force` is false, or if it cannot be created. `clumps` (may be null: none) is
     /// written once as /clumps; it must hold every template the frames' bodies use.

@@ -235,9 +235,7 @@ int cmd_run(const RunOptions& opt) {
         // for uncompressed rows and a constant body count (exit 4 if it cannot fit); with
         // compression the need is unknown (gzip takes 3–6× on such rows), so only a warning.
         // Emitters add bodies later: the estimate is then a lower bound.
-        const double row_bytes =
-            8 + 4 + 1 + 4 +  // id, material, shape, clump
-            14 * (scene.output.precision == talus::OutputPrecision::Float32 ? 4.0 : 8.0);
+        const double row_bytes = double(talus::TrajectoryWriter::body_row_bytes(scene.output.precision));
         const uint64_t frames_left = (total_steps - std::min(total_steps, world.step_count)) /
                                          frame_every + scene.stages.size();
         const double need = double(frames_left) * double(world.bodies.size()) * row_bytes;
