@@ -10,6 +10,9 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/coulomb_local.hpp"
+#include "solvers/max_dissipation.hpp"
+#include "solvers/polyhedral_lcp.hpp"
+#include "solvers/solver.hpp"
 
 namespace talus {
 namespace {
@@ -113,6 +116,7 @@ struct Inner {
         const std::size_t n = p.contacts();
         Vec Wr(r.size());
         for (int it = 1; it <= cap; ++it) {
+            double change = 0.0;  // maxdiss: Σ‖Δr_i‖² over the sweep
             for (std::size_t i = 0; i < n; ++i) {
                 const Vec3 ri = block(r, i);
                 Vec3 u = row_product(p.W, r, i) + block(p.q, i);
@@ -120,14 +124,21 @@ struct Inner {
                 if (type == SolverType::NSGS) {
                     next = solve_coulomb_contact(P.Wii[i], u - P.Wii[i] * ri, p.mu[i], ri).r;
                     if (omega != 1.0) next = ri + omega * (next - ri);  // stays in K: convex
+                } else if (type == SolverType::MaxDiss) {
+                    next = solve_max_dissipation_contact(P.Wii[i], u - P.Wii[i] * ri, p.mu[i]).gamma;
+                    change += (next - ri).squaredNorm();
                 } else {
                     u[0] += shift[i];
                     next = project_friction_cone(ri - omega * P.eta[i] * u, p.mu[i]);
                 }
                 set_block(r, i, next);
             }
-            Wr.noalias() = p.W * r;
-            error = relative_error(P, r, Wr, &shift, type == SolverType::NSGS);
+            if (type == SolverType::MaxDiss) {
+                error = std::sqrt(change) / P.q_scale;  // its fixed-point residual
+            } else {
+                Wr.noalias() = p.W * r;
+                error = relative_error(P, r, Wr, &shift, type == SolverType::NSGS);
+            }
             record(it, error);
             if (error <= tol) return it;
         }
@@ -265,12 +276,6 @@ SolverResult solve_delassus(const DelassusProblem& p, const SolverSettings& sett
     const Clock clock;
     SolverResult result;
     const SolverType type = settings.type;
-    if (type == SolverType::MaxDiss || type == SolverType::Lemke) {
-        result.refused = std::string("the \"") + solver_name(type) +
-                         "\" solver is not available on an assembled Delassus operator; use "
-                         "\"nsgs\", \"pgs\", \"pj\" or \"apgd\"";
-        return result;
-    }
     if (type == SolverType::NSGS && settings.friction != FrictionLaw::Coulomb) {
         result.refused = "the \"nsgs\" solver solves the exact Coulomb law only";
         return result;
@@ -281,6 +286,48 @@ SolverResult solve_delassus(const DelassusProblem& p, const SolverSettings& sett
     const double omega = settings.relaxation > 0.0 ? settings.relaxation : 1.0;
     const Inner inner{P, type, omega, settings, result, clock};
     const double tol = settings.tolerance;
+    if (type == SolverType::Lemke || type == SolverType::MaxDiss) {
+        // Their own friction models: solved as they are, the accuracy then measured against
+        // the law asked for (never exact: the cones or the laws differ).
+        if (type == SolverType::Lemke) {
+            const PolyhedralCone cone(settings.friction_directions);
+            const std::size_t unknowns = n * cone.per_contact();
+            if (settings.friction_directions < 4 || settings.friction_directions % 2 != 0) {
+                result.refused = "the polyhedral cone needs an even number of friction directions ≥ 4";
+                return result;
+            }
+            if (unknowns > kLcpMaxUnknowns) {
+                result.refused = "the dense \"lemke\" solver takes at most " + std::to_string(kLcpMaxUnknowns) +
+                                 " LCP unknowns, and " + std::to_string(n) + " contacts × (" +
+                                 std::to_string(cone.k) + " friction directions + 2) make " +
+                                 std::to_string(unknowns);
+                return result;
+            }
+            const Eigen::MatrixXd W(p.W);
+            std::vector<Vec3> d(n);
+            std::vector<double> eta(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                d[i] = block(p.q, i);
+                eta[i] = P.eta[i] > 0.0 ? P.eta[i] : 1.0;
+            }
+            Eigen::MatrixXd M = Eigen::MatrixXd::Zero(Eigen::Index(unknowns), Eigen::Index(unknowns));
+            Eigen::VectorXd lq = Eigen::VectorXd::Zero(Eigen::Index(unknowns));
+            fill_contact_lcp(W, d, p.mu, eta, cone, M, lq);
+            const LemkeResult lcp = solve_lcp_lemke(M, lq);
+            result.iterations = lcp.pivots;
+            result.converged = lcp_accepted(lcp, lq);
+            if (result.converged)
+                for (std::size_t i = 0; i < n; ++i) set_block(r, i, contact_impulse(lcp.z, i, eta[i], cone));
+        } else {
+            double own = 0.0;
+            const std::vector<double> no_shift(n, 0.0);
+            result.iterations = inner.run(r, no_shift, tol, settings.max_iterations, own);
+            result.converged = own <= tol;
+        }
+        result.residual = delassus_accuracy(p, r, settings.friction).relative_error;
+        result.wall_time = clock.seconds();
+        return result;
+    }
     std::vector<double> shift(n, 0.0);
     double error = std::numeric_limits<double>::infinity();
 

@@ -40,7 +40,7 @@ DelassusAccuracy delassus_accuracy(const DelassusProblem& p, const Eigen::Vector
                                    FrictionLaw law = FrictionLaw::Coulomb);
 
 /// Solve from the start value in r (resized and zeroed when its size is wrong) with
-/// settings.type ∈ {nsgs, pgs, pj, apgd} under settings.friction:
+/// settings.type under settings.friction:
 ///  - "nsgs": block Gauss–Seidel, each contact's problem solved exactly
 ///    (solvers/coulomb_local.hpp); Coulomb only;
 ///  - "pgs": block Gauss–Seidel r_i ← Π_K(r_i − ω η_i û_i), η_i = 3 / trace(W_ii);
@@ -49,10 +49,15 @@ DelassusAccuracy delassus_accuracy(const DelassusProblem& p, const Eigen::Vector
 ///  - "apgd": Nesterov's accelerated projected gradient with adaptive step and restart;
 ///  - under "coulomb", pgs, pj and apgd run a fixed point over CCP solves: the normal term of
 ///    q is shifted by s_i = μ_i ‖u_T,i‖ from the last solution between solves.
-/// `iterations` counts sweeps (or gradient steps) over all solves, capped by
+///  - "maxdiss": block Gauss–Seidel with the maximum-dissipation model's exact contact
+///    solves (solvers/max_dissipation.hpp); stops when a sweep moves r by ≤ tol (1 + ‖q‖);
+///  - "lemke": the Stewart–Trinkle LCP with settings.friction_directions directions, solved
+///    densely by Lemke's method (at most kLcpMaxUnknowns unknowns, else refused).
+///    These two solve their own friction models: `converged` is their own criterion, and
+///    `residual` the accuracy against settings.friction, which they do not reach exactly.
+/// `iterations` counts sweeps (gradient steps, pivots) over all solves, capped by
 /// settings.max_iterations; `residual` is the relative error at exit; `friction_updates`
-/// the number of shifts. "maxdiss" and "lemke" are refused (`refused` says why).
-/// Serial, hence deterministic.
+/// the number of shifts. Serial, hence deterministic.
 SolverResult solve_delassus(const DelassusProblem& p, const SolverSettings& settings,
                             Eigen::VectorXd& r);
 

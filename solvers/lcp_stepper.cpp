@@ -39,7 +39,7 @@
 // SolveScope::finish rebuilds ν⁺.
 // Failure (ray termination, pivot cap, which seed 000 §3.2 rules out in exact arithmetic
 // when the normals are independent; an over-constrained grain makes the LCP infeasible):
-// never fatal (unless Lemke's last point solves the LCP to round-off, see kAcceptResidual:
+// never fatal (unless Lemke's last point solves the LCP to round-off, see lcp_accepted:
 // then it is used); the batch keeps its γ on entry (the warm start, or zero without one),
 // `converged` is false and the step's diagnostics show it. Problems of more than
 // kLcpMaxUnknowns unknowns are refused (SolverResult::refused), which stops the run with a
@@ -56,14 +56,11 @@
 #include "solvers/bilateral.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/lemke.hpp"
+#include "solvers/polyhedral_lcp.hpp"
 #include "solvers/solver.hpp"
 
 namespace talus {
 namespace {
-
-/// A Lemke point that is not flagged solved is still accepted when its natural residual is
-/// at most this times max|q| (round-off) [-].
-constexpr double kAcceptResidual = 1e-10;
 
 /// One Jacobian row's part on one body (world frame): its index in the Delassus matrix
 /// (contact i: 3i + 0, 1, 2 for n, u, w; joint row j: 3m + j), linear and angular parts
@@ -148,48 +145,21 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
         return result;
     }
 
-    // Directions: the first half by cos/sin, the second its exact negative (balanced).
-    std::vector<double> ct(static_cast<std::size_t>(k)), st(static_cast<std::size_t>(k));
-    for (int l = 0; l < k / 2; ++l) {
-        const double theta = 2.0 * std::numbers::pi * double(l) / double(k);
-        ct[l] = std::cos(theta);
-        st[l] = std::sin(theta);
-        ct[l + k / 2] = -ct[l];
-        st[l + k / 2] = -st[l];
-    }
+    const PolyhedralCone cone(k);
+    const std::vector<double>& ct = cone.ct;
+    const std::vector<double>& st = cone.st;
 
     const Eigen::MatrixXd W = delassus_matrix(batch, work);
     using Eigen::Index;
     Eigen::MatrixXd M = Eigen::MatrixXd::Zero(Index(n), Index(n));
     Eigen::VectorXd q = Eigen::VectorXd::Zero(Index(n));
+    {
+        std::vector<Vec3> d(m);
+        for (std::size_t i = 0; i < m; ++i) d[i] = contact_velocity(batch, work.bodies, i);  // bodies hold ν*
+        fill_contact_lcp(W, d, batch.mu, batch.eta, cone, M, q);
+    }
     for (std::size_t i = 0; i < m; ++i) {
         const Index ri = Index(i * per);
-        const Vec3 d = contact_velocity(batch, work.bodies, i);  // bodies hold ν*
-        q[ri] = d[0];
-        for (int l = 0; l < k; ++l) q[ri + 1 + l] = ct[l] * d[1] + st[l] * d[2];
-        for (std::size_t j = 0; j < m; ++j) {
-            const Index cj = Index(j * per);
-            const auto B = W.block<3, 3>(Index(3 * i), Index(3 * j));
-            if (B.isZero(0.0)) continue;
-            const double eta = batch.eta[j];
-            // B Tᵀ columns: the response of (n, u, w)_i to a unit β_jm.
-            M(ri, cj) = eta * B(0, 0);
-            for (int mm = 0; mm < k; ++mm) {
-                const double bn = B(0, 1) * ct[mm] + B(0, 2) * st[mm];
-                const double bu = B(1, 1) * ct[mm] + B(1, 2) * st[mm];
-                const double bw = B(2, 1) * ct[mm] + B(2, 2) * st[mm];
-                M(ri, cj + 1 + mm) = eta * bn;
-                for (int l = 0; l < k; ++l) M(ri + 1 + l, cj + 1 + mm) = eta * (ct[l] * bu + st[l] * bw);
-            }
-            for (int l = 0; l < k; ++l)
-                M(ri + 1 + l, cj) = eta * (ct[l] * B(1, 0) + st[l] * B(2, 0));
-        }
-        const Index lam = ri + 1 + k;
-        for (int l = 0; l < k; ++l) {
-            M(ri + 1 + l, lam) = 1.0;  // E λ
-            M(lam, ri + 1 + l) = -1.0;  // −Eᵀβ (row divided by η_i, columns scaled by η_i)
-        }
-        M(lam, ri) = batch.mu[i];
         // columns λ±_l of the joint rows: the response of (n, u, w)_i to λ_l = ±η_l
         for (std::size_t l = 0; l < mr; ++l) {
             const Index col = Index(m * per + 2 * l);
@@ -239,21 +209,9 @@ SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
     result.iterations = lcp.pivots;
     // A ray termination or pivot cap at a point that already solves the LCP to round-off is
     // accepted: z0 ≈ 0 that rounding kept from leaving the basis (seen on piles at k = 32).
-    const bool solved = lcp.status == LemkeStatus::Solved ||
-                        (lcp.status != LemkeStatus::InvalidInput && lcp.z.size() == Eigen::Index(n) &&
-                         lcp.residual <= kAcceptResidual * std::max(q.cwiseAbs().maxCoeff(), 1e-300));
+    const bool solved = lcp_accepted(lcp, q);
     if (solved) {
-        for (std::size_t i = 0; i < m; ++i) {
-            const Index ri = Index(i * per);
-            const double eta = batch.eta[i];
-            double gu = 0.0, gw = 0.0;
-            for (int l = 0; l < k; ++l) {
-                const double beta = std::max(lcp.z[ri + 1 + l], 0.0);
-                gu += beta * ct[l];
-                gw += beta * st[l];
-            }
-            batch.gamma[i] = Vec3(eta * std::max(lcp.z[ri], 0.0), eta * gu, eta * gw);
-        }
+        for (std::size_t i = 0; i < m; ++i) batch.gamma[i] = contact_impulse(lcp.z, i, batch.eta[i], cone);
         for (std::size_t j = 0; j < mr; ++j) {
             const Index rp = Index(m * per + 2 * j);
             rows.lambda[j] = rows.eta[j] * (std::max(lcp.z[rp], 0.0) - std::max(lcp.z[rp + 1], 0.0));

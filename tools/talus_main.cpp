@@ -524,8 +524,12 @@ int main(int argc, char** argv) {
     auto* fclib = app.add_subcommand(
         "fclib", "Solve an FCLIB frictional contact problem (HDF5) and report its accuracy");
     fclib->add_option("file", fclib_opt.file, "FCLIB problem (.hdf5), local or global")->required();
-    fclib->add_option("--solver", fclib_opt.solver, "nsgs, pgs, pj or apgd")
-        ->check(CLI::IsMember({"nsgs", "pgs", "pj", "apgd"}))->capture_default_str();
+    fclib->add_option("--solver", fclib_opt.solver,
+                      "nsgs, pgs, pj, apgd (the Coulomb law), or maxdiss, lemke (their own models)")
+        ->check(CLI::IsMember({"nsgs", "pgs", "pj", "apgd", "maxdiss", "lemke"}))->capture_default_str();
+    fclib->add_option("--friction-directions", fclib_opt.friction_directions,
+                      "Edges of lemke's polyhedral friction cone (even, 4 to 64)")
+        ->check(CLI::Range(4, 64))->capture_default_str();
     fclib->add_option("--friction", fclib_opt.friction,
                       "coulomb (the problem's law) or ccp (its convex relaxation)")
         ->check(CLI::IsMember({"coulomb", "ccp"}))->capture_default_str();

@@ -292,3 +292,60 @@ TEST(Fclib, CcpSolutionIsNotACoulombSolution) {
 
 }  // namespace
 }  // namespace talus
+
+namespace talus {
+namespace {
+
+// One contact, W = I, q = (−1, 2, 0), μ = 0.5: the contact slides along u, r = (1, −0.5, 0),
+// u = (0, 1.5, 0). The friction direction is an edge of lemke's cone and W is isotropic,
+// so every solver's model gives this answer: each must find it (within 1e-9).
+TEST(Delassus, EverySolverFindsTheSlidingContactsAnswer) {
+    DelassusProblem p;
+    p.W = Eigen::SparseMatrix<double, Eigen::RowMajor>(3, 3);
+    p.W.setIdentity();
+    p.q = Eigen::Vector3d(-1.0, 2.0, 0.0);
+    p.mu = {0.5};
+    for (SolverType type : {SolverType::NSGS, SolverType::PGS, SolverType::PJ, SolverType::APGD,
+                            SolverType::MaxDiss, SolverType::Lemke}) {
+        SolverSettings s;
+        s.type = type;
+        s.friction = FrictionLaw::Coulomb;
+        s.tolerance = 1e-12;
+        s.max_iterations = 10000;
+        Eigen::VectorXd r;
+        const SolverResult res = solve_delassus(p, s, r);
+        ASSERT_TRUE(res.refused.empty()) << solver_name(type) << ": " << res.refused;
+        EXPECT_TRUE(res.converged) << solver_name(type);
+        EXPECT_LE((r - Eigen::Vector3d(1.0, -0.5, 0.0)).norm(), 1e-9) << solver_name(type) << ": " << r.transpose();
+        EXPECT_LE(res.residual, 1e-9) << solver_name(type);
+    }
+}
+
+// lemke refuses a problem above its size limit, naming the count; maxdiss and lemke report
+// the Coulomb accuracy of their answers, which on Capsules they do not reach.
+TEST(Delassus, OwnModelSolversReportTheirCoulombAccuracy) {
+    const FclibProblem spheres = read_fclib(kData / "Spheres-i099-356-679.hdf5");
+    SolverSettings s;
+    s.type = SolverType::Lemke;
+    s.friction = FrictionLaw::Coulomb;
+    Eigen::VectorXd r;
+    const SolverResult big = solve_delassus(spheres.problem, s, r);
+    EXPECT_NE(big.refused.find("356 contacts × (8 friction directions + 2) make 3560"), std::string::npos)
+        << big.refused;
+    const FclibProblem box = read_fclib(kData / "Box_Stacks-i0122-82-5.hdf5");
+    for (SolverType type : {SolverType::MaxDiss, SolverType::Lemke}) {
+        s.type = type;
+        s.tolerance = 1e-8;
+        s.max_iterations = 20000;
+        r.resize(0);
+        const SolverResult res = solve_delassus(box.problem, s, r);
+        ASSERT_TRUE(res.refused.empty()) << res.refused;
+        EXPECT_TRUE(res.converged) << solver_name(type);
+        EXPECT_EQ(res.residual, delassus_accuracy(box.problem, r).relative_error);
+        EXPECT_GT(res.residual, 1e-6) << solver_name(type) << " is not the Coulomb law here";
+        EXPECT_LT(res.residual, 1e-3) << solver_name(type) << " is close to it";
+    }
+}
+
+}  // namespace
+}  // namespace talus
