@@ -11,6 +11,7 @@ extern "C" {  // fclib.h is a C header without its own extern "C"
 #include <Eigen/SparseLU>
 #include <fmt/format.h>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -142,6 +143,17 @@ Eigen::VectorXd to_vector(const std::filesystem::path& file, const char* name, c
     return v;
 }
 
+// fclib_delete_local/global free what the problem holds but not the struct that
+// fclib_read_local/global allocated (LeakSanitizer: 64/72 bytes per read): free it too.
+void delete_local(fclib_local* p) {
+    fclib_delete_local(p);
+    std::free(p);
+}
+void delete_global(fclib_global* p) {
+    fclib_delete_global(p);
+    std::free(p);
+}
+
 std::string title_of(const fclib_info* info) {
     return info != nullptr && info->title != nullptr ? std::string(info->title) : std::string();
 }
@@ -183,7 +195,7 @@ FclibProblem read_fclib(const std::filesystem::path& file) {
     }
     if (group == "fclib_local") {
         std::unique_ptr<fclib_local, void (*)(fclib_local*)> lp(fclib_read_local(file.c_str()),
-                                                               fclib_delete_local);
+                                                               delete_local);
         if (!lp || lp->W == nullptr) fail(file, "libfclib could not read the local problem");
         if (lp->spacedim != 3)
             fail(file, fmt::format("spacedim {}; Talus reads 3-D problems only", lp->spacedim));
@@ -199,7 +211,7 @@ FclibProblem read_fclib(const std::filesystem::path& file) {
         out.title = title_of(lp->info);
     } else {
         std::unique_ptr<fclib_global, void (*)(fclib_global*)> gp(fclib_read_global(file.c_str()),
-                                                                  fclib_delete_global);
+                                                                  delete_global);
         if (!gp || gp->M == nullptr || gp->H == nullptr) fail(file, "libfclib could not read the global problem");
         if (gp->spacedim != 3)
             fail(file, fmt::format("spacedim {}; Talus reads 3-D problems only", gp->spacedim));
