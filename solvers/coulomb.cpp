@@ -18,7 +18,7 @@
 #include <cmath>
 
 #include "engine/core/parallel.hpp"
-#include "solvers/colour_sweep.hpp"
+#include "solvers/block_sweep.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/coulomb_local.hpp"
@@ -27,25 +27,9 @@
 namespace talus {
 namespace {
 
-constexpr std::size_t kGrain = 256;  // contacts per task within a colour (fixed: determinism)
-
-/// One exact block update; returns ‖Δγ_i‖ / η_i [m/s].
-double nsgs_update(AssembledBatch& batch, SolverBodies& bodies, std::size_t i) {
-    const ContactFrame f = contact_frame(batch, i);
-    const Vec3 d = contact_velocity(batch, f, bodies, i);
-    const Mat3 W = delassus_block(batch, bodies, i);
-    const Vec3 g0 = batch.gamma[i];
-    const Vec3 g = solve_coulomb_contact(W, d - W * g0, batch.mu[i], g0).r;
-    batch.gamma[i] = g;
-    apply_impulse(batch, f, bodies, i, g - g0);
-    return (g - g0).norm() / batch.eta[i];
-}
-
 double nsgs_sweep(AssembledBatch& batch, SolverBodies& bodies) {
-    return sweep_colours(batch, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
-        double change = 0.0;
-        for (std::size_t i = lo; i < hi; ++i) change = std::max(change, nsgs_update(batch, bodies, i));
-        return change;
+    return exact_block_sweep(batch, bodies, [](const Mat3& W, const Vec3& q, double mu, const Vec3& g0) {
+        return solve_coulomb_contact(W, q, mu, g0).r;
     });
 }
 

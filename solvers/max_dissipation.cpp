@@ -19,7 +19,7 @@
 #include <cmath>
 #include <limits>
 
-#include "solvers/colour_sweep.hpp"
+#include "solvers/block_sweep.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/solver.hpp"
 
@@ -204,27 +204,10 @@ MaxDissipationImpulse solve_max_dissipation_contact(const Mat3& W_in, const Vec3
 
 namespace {
 
-constexpr std::size_t kGrain = 256;  // contacts per task within a colour (fixed: determinism)
-
-/// One exact block update; returns ‖Δγ_i‖ / η_i [m/s].
-double md_update(AssembledBatch& batch, SolverBodies& bodies, std::size_t i) {
-    const ContactFrame f = contact_frame(batch, i);
-    const Vec3 d = contact_velocity(batch, f, bodies, i);
-    const Mat3 W = delassus_block(batch, bodies, i);
-    const Vec3 g0 = batch.gamma[i];
-    const Vec3 free = d - W * g0;
-    const Vec3 g = solve_max_dissipation_contact(W, free, batch.mu[i]).gamma;
-    batch.gamma[i] = g;
-    apply_impulse(batch, f, bodies, i, g - g0);
-    return (g - g0).norm() / batch.eta[i];
-}
-
 /// One sweep over all colours; returns the largest ‖Δγ_i‖ / η_i [m/s].
 double sweep(AssembledBatch& batch, SolverBodies& bodies) {
-    return sweep_colours(batch, kGrain, 0.0, [&](std::size_t lo, std::size_t hi, bool) {
-        double change = 0.0;
-        for (std::size_t i = lo; i < hi; ++i) change = std::max(change, md_update(batch, bodies, i));
-        return change;
+    return exact_block_sweep(batch, bodies, [](const Mat3& W, const Vec3& free, double mu, const Vec3&) {
+        return solve_max_dissipation_contact(W, free, mu).gamma;
     });
 }
 

@@ -99,16 +99,6 @@ TEST(Coulomb, SlidingSphereLiftsOffUnderTheCcp) {
     }
 }
 
-/// A small pile (75 spheres, μ = 0.5) settled for 0.3 s with PGS under the CCP.
-World settled_pile() {
-    World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-4, 100);
-    const uint32_t m = add_material(w, 2500.0, 0.5);
-    add_box(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.2), m);
-    fill_lattice(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.036), 0.005, m);
-    run_steps(w, 150);
-    return w;
-}
-
 // Many contacts: 20 steps of the settled pile under "coulomb" converge to the engine's
 // default tolerance (1e-4 m/s) within 5000 iterations with nsgs and the fixed point over
 // pgs and apgd (measured when written: at most 921, 2227 and 705). The Jacobi fixed point

@@ -546,16 +546,6 @@ TEST(MaxDissipation, SlidingSphereDeceleratesAtMuGWithoutLiftOff) {
     EXPECT_GT(first.bodies.velocity[0].z(), 0.5 * mu * v0) << "PGS (CCP) lift-off expected";
 }
 
-/// A small pile (75 spheres) settled for 0.3 s with PGS, as in the solver suite.
-World settled_pile() {
-    World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-4, 100);
-    const uint32_t m = add_material(w, 2500.0, 0.5);
-    add_box(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.2), m);
-    fill_lattice(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.036), 0.005, m);
-    run_steps(w, 150);
-    return w;
-}
-
 // Multi-contact: on a settled pile, 20 steps with maxdiss each converge (fixed-point
 // residual ≤ 1e-4 m/s, the default tolerance). After the last, delassus_block(i) is the
 // response of d_i to a unit impulse of contact i (within 1e-9 ‖W‖: velocities of the pile

@@ -20,16 +20,6 @@ using namespace talus::testing;
 
 constexpr SolverType kAll[] = {SolverType::PGS, SolverType::PJ, SolverType::APGD};
 
-/// A small pile (3 layers, 75 spheres) settled for 0.3 s in a box (PGS), as common input.
-World settled_pile(int steps = 150) {
-    World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-4, 100);
-    const uint32_t m = add_material(w, 2500.0, 0.5);
-    add_box(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.2), m);
-    fill_lattice(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.036), 0.005, m);
-    run_steps(w, steps);
-    return w;
-}
-
 /// The next step's problem of `w`, assembled without warm start: bodies hold ν*.
 struct Problem {
     BodyStore bodies;
