@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <random>
 
 #include "solvers/coulomb_local.hpp"
@@ -15,6 +18,13 @@ namespace talus {
 namespace {
 
 using namespace talus::testing;
+
+/// <build>/validation/NAME.csv, the folder created.
+std::filesystem::path validation_csv(const std::string& name) {
+    const std::filesystem::path dir = std::filesystem::path(TALUS_BINARY_DIR) / "validation";
+    std::filesystem::create_directories(dir);
+    return dir / (name + ".csv");
+}
 
 // 20000 random contacts: W = AAᵀ + 0.05 I (symmetric) or that plus a skew part (FCLIB's
 // W are not always symmetric; still positive definite), q uniform, μ ∈ {0, 0.1, 0.5, 1, 3}.
@@ -65,17 +75,28 @@ void sliding_sphere(SolverType type, double tol_v) {
     const uint32_t m = add_material(w, 2500.0, mu);
     add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
     add_sphere(w, Vec3(0, 0, r), r, m, Vec3(v0, 0, 0));
-    const double t_roll = 2.0 * v0 / (7.0 * mu * g);  // ≈ 0.136 s
+    // the trajectory for docs/validation (tools/validation/plot_coulomb.py)
+    std::ofstream csv(validation_csv(std::string("coulomb_sliding_sphere_") + solver_name(type)));
+    csv << "t,vx,vz,omega_r\n";
+    auto record = [&] {
+        csv << w.time << ',' << w.bodies.velocity[0].x() << ',' << w.bodies.velocity[0].z() << ','
+            << w.bodies.angular_velocity[0].y() * r << '\n';
+    };
+    const double t_roll = 2.0 * v0 / (7.0 * mu * g);  // ≈ 0.194 s
     int k = 1;
     for (; k * h < t_roll - 2 * h; ++k) {
         ASSERT_TRUE(w.step().ok);
+        record();
         ASSERT_TRUE(w.diagnostics().converged) << "step " << k;
         const double t = k * h;
         EXPECT_NEAR(w.bodies.velocity[0].x(), v0 - mu * g * t, tol_v) << "step " << k;
         EXPECT_LE(std::abs(w.bodies.velocity[0].z()), tol_v) << "step " << k << ": lift-off";
         EXPECT_NEAR(w.bodies.angular_velocity[0].y() * r, 2.5 * mu * g * t, tol_v) << "step " << k;
     }
-    for (; k * h < 0.3; ++k) ASSERT_TRUE(w.step().ok);
+    for (; k * h < 0.3; ++k) {
+        ASSERT_TRUE(w.step().ok);
+        record();
+    }
     EXPECT_NEAR(w.bodies.velocity[0].x(), 5.0 / 7.0 * v0, tol_v);
     EXPECT_NEAR(w.bodies.angular_velocity[0].y() * r, 5.0 / 7.0 * v0, tol_v);
     EXPECT_NEAR(w.bodies.position[0].z(), r, 1e-6);
@@ -96,6 +117,14 @@ TEST(Coulomb, SlidingSphereLiftsOffUnderTheCcp) {
         add_sphere(w, Vec3(0, 0, r), r, m, Vec3(v0, 0, 0));
         ASSERT_TRUE(w.step().ok);
         EXPECT_GT(w.bodies.velocity[0].z(), 0.5 * mu * v0) << solver_name(type) << ": CCP lift-off expected";
+        if (type != SolverType::PGS) continue;
+        std::ofstream csv(validation_csv("coulomb_sliding_sphere_ccp_pgs"));  // for the plot
+        csv << "t,vx,vz,omega_r\n";
+        for (int k = 1; k * 1e-3 < 0.3; ++k) {
+            if (k > 1) ASSERT_TRUE(w.step().ok);
+            csv << w.time << ',' << w.bodies.velocity[0].x() << ',' << w.bodies.velocity[0].z() << ','
+                << w.bodies.angular_velocity[0].y() * r << '\n';
+        }
     }
 }
 

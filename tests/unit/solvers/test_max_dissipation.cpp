@@ -521,7 +521,7 @@ TEST(MaxDissipation, SlidingSphereDeceleratesAtMuGWithoutLiftOff) {
         record("pgs", p);
     }
     csv.flush();
-    const double t_roll = 2.0 * v0 / (7.0 * mu * g);  // ≈ 0.136 s
+    const double t_roll = 2.0 * v0 / (7.0 * mu * g);  // ≈ 0.194 s
     int k = 1;
     for (; k * h < t_roll - 2 * h; ++k) {
         ASSERT_TRUE(w.step().ok);
