@@ -2,7 +2,7 @@
 """Talus's contact solvers against Siconos's on the FCLIB problems, with one accuracy measure.
 
     /usr/bin/python3 benchmarks/fclib/run.py [--talus build/bin/talus]
-        [--problems ../shared/fclib] [--solvers pgs,pj,apgd,nsgs,siconos-nsgs,...]
+        [--problems ../shared/fclib] [--solvers pgs,pj,apgd,nsgs,maxdiss,lemke,siconos-nsgs,...]
         [--tolerance 1e-6] [--siconos-tolerance T] [--max-iterations 100000] [--timeout 300]
         [--csv benchmarks/results/fclib.csv] [--png benchmarks/results/fclib_profile.png]
         [--no-siconos] [--no-check]
@@ -16,7 +16,10 @@ Solvers, each started from r = 0, tolerance --tolerance, at most --max-iteration
 iterations, killed after --timeout seconds:
 - Talus, one process per run:
       talus fclib FILE --solver S --tolerance T --max-iterations N --json --print-reactions
-  for S in pgs, pj, apgd, nsgs. It prints one JSON object (file, formulation, contacts,
+  for S in pgs, pj, apgd, nsgs (the Coulomb law), maxdiss and lemke (their own friction
+  models: maximum dissipation, a polyhedral cone of 8 directions; they approach the Coulomb
+  solution but are not expected to reach 1e-6 of it, and lemke refuses problems above its
+  size limit). It prints one JSON object (file, formulation, contacts,
   solver, iterations, seconds = solver wall time, error, relative_error, sum_rn, converged,
   r = the 3n reactions, normal first per contact). A failure (non-zero exit, bad JSON,
   missing r, timeout) is recorded as not solved with the reason in the `note` column.
@@ -73,7 +76,7 @@ except ImportError:  # dense numpy throughout: fine for these problem sizes
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, "benchmarks"))
 
-TALUS_SOLVERS = ["pgs", "pj", "apgd", "nsgs"]
+TALUS_SOLVERS = ["pgs", "pj", "apgd", "nsgs", "maxdiss", "lemke"]
 # our name -> Siconos solver id constant
 SICONOS_SOLVERS = {"siconos-nsgs": "SICONOS_FRICTION_3D_NSGS",
                    "siconos-prox": "SICONOS_FRICTION_3D_PROX",
