@@ -1436,8 +1436,8 @@ bool read_clump_spheres(Reader& r, const Ctx& c, BodyEntry& e) {
         radii.push_back(v[3]);
     }
     // One rigid grain: its spheres within 1000 × the largest radius of each other. Beyond
-    // that it is a mistake (a stray coordinate), and the mass integration would lose its
-    // precision (fuzzing found a clump 10⁷¹ m across that made it run for hours).
+    // that it is a mistake, a stray coordinate (fuzzing found a clump 10⁷¹ m across; its
+    // mass integration, before separate groups were integrated apart, ran for hours).
     const double r_max = *std::max_element(radii.begin(), radii.end());
     for (std::size_t k = 1; k < centres.size(); ++k) {
         const double d = (centres[k] - centres[0]).norm();
