@@ -1432,6 +1432,12 @@ bool read_clump_spheres(Reader& r, const Ctx& c, BodyEntry& e) {
             r.problem_at(c, "spheres", fmt::format("sphere {}: radius must be > 0 (got {})", k, v[3]));
             return false;
         }
+        // a grain kilometres wide is a typo, and r⁵ (its inertia) overflows beyond 10⁶¹ m
+        if (std::max({std::abs(v[0]), std::abs(v[1]), std::abs(v[2]), v[3]}) > 1e3) {
+            r.problem_at(c, "spheres", fmt::format("sphere {}: [{:g}, {:g}, {:g}, {:g}] reaches beyond 1 km "
+                                                   "from the clump's origin", k, v[0], v[1], v[2], v[3]));
+            return false;
+        }
         centres.emplace_back(v[0], v[1], v[2]);
         radii.push_back(v[3]);
     }
@@ -1449,7 +1455,12 @@ bool read_clump_spheres(Reader& r, const Ctx& c, BodyEntry& e) {
         }
     }
     e.clump = ClumpTable{};
-    e.clump.add(centres, radii);
+    try {
+        e.clump.add(centres, radii);
+    } catch (const std::invalid_argument& err) {
+        r.problem_at(c, "spheres", fmt::format("mass properties cannot be computed: {}", err.what()));
+        return false;
+    }
     e.radius = e.clump.bounding[0];
     return true;
 }

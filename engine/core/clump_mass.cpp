@@ -152,8 +152,15 @@ struct Integrand {
 
 /// Adaptive Gauss–Kronrod on [lo, hi]: accepted when every moment's |K15 − G7| is within
 /// tol_k · (hi − lo) (tol_k: the absolute tolerance per unit length of moment k).
+/// Subintervals one union may take. A union of a few hundred spheres of sane sizes needs a
+/// few thousand; scales 10⁸⁰ apart never converge (fuzzing), and are refused instead.
+constexpr long kMaxIntervals = 1L << 18;
+
 void integrate(const Integrand& f, double lo, double hi, const Moments& tol, int depth,
-               Moments& sum) {
+               Moments& sum, long& budget) {
+    if (--budget < 0)
+        throw std::invalid_argument("union_mass_properties: the integration does not converge "
+                                    "(radii or distances too far apart in scale)");
     const double mid = 0.5 * (lo + hi), half = 0.5 * (hi - lo);
     Moments k{}, g{};
     for (int i = 0; i < 8; ++i) {
@@ -167,13 +174,17 @@ void integrate(const Integrand& f, double lo, double hi, const Moments& tol, int
         }
     }
     bool ok = true;
-    for (int m = 0; m < kMoments; ++m) ok = ok && std::abs(k[m] - g[m]) * half <= tol[m] * (hi - lo);
+    for (int m = 0; m < kMoments; ++m) {
+        if (!std::isfinite(k[m]))
+            throw std::invalid_argument("union_mass_properties: the moments overflow (spheres too large)");
+        ok = ok && std::abs(k[m] - g[m]) * half <= tol[m] * (hi - lo);
+    }
     if (ok || depth >= 40) {
         for (int m = 0; m < kMoments; ++m) sum[m] += k[m] * half;
         return;
     }
-    integrate(f, lo, mid, tol, depth + 1, sum);
-    integrate(f, mid, hi, tol, depth + 1, sum);
+    integrate(f, lo, mid, tol, depth + 1, sum, budget);
+    integrate(f, mid, hi, tol, depth + 1, sum, budget);
 }
 
 /// Principal moments and axes of out.inertia (ascending; signs and handedness fixed).
@@ -200,6 +211,28 @@ UnionMassProperties union_mass_properties(const std::vector<Vec3>& centres,
     for (double r : radii)
         if (!(r > 0.0) || !std::isfinite(r))
             throw std::invalid_argument("union_mass_properties: radii must be finite and > 0");
+    // A sphere inside another adds nothing to the union: leave it out (the first of two
+    // identical ones stays). Fuzzing found a 10⁸¹ m sphere holding 27 small ones.
+    {
+        std::vector<char> inside(n, 0);
+        for (std::size_t k = 0; k < n; ++k)
+            for (std::size_t j = 0; j < n && !inside[k]; ++j) {
+                if (j == k || inside[j]) continue;
+                const double d = (centres[k] - centres[j]).norm();
+                const bool contained = d + radii[k] <= radii[j] && (radii[k] < radii[j] || d > 0.0 || j < k);
+                if (contained) inside[k] = 1;
+            }
+        if (std::find(inside.begin(), inside.end(), 1) != inside.end()) {
+            std::vector<Vec3> c;
+            std::vector<double> r;
+            for (std::size_t k = 0; k < n; ++k)
+                if (!inside[k]) {
+                    c.push_back(centres[k]);
+                    r.push_back(radii[k]);
+                }
+            return union_mass_properties(c, r, tolerance);
+        }
+    }
     // Spheres that do not overlap share no volume: each connected group is integrated about
     // its own centroid and the groups are summed (parallel axes). Integrating them together
     // about one far centroid lost the slices' digits: fuzzing found a clump with one sphere
@@ -287,10 +320,11 @@ UnionMassProperties union_mass_properties(const std::vector<Vec3>& centres,
         const int order = m == 0 ? 0 : m <= 3 ? 1 : 2;
         tol[m] = tolerance * v0 * std::pow(reach, order) / length;
     }
+    long budget = kMaxIntervals;
     const Integrand f{c, radii, {}};
     Moments s{};
     for (std::size_t i = 0; i + 1 < br.size(); ++i)
-        if (br[i + 1] > br[i]) integrate(f, br[i], br[i + 1], tol, 0, s);
+        if (br[i + 1] > br[i]) integrate(f, br[i], br[i + 1], tol, 0, s, budget);
 
     UnionMassProperties out;
     out.volume = s[0];

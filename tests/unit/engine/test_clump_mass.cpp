@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/core/body_store.hpp"
@@ -123,6 +124,20 @@ TEST(ClumpMass, FarSphereBesideAnOverlappingPairIsExact) {
         inertia += v * (e.squaredNorm() * Mat3::Identity() - e * e.transpose());
     }
     EXPECT_LT((mp.inertia - inertia).norm(), 1e-9 * inertia.norm());
+}
+
+// Found by tools/fuzz: a 4·10⁸¹ m sphere holding 27 small ones. The small ones are inside
+// it and count for nothing; the big one's r⁵ overflows, which is refused at once (the
+// scene reader also refuses spheres beyond 1 km, fuzz_clump_sphere_beyond_a_km.toml).
+TEST(ClumpMass, ContainedSpheresAreLeftOutAndOverflowIsRefused) {
+    const UnionMassProperties big = union_mass_properties({Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(0, 0.2, 0.1)},
+                                                          {1.0, 0.01, 0.3});
+    const double v = 4.0 / 3.0 * kPi;
+    expect_rel(big.volume, v, 1e-12, "volume of the outer sphere alone");
+    EXPECT_LT(big.centre.norm(), 1e-12);
+    expect_rel(big.principal[0], 0.4 * v, 1e-12, "inertia");
+    EXPECT_THROW(union_mass_properties({Vec3(0, 0, 0), Vec3(0.009, 0, 0)}, {0.006, 4.4e81}),
+                 std::invalid_argument);
 }
 
 TEST(ClumpMass, ThreeSphereLineMatchesTheSolidOfRevolution) {
