@@ -147,9 +147,10 @@ void expect_same_run(const std::string& solver, int threads, uint64_t stop) {
     SCOPED_TRACE(solver + " on " + std::to_string(threads) + " thread(s), stopped at step " +
                  std::to_string(stop));
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
-    // (APGD and the maximum-dissipation solver have no rolling resistance)
+    // (APGD, the maximum-dissipation solver and exact Coulomb have no rolling resistance)
     std::vector<std::string> sets{"solver.type=\"" + solver + "\""};
-    if (solver == "apgd" || solver == "maxdiss") sets.push_back("material.0.rolling_friction=0.0");
+    if (solver == "apgd" || solver == "maxdiss" || solver == "nsgs")
+        sets.push_back("material.0.rolling_friction=0.0");
     const std::filesystem::path dir = std::filesystem::temp_directory_path();
 
     Scene whole = parse_scene(kScene, dir / "checkpoint_test.toml", sets);
@@ -193,7 +194,7 @@ TEST(Checkpoint, ScenePoursAndRemovesGrains) {
 }
 
 TEST(Checkpoint, RestartGivesTheUninterruptedRunBitForBit) {
-    for (const char* solver : {"pgs", "pj", "apgd", "maxdiss"})
+    for (const char* solver : {"pgs", "pj", "apgd", "maxdiss", "nsgs"})
         for (int threads : {1, 2}) expect_same_run(solver, threads, 37);
     // in the second stage, after the pot has started turning
     expect_same_run("apgd", 2, 71);
