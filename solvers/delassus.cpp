@@ -337,10 +337,10 @@ SolverResult solve_delassus(const DelassusProblem& p, const SolverSettings& sett
         // De Saxcé fixed point: CCP solves with q_n + s, s = μ‖u_T‖ of the last solution.
         // Each solve goes to a tenth of the current Coulomb error (no sharper than tol,
         // no looser than 100 tol): early solves need not be exact, the last one must.
-        double coulomb = delassus_accuracy(p, r).relative_error;
-        Vec Wr(r.size());
+        // W r serves both the Coulomb error and the next shifts (P is already prepared)
+        Vec Wr = p.W * r;
+        double coulomb = relative_error(P, r, Wr, nullptr, true);
         while (coulomb > tol && result.iterations < settings.max_iterations) {
-            Wr.noalias() = p.W * r;
             for (std::size_t i = 0; i < n; ++i) {
                 const Vec3 u = block(Wr, i) + block(p.q, i);
                 shift[i] = p.mu[i] * std::hypot(u[1], u[2]);
@@ -351,11 +351,12 @@ SolverResult solve_delassus(const DelassusProblem& p, const SolverSettings& sett
             const int used = inner.run(r, shift, inner_tol, settings.max_iterations - result.iterations,
                                        ccp_error);
             result.iterations += std::max(used, 1);  // a solve that had nothing to do still counts
-            coulomb = delassus_accuracy(p, r).relative_error;
+            Wr.noalias() = p.W * r;
+            coulomb = relative_error(P, r, Wr, nullptr, true);
         }
         error = coulomb;
     }
-    if (settings.friction == FrictionLaw::Coulomb) error = delassus_accuracy(p, r).relative_error;
+    // (nsgs's `error` is already the Coulomb error of the returned r, the fixed point's too)
     result.residual = error;
     result.converged = error <= tol;
     result.wall_time = clock.seconds();
