@@ -16,6 +16,7 @@
 // standard distributions are implementation-defined).
 #include "io/particle_fill.hpp"
 
+#include "collision/wall_clearance.hpp"
 #include "engine/core/sphere_grid.hpp"
 
 #include <algorithm>
@@ -23,20 +24,6 @@
 #include <random>
 
 namespace talus {
-namespace {
-
-std::vector<WallFace> faces_at_start(const std::vector<Wall>& walls) {
-    std::vector<WallFace> faces;
-    std::array<WallFace, 6> buf;
-    for (const Wall& w : walls) {
-        const int n = wall_faces(w, 0.0, buf);
-        faces.insert(faces.end(), buf.begin(), buf.begin() + n);
-    }
-    return faces;
-}
-
-}  // namespace
-
 std::array<int64_t, 3> lattice_extent(const Vec3& min, const Vec3& max, const Vec3& spacing) {
     std::array<int64_t, 3> n{0, 0, 0};
     for (int a = 0; a < 3; ++a) {
@@ -91,10 +78,7 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
     }
     SphereGrid grid(r_max + r_big);  // ≥ every contact distance r + r_i
     for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
-    const std::vector<WallFace> faces = faces_at_start(walls);
-    std::vector<CylinderAt> cylinders;
-    for (const Wall& w : walls)
-        if (w.type == WallType::Cylinder) cylinders.emplace_back(w, wall_state(w.motion, 0.0, 0.0, 1.0));
+    const WallClearance wall_clear(walls, 0.0);  // every wall kind at its t = 0 pose
 
     std::mt19937_64 rng(spec.seed);
     std::mt19937_64 size_rng(spec.seed ^ kRadiusStream);
@@ -108,24 +92,14 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
     double r = law.sample(size_rng);
     while (!done() && res.attempts < budget()) {
         ++res.attempts;
+        if (spec.progress && (res.attempts & 0xffff) == 0) spec.progress(res.placed, res.attempts);
         const double ux = bits_to_unit(rng());
         const double uy = bits_to_unit(rng());
         const double uz = bits_to_unit(rng());
         const Vec3 x(spec.min.x() + ux * extent.x(), spec.min.y() + uy * extent.y(),
                      spec.min.z() + uz * extent.z());
-        bool blocked = false;
-        for (const WallFace& f : faces)
-            if (f.normal.dot(x - f.point) < r) {
-                blocked = true;
-                break;
-            }
-        for (const CylinderAt& cyl : cylinders) {
-            double dist;
-            Vec3 n;
-            if (!blocked && cyl.distance(x, dist, n) && dist < r) blocked = true;
-        }
-        if (blocked) continue;
-        blocked = grid.any_near(x, [&](uint32_t j) {
+        if (!wall_clear.clear(x, r)) continue;
+        const bool blocked = grid.any_near(x, [&](uint32_t j) {
             const double d = r + rad[j];
             return (x - pos[j]).squaredNorm() < d * d;
         });

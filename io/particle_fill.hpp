@@ -3,6 +3,7 @@
 /// checking an initial configuration for overlaps between bodies and with walls.
 /// Pure geometry: no TOML, no error formatting (io/scene.cpp does that).
 #include <array>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -33,6 +34,9 @@ struct RandomFillSpec {
     SizeDistribution size{};
     /// > 0: instead of `count`, add spheres until Σ 4/3 π r³ ≥ volume_fraction × box volume.
     double volume_fraction = 0.0;
+    /// Called every 2^16 candidates with the spheres placed and the candidates drawn so far,
+    /// so that a long fill can show that it is working (may be empty).
+    std::function<void(std::size_t placed, uint64_t attempts)> progress;
 
     /// The radius law actually used: `size`, or a fixed `radius`.
     SizeDistribution radii() const {
@@ -54,7 +58,7 @@ struct RandomFillResult {
 
 /// Random sequential addition: draws candidate centres (x, y, z from consecutive
 /// mt19937_64(seed) outputs) and keeps those that overlap neither an earlier sphere of the
-/// fill, nor an `existing` sphere, nor any wall face or cylinder at t = 0. Radii come from a second
+/// fill, nor an `existing` sphere, nor any wall at t = 0 (collision/wall_clearance.hpp). Radii come from a second
 /// generator, mt19937_64(seed ^ kRadiusStream), one radius per sphere, drawn before its
 /// first candidate and kept until it is placed (redrawing would favour small spheres), so
 /// a fixed radius gives the very centres it gave before size distributions existed.

@@ -6,12 +6,12 @@
 // (or one body's mass), with no drift, and a deferred body is simply emitted later.
 // The next radius is drawn once and kept until its body is placed: redrawing after a
 // failure would favour small grains and bias the size distribution.
-// Overlap test: bodies by bounding sphere (conservative for capsules and ellipsoids), plane
-// and box walls by their faces at time t, mesh walls by their triangles within r.
+// Overlap test: bodies by bounding sphere (conservative for capsules and ellipsoids), every
+// wall kind at its pose at time t by collision/wall_clearance.hpp.
 #include <algorithm>
 #include <cmath>
 
-#include "collision/mesh.hpp"
+#include "collision/wall_clearance.hpp"
 #include "engine/core/random.hpp"
 #include "engine/core/sphere_grid.hpp"
 #include "engine/flow/flow.hpp"
@@ -61,21 +61,9 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
     }
     SphereGrid grid(r_max + r_big);
     for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
-    std::vector<WallFace> faces;
-    std::array<WallFace, 6> buf;
-    for (const Wall& w : walls) {
-        const int n = wall_faces(w, t, buf);
-        faces.insert(faces.end(), buf.begin(), buf.begin() + n);
-    }
-    std::vector<uint32_t> near;
+    const WallClearance wall_clear(walls, t);
     const auto free_at = [&](const Vec3& x, double r) {
-        for (const WallFace& f : faces)
-            if (f.normal.dot(x - f.point) < r) return false;
-        for (const Wall& w : walls)
-            if (w.type == WallType::Mesh && w.mesh) {
-                w.mesh->query(x, r, near);
-                if (!near.empty()) return false;
-            }
+        if (!wall_clear.clear(x, r)) return false;
         return !grid.any_near(x, [&](uint32_t j) {
             const double d = r + rad[j];
             return (x - pos[j]).squaredNorm() < d * d;
