@@ -9,7 +9,7 @@ the size changes. Each run takes --steps steps after an optional settling phase 
 
 Measured, per size:
 - time per step: the step loop's wall time as `talus run` reports it at the end
-  ("talus: steps: K in T s"; set-up, i.e. scene parsing and generation, is excluded,
+  ("steps: K in T s" of the "talus: done" line; set-up, i.e. scene parsing and generation, is excluded,
   frames handed to the background writer are included). With --settle, a second run of
   the settling phase alone is subtracted: (T(settle + steps) - T(settle)) / steps.
 - peak memory: the child's peak resident set (ru_maxrss from os.wait4 on that child,
@@ -47,7 +47,9 @@ FIRST = 0.0033     # [m] first lattice point across
 FIRST_Z = 0.00153  # [m] and up (0.03 mm above the floor)
 HEIGHT = 0.4       # [m] box height
 DT = 5e-4          # [s] the scene's step
-STEPS_LINE = re.compile(r"talus: steps: (\d+) in ([0-9.eE+-]+) s")
+# "talus: done at t = 0.1 s. steps: 1,000 in 26.4 s (26.4 ms per step)"
+STEPS_LINE = re.compile(r"steps: ([\d,]+) in ([\d,.]+) (s|ms|µs) ")
+UNIT = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
 
 
 def overrides(n, duration):
@@ -78,8 +80,9 @@ def run(talus, n, steps, threads, out):
         raise RuntimeError(f"{' '.join(cmd)} failed ({child.returncode}):\n{text[-2000:]}")
     m = STEPS_LINE.findall(text)
     if not m:
-        raise RuntimeError(f"no 'talus: steps:' line in the output of {' '.join(cmd)}")
-    done, seconds = int(m[-1][0]), float(m[-1][1])
+        raise RuntimeError(f"no 'steps: K in T s' line in the output of {' '.join(cmd)}")
+    done = int(m[-1][0].replace(",", ""))
+    seconds = float(m[-1][1].replace(",", "")) * UNIT[m[-1][2]]
     return done, seconds, usage.ru_maxrss * 1024  # Linux: kB
 
 

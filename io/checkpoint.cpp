@@ -1,7 +1,8 @@
 // Checkpoints (io/checkpoint.hpp). Layout of the file:
 //   /state         attributes: format, format_version, talus_version, time, step_count,
 //                  next_id, bodies, stage, monitor_end_step, monitor_below_since; the text
-//                  trajectory (the file the run appends its frames to; may be empty)
+//                  trajectory (the file the run appends its frames to; may be empty);
+//                  finished_time, finished_step once the run has ended (mark_checkpoint_finished)
 //   /scene         text, path, override.K (bytes)
 //   /bodies/NAME   every per-body array (bytes; attribute element_size)
 //   /walls         active, motion_start
@@ -272,6 +273,49 @@ void write_checkpoint(const std::filesystem::path& path, const Scene& scene,
         std::filesystem::remove(tmp, ignored);
         throw;
     }
+}
+
+std::optional<CheckpointStatus> checkpoint_status(const std::filesystem::path& path) {
+    const hdf5::QuietHdf5 quiet;
+    const File f(path);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) || H5Fis_hdf5(path.c_str()) <= 0)
+        return std::nullopt;
+    try {
+        Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+        if (!file.valid()) return std::nullopt;
+        Hid state(H5Gopen2(file.get(), "state", H5P_DEFAULT), H5Gclose);
+        if (!state.valid() || H5Lexists(state.get(), "format", H5P_DEFAULT) <= 0 ||
+            f.get_text(state.get(), "format") != kFormat)
+            return std::nullopt;
+        CheckpointStatus st;
+        st.time = f.get_f64(state.get(), "time");
+        st.step = f.get_u64(state.get(), "step_count");
+        st.trajectory = f.get_text(state.get(), "trajectory");
+        Hid scene_group(H5Gopen2(file.get(), "scene", H5P_DEFAULT), H5Gclose);
+        if (scene_group.valid()) st.scene = f.get_text(scene_group.get(), "path");
+        if (H5Aexists(state.get(), "finished_step") > 0) {
+            st.finished = true;
+            st.finished_step = f.get_u64(state.get(), "finished_step");
+            st.finished_time = f.get_f64(state.get(), "finished_time");
+        }
+        return st;
+    } catch (const IoError&) {
+        return std::nullopt;
+    }
+}
+
+void mark_checkpoint_finished(const std::filesystem::path& path, double time, uint64_t step) {
+    const hdf5::QuietHdf5 quiet;
+    const File f(path);
+    Hid file(f.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open it for writing"),
+             H5Fclose);
+    Hid state(f.id(H5Gopen2(file.get(), "state", H5P_DEFAULT), "no group 'state'"), H5Gclose);
+    for (const char* name : {"finished_step", "finished_time"})
+        if (H5Aexists(state.get(), name) > 0) f.ok(H5Adelete(state.get(), name), "cannot update it");
+    f.put(state.get(), "finished_time", time);
+    f.put(state.get(), "finished_step", step);
+    if (!file.reset()) f.fail("cannot close it (disk full?)");
 }
 
 Resumed read_checkpoint(const std::filesystem::path& path) {

@@ -18,7 +18,9 @@
 /// Written atomically: to PATH.tmp, closed, then renamed over PATH. A crash while writing
 /// leaves the previous checkpoint (and at most a stale PATH.tmp), never a torn one.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 
 #include "engine/world/stages.hpp"
 #include "io/scene.hpp"
@@ -47,6 +49,28 @@ struct Resumed {
 /// file that is missing, not a checkpoint, from another Talus version or inconsistent with
 /// its own scene; SceneError if the stored scene no longer parses.
 Resumed read_checkpoint(const std::filesystem::path& path);
+
+/// What a checkpoint says of its run, read without loading the state.
+struct CheckpointStatus {
+    double time = 0.0;                 ///< [s] of the saved state
+    uint64_t step = 0;                 ///< steps taken at the saved state
+    std::filesystem::path trajectory;  ///< the run's trajectory (may be empty)
+    std::filesystem::path scene;       ///< the scene file the run was started from
+    /// The run continued from (or checkpointing to) this file ran to its end: there is
+    /// nothing left to resume. finished_time/step say where it ended.
+    bool finished = false;
+    double finished_time = 0.0;
+    uint64_t finished_step = 0;
+};
+
+/// The status of the checkpoint at `path`; nullopt when the file is missing or is not a
+/// Talus checkpoint (of any version).
+std::optional<CheckpointStatus> checkpoint_status(const std::filesystem::path& path);
+
+/// Marks the checkpoint at `path` as belonging to a run that ended (by its duration or stop
+/// condition) at `time`, `step`: `talus run --resume` then refuses it instead of cutting the
+/// finished trajectory back to the checkpoint's step. Throws IoError naming the path.
+void mark_checkpoint_finished(const std::filesystem::path& path, double time, uint64_t step);
 
 /// Where a run keeps its checkpoint when the scene names none ([output] checkpoint): beside
 /// the trajectory, its ".h5" replaced by ".checkpoint.h5" (appended to another extension).

@@ -14,6 +14,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -29,13 +32,14 @@
 #include "collision/narrow_phase.hpp"
 #include "engine/core/kinematic.hpp"
 #include "io/particle_fill.hpp"
+#include "io/text_format.hpp"
 #include "io/stl.hpp"
 
 namespace talus {
 namespace {
 
 /// More bodies than this in one scene is certainly a typo (≈ 16 GB of body state).
-constexpr double kMaxBodies = SceneLimits{}.max_bodies;
+constexpr double kMaxBodies = kDefaultMaxBodies;
 /// Overlaps allowed at t = 0, relative to the larger radius: round-off only.
 constexpr double kOverlapTolerance = 1e-9;
 /// Overlap problems listed before the rest are summarised.
@@ -215,6 +219,8 @@ public:
 
     /// The most bodies a scene may generate (SceneLimits::max_bodies).
     double max_bodies;
+    /// SceneLimits::progress.
+    std::function<void(const std::string&)> progress;
 
     /// Nodes inserted by overrides (created tables, replaced values) → the override.
     std::unordered_map<const toml::node*, std::string> origin;
@@ -242,6 +248,14 @@ public:
     void problem_at(const Ctx& c, std::string_view k, std::string_view text) {
         problem(at(c, k), c.key(k), text);
     }
+    /// A legal value that is probably a mistake (a unit slip): reported, not refused.
+    void warning(const Place& p, std::string_view key, std::string_view text) {
+        warnings_.push_back(fmt::format("{}: {}: {}", p.where, key, text));
+    }
+    void warning_at(const Ctx& c, std::string_view k, std::string_view text) {
+        warning(at(c, k), c.key(k), text);
+    }
+    std::vector<std::string> take_warnings() { return std::move(warnings_); }
 
     /// Throws the collected problems, sorted by line (override problems first).
     void throw_if_any() {
@@ -440,6 +454,7 @@ private:
     };
     std::string file_;
     std::vector<Entry> problems_;
+    std::vector<std::string> warnings_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -530,9 +545,26 @@ void apply_override(toml::table& root, const std::string& text, Reader& r) {
                 const auto [end, ec] =
                     std::from_chars(idx_text.data(), idx_text.data() + idx_text.size(), idx);
                 if (ec != std::errc() || end != idx_text.data() + idx_text.size()) {
-                    r.problem(p, here,
-                              fmt::format("'{}' is not an entry index, {}", idx_text, example));
-                    return;
+                    // not an index: the entry of that name (materials, walls and stages
+                    // are named everywhere else in a scene)
+                    std::vector<std::string_view> names;
+                    idx = arr->size();
+                    for (std::size_t k = 0; k < arr->size(); ++k)
+                        if (const toml::table* t = (*arr)[k].as_table())
+                            if (auto n = t->get_as<std::string>("name")) {
+                                names.push_back(n->get());
+                                if (n->get() == idx_text && idx == arr->size()) idx = k;
+                            }
+                    if (idx == arr->size()) {
+                        r.problem(p, here,
+                                  names.empty()
+                                      ? fmt::format("'{}' is not an entry index, {}", idx_text, example)
+                                      : fmt::format("no [[{}]] entry is named '{}'{}; or give an "
+                                                    "index, {}",
+                                                    seg, idx_text,
+                                                    suggest(idx_text, names, "names"), example));
+                        return;
+                    }
                 }
                 if (idx >= arr->size() || !(*arr)[idx].is_table()) {
                     r.problem(p, here + "." + idx_text,
@@ -563,8 +595,46 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     if (auto v = r.number(*c, "max_speed", Need::Optional, positive, "> 0")) s.max_speed = *v;
     if (auto v = r.integer(*c, "renumber_interval", Need::Optional, 0, INT_MAX))
         s.renumber_interval = int(*v);
-    if (auto v = r.vec3(*c, "gravity", Need::Optional)) s.gravity = *v;
+    if (auto v = r.vec3(*c, "gravity", Need::Optional)) {
+        s.gravity = *v;
+        // Legal, but 981 (cm/s²) or 9810 (mm/s²) is a unit slip; the Moon (1.62) and Mars
+        // (3.71) are not warned about, nor is zero gravity.
+        const double g = v->norm();
+        if (g > 0.0 && (g < 1.0 || g > 50.0))
+            r.warning_at(*c, "gravity",
+                         fmt::format("its magnitude {:.4g} m/s² is {:.3g} times Earth's 9.81 "
+                                     "m/s²: is it in m/s²?", g, g / 9.81));
+    }
     return s;
+}
+
+/// The step against the run's length and the frame cadence: a step longer than a stage
+/// would run it for 0 steps (and overshoot), a frame interval shorter than the step cannot
+/// be honoured.
+void check_step(Reader& r, const Ctx& root, const SimulationSettings& sim,
+                const std::vector<Stage>& stages, const OutputSettings& out) {
+    const auto sim_table = r.table(root, "simulation", Need::Optional);
+    const Ctx sim_ctx = sim_table ? *sim_table : Ctx{nullptr, "simulation", root.place};
+    for (const Stage& st : stages)
+        if (sim.dt > st.duration) {
+            r.problem_at(sim_ctx, "dt",
+                         fmt::format("the step {:g} s is longer than {} ({:g} s), which would "
+                                     "then run 0 steps: lower dt or lengthen the duration",
+                                     sim.dt,
+                                     stages.size() > 1 ? fmt::format("stage '{}'", st.name)
+                                                       : std::string("the run's duration"),
+                                     st.duration));
+            break;
+        }
+    // (an interval left at its default with a longer step simply gives a frame every step)
+    const auto out_table = r.table(root, "output", Need::Optional);
+    if (out_table && r.find(*out_table, "interval") && out.interval < sim.dt * (1.0 - 1e-9)) {
+        const Ctx& out_ctx = *out_table;
+        r.problem_at(out_ctx, "interval",
+                     fmt::format("{:g} s is shorter than the step dt = {:g} s: frames can come "
+                                 "at most once a step (interval = dt writes every step)",
+                                 out.interval, sim.dt));
+    }
 }
 
 /// `stop = { kinetic_energy_below = E, hold = t }` of [simulation] or a [[stage]].
@@ -896,8 +966,16 @@ MaterialTable read_materials(Reader& r, const Ctx& root, const SolverSettings& s
         const auto name = r.string(c, "name", Need::Required);
         Material m;
         if (auto v = r.number(
-                c, "density", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+                c, "density", Need::Optional, [](double x) { return x > 0.0; }, "> 0")) {
             m.density = *v;
+            // Grains run from cork (~100 kg/m³) to tungsten carbide (~16,000); beyond these
+            // bounds a value is most likely in g/cm³ (2.5) or g/L.
+            if (*v < 100.0 || *v > 25000.0)
+                r.warning_at(c, "density",
+                             fmt::format("{:g} kg/m³ is outside the range of solid grains "
+                                         "(100 to 25,000 kg/m³): is it in kg/m³ (glass is 2500)?",
+                                         *v));
+        }
         if (auto v = r.number(
                 c, "friction", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
             m.friction = *v;
@@ -1468,6 +1546,13 @@ bool read_clump_spheres(Reader& r, const Ctx& c, BodyEntry& e) {
 /// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
 /// `single`: a [[body]] entry, which may be a capsule or an ellipsoid; fills take spheres
 /// and clumps.
+/// A grain radius above 1 m is legal but most likely millimetres written as metres.
+void warn_large_radius(Reader& r, const Ctx& c, double radius) {
+    r.warning_at(c, "radius",
+                 fmt::format("{:g} m is a grain {:g} m across: radii are in metres (5 mm is "
+                             "0.005)", radius, 2.0 * radius));
+}
+
 bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e,
                  bool single) {
     bool ok = true;
@@ -1557,6 +1642,8 @@ bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEn
         else
             ok = false;
     }
+    if (ok && e.shape != Shape::Clump && e.radius > 1.0)
+        warn_large_radius(r, c, e.radius);
     if (auto m = material_ref(r, c, "material", materials))
         e.material = *m;
     else
@@ -1668,6 +1755,28 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
             const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(r.max_bodies));
             if (!count) return std::nullopt;
             e.count = std::size_t(*count);
+            // Spheres whose volume exceeds what the box could hold at random close packing
+            // can never be placed: say so now, not after hours of attempts. The room is the
+            // box of centres widened by the largest radius, where every sphere lies whole.
+            const double r_min = e.size ? e.size->min : e.radius;
+            const double r_pad = e.size ? e.size->max : e.radius;
+            const double kRandomClosePacking = 0.64;
+            const double pi = 3.14159265358979323846;
+            const double room = ((e.max - e.min).array() + 2.0 * r_pad).prod();
+            const double one = 4.0 / 3.0 * pi * r_min * r_min * r_min;
+            if (ok && r_min > 0.0 && double(e.count) * one > kRandomClosePacking * room) {
+                const double fit = std::floor(kRandomClosePacking * room / one);
+                r.problem_at(*f, "count",
+                             fmt::format("{} spheres of diameter {:g} m cannot fit: the box "
+                                         "min..max, widened by a radius, holds {:.3g} m³, room "
+                                         "for about {} of them even at random close packing "
+                                         "(0.64), and a random fill stops near 0.38{}",
+                                         group_digits(e.count), 2.0 * r_min, room,
+                                         group_digits(uint64_t(fit)),
+                                         r_min > 0.1 ? " (radii are in metres: 5 mm is 0.005)"
+                                                     : ": lower count or enlarge min/max"));
+                return std::nullopt;
+            }
         } else {
             const auto phi = r.number(
                 *f, "volume_fraction", Need::Required, [](double x) { return x > 0.0 && x < 1.0; },
@@ -1791,6 +1900,15 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed};
                 if (e.size) spec.size = *e.size;
                 spec.volume_fraction = e.volume_fraction;
+                if (r.progress)
+                    spec.progress = [&](std::size_t placed, uint64_t attempts) {
+                        r.progress(fmt::format(
+                            "{} ({}): {}{} placed, {} tried", e.path, e.fill_place.where,
+                            group_digits(placed),
+                            e.volume_fraction > 0.0 ? std::string()
+                                                    : fmt::format(" of {}", group_digits(e.count)),
+                            group_digits(attempts)));
+                    };
                 const RandomFillResult res = random_fill_sized(spec, bodies.position, bodies.radius,
                                                                world.walls, centres, &radii);
                 if (!res.complete && e.volume_fraction > 0.0)
@@ -1800,6 +1918,15 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                           "volume_fraction (random packing saturates near 0.38)",
                                           res.volume / (e.max - e.min).prod(), e.volume_fraction,
                                           res.placed, res.attempts));
+                else if (res.placed == 0)
+                    r.problem(e.fill_place, e.path + ".random",
+                              fmt::format("not one sphere of diameter {:g} m fits in the box "
+                                          "min..max ({:.3g} × {:.3g} × {:.3g} m) clear of the "
+                                          "walls and of the bodies placed before{}",
+                                          2.0 * spec.radii().min, e.max.x() - e.min.x(),
+                                          e.max.y() - e.min.y(), e.max.z() - e.min.z(),
+                                          spec.radii().min > 0.1 ? " (radii are in metres: 5 mm is 0.005)"
+                                                                 : ": enlarge min/max or move it"));
                 else if (!res.complete)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("placed only {} of {} spheres in {} attempts; enlarge "
@@ -1877,6 +2004,42 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
         }
         if (e.motion) bodies.set_motion(i, *e.motion);
     }
+}
+
+/// Bodies an entry will generate (a volume-fraction fill: at least, with the largest radius).
+double entry_bodies(const BodyEntry& e) {
+    switch (e.fill) {
+        case BodyEntry::Fill::Single: return 1.0;
+        case BodyEntry::Fill::Lattice: {
+            const auto n = lattice_extent(e.min, e.max, e.spacing);
+            return double(n[0]) * double(n[1]) * double(n[2]);
+        }
+        case BodyEntry::Fill::Random:
+            if (e.volume_fraction > 0.0) {
+                const double r = e.size ? e.size->max : e.radius;
+                return std::floor(e.volume_fraction * (e.max - e.min).prod() /
+                                  (4.0 / 3.0 * 3.14159265358979323846 * r * r * r));
+            }
+            return double(e.count);
+    }
+    return 0.0;
+}
+
+/// Refuses a scene whose `bodies` cannot fit in `limit` bytes even at the least estimate;
+/// the problem is located at `place`/`key`.
+void check_memory(Reader& r, double limit, double bodies, const Place& place, std::string_view key,
+                  std::string_view what) {
+    if (!(limit > 0.0)) return;
+    const MemoryEstimate m = run_memory(bodies);
+    if (m.least <= limit) return;
+    r.problem(place, key,
+              fmt::format("{} {} bodies, which need at least {:.3g} GB at the run's peak "
+                          "(typically {:.3g} GB: 340 bytes per body and 520 per contact, one to "
+                          "three contacts per body), more than the {:.3g} GB this process may "
+                          "use: fewer or larger grains, or a machine with more memory "
+                          "(docs/memory.md)",
+                          what, group_digits(uint64_t(bodies)), m.least / 1e9, m.typical / 1e9,
+                          limit / 1e9));
 }
 
 /// Overlaps at t = 0 between bodies and with walls, reported at the later body's entry.
@@ -2256,11 +2419,17 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
         }
         const toml::node* radius = r.present(c, "radius", Need::Required);
         if (radius && radius->is_table()) {
-            if (auto d = read_size(r, c, "radius")) e.size = *d;
-            else ok = false;
+            if (auto d = read_size(r, c, "radius")) {
+                e.size = *d;
+                if (d->max > 1.0) warn_large_radius(r, c, d->max);
+            } else {
+                ok = false;
+            }
         } else if (radius) {
-            if (auto v = r.number(c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0"))
+            if (auto v = r.number(c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0")) {
                 e.size = SizeDistribution::fixed(*v);
+                if (*v > 1.0) warn_large_radius(r, c, *v);
+            }
             else
                 ok = false;
         } else {
@@ -2377,6 +2546,7 @@ void read_outlets(Reader& r, const Ctx& root, World& world) {
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                   const std::vector<std::string>& overrides, const SceneLimits& limits) {
     Reader r(name.string(), limits.max_bodies);
+    r.progress = limits.progress;
     toml::table root;
     try {
         root = toml::parse(text, std::string_view(r.file()));
@@ -2405,6 +2575,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     std::vector<Place> wall_places;
     world.walls = read_walls(r, top, world.materials, name, wall_places);
     scene.stages = read_stages(r, top, world.walls);
+    if (r.ok()) check_step(r, top, world.simulation, scene.stages, scene.output);
 
     // [[particles]] and [[body]] are separate arrays in the document; merge them back into
     // file order by the line of each entry's header, which fixes the ids.
@@ -2434,6 +2605,20 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     }
     r.throw_if_any();
 
+    {
+        // before generating them: a scene beyond the machine is refused in a moment, not
+        // after minutes of filling and an out-of-memory crash
+        double total = 0.0;
+        const BodyEntry* largest = nullptr;
+        for (const BodyEntry& e : entries) {
+            total += entry_bodies(e);
+            if (!largest || entry_bodies(e) > entry_bodies(*largest)) largest = &e;
+        }
+        if (largest)
+            check_memory(r, limits.memory_bytes, total, largest->place, largest->path,
+                         entries.size() > 1 ? "the scene's entries generate" : "this entry generates");
+        r.throw_if_any();
+    }
     place_bodies(r, entries, world);
     r.throw_if_any();
     // kinematic bodies at their pose at t = 0 (a sine with a phase starts displaced)
@@ -2448,17 +2633,55 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     read_emitters(r, top, world);
     read_outlets(r, top, world);
     r.throw_if_any();
+    if (!world.emitters.empty()) {
+        // what the emitters can add over the whole run (mass rates: in grains of the
+        // largest radius, the fewest)
+        double run_end = 0.0;
+        for (const Stage& st : scene.stages) run_end += st.duration;
+        double added = 0.0;
+        for (const Emitter& e : world.emitters) {
+            const double span = std::max(0.0, std::min(e.stop, run_end) - e.start);
+            const double rm = e.size.max;
+            const double grain = world.materials.materials[e.material].density * 4.0 / 3.0 *
+                                 3.14159265358979323846 * rm * rm * rm;
+            added += std::floor(e.rate * span / (e.per_mass ? grain : 1.0));
+        }
+        const auto emitters = r.entries(top, "emitter");
+        check_memory(r, limits.memory_bytes, double(world.bodies.size()) + added,
+                     emitters.front().place, emitters.front().path,
+                     "with what its emitters add, the run reaches");
+        r.throw_if_any();
+    }
     world.next_id = world.bodies.size();  // emitted bodies continue the ids 0 … n−1
+    scene.warnings = r.take_warnings();
     return scene;
 }
 
-Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+double available_memory_bytes() {
+    double limit = 0.0;
+    const auto take = [&](double v) {
+        if (v > 0.0 && (limit == 0.0 || v < limit)) limit = v;
+    };
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) take(double(pages) * double(page));
+    // cgroup v2: the group's limit, "max" when there is none
+    if (std::ifstream in("/sys/fs/cgroup/memory.max"); in) {
+        std::string v;
+        if (in >> v && v != "max") take(std::strtod(v.c_str(), nullptr));
+    }
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) take(double(as.rlim_cur));
+    return limit;
+}
+
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                 const SceneLimits& limits) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw SceneError(fmt::format("{}: cannot open the scene file", file.string()));
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad()) throw SceneError(fmt::format("{}: cannot read the scene file", file.string()));
-    return parse_scene(text.str(), file, overrides);
+    return parse_scene(text.str(), file, overrides, limits);
 }
 
 }  // namespace talus

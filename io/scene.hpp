@@ -3,6 +3,7 @@
 /// Every key, default and unit is listed in the README ("Scene files"); the reader rejects
 /// unknown keys, wrong types and impossible values with the file, line and key.
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -34,6 +35,9 @@ struct Scene {
     /// The run's stages, in order (at least one: without [[stage]], one stage of
     /// [simulation] duration and stop condition).
     std::vector<Stage> stages;
+    /// Legal values that are probably mistakes (a unit slip: a density of 2.5, a radius of
+    /// 5 m), one per line in the form of a problem: "<file>:<line>: <key>: <text>".
+    std::vector<std::string> warnings;
 };
 
 /// Reads and validates `file`. Overrides are "key=value" strings (the command line's
@@ -43,14 +47,41 @@ struct Scene {
 /// validated. Bodies get stable ids 0, 1, 2, … in file order of their [[particles]] and
 /// [[body]] entries, and within a lattice with x fastest, then y, then z.
 /// Throws SceneError listing every problem found.
-Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+/// Bodies a scene may generate unless SceneLimits says otherwise (≈ 34 GB of body state).
+inline constexpr double kDefaultMaxBodies = 1e8;
 
-/// Bounds on what a scene may ask for.
+/// Bounds on what a scene may ask for, and how a long load reports on itself.
 struct SceneLimits {
     /// Bodies the scene's entries may generate in all; more is an error naming the entry
     /// (the fuzzer lowers it, so that an input's cost stays small).
-    double max_bodies = 1e8;
+    double max_bodies = kDefaultMaxBodies;
+    /// Called now and then while a random fill works, with a line saying which fill and how
+    /// far it has got ("particles.0 (scene.toml:12): 120,000 of 1,000,000 spheres placed");
+    /// empty: silent.
+    std::function<void(const std::string&)> progress;
+    /// Memory the run may use [bytes]; 0: no check. A scene whose bodies (with what its
+    /// emitters can add over the run) need more at least (run_memory(...).least) is
+    /// refused before any grain is generated, with the estimate in the message.
+    double memory_bytes = 0.0;
 };
+
+/// The memory a run of `bodies` bodies needs at its peak [bytes]: a fixed 44 MB, 340 bytes
+/// per body and 520 per contact (measured on 10⁶ beads: benchmarks/README.md), with at least
+/// one contact per body (`least`: a bed at rest has more) and typically three (`typical`).
+struct MemoryEstimate {
+    double least = 0.0, typical = 0.0;
+};
+inline MemoryEstimate run_memory(double bodies) {
+    const double fixed = 44e6, per_body = 340.0, per_contact = 520.0;
+    return {fixed + bodies * (per_body + per_contact), fixed + bodies * (per_body + 3.0 * per_contact)};
+}
+
+/// The memory this process may use [bytes]: the least of the machine's physical memory, the
+/// cgroup's memory.max (a container or a batch job's allocation) and RLIMIT_AS.
+double available_memory_bytes();
+
+Scene load_scene(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                 const SceneLimits& limits = {});
 
 /// As load_scene, from text in memory; `name` stands for the file in messages and output.path
 /// is resolved against its directory.

@@ -140,10 +140,20 @@ add_test(NAME io.run_failures
 # tests/scenes/resume.toml): a run stopped (--stop-after-steps, as SIGTERM; a real SIGINT;
 # SIGKILL after a periodic checkpoint) and continued with --resume gives the uninterrupted
 # run's frames, rows and diagnostics bit for bit, for PGS and APGD, resumed on 1 and 2
-# threads; [output] checkpoint_interval keeps the checkpoint of the last multiple reached.
-foreach(mode stop signals periodic)
+# threads; [output] checkpoint_interval keeps the checkpoint of the last multiple reached;
+# SIGHUP stops a run like SIGTERM; a finished run is not resumed again (its checkpoint is
+# marked finished), and its original command on a stopped output says how to continue.
+foreach(mode stop signals periodic finished)
   add_test(NAME io.resume_${mode}
            COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_resume.py
                    $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml
                    ${CMAKE_BINARY_DIR}/test-output/io/resume_${mode} ${mode})
 endforeach()
+
+# What the talus command says to a first-time user: --threads, an HDF5 file given as a
+# scene, counts in words, and the end-of-run summary (converged share, penetration, energy,
+# the files written).
+add_test(NAME io.cli_messages
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_cli_messages.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/cli_messages)

@@ -1,8 +1,9 @@
 // The talus command: run a scene (or continue one from a checkpoint), validate a scene,
 // describe a trajectory.
-// Exit codes: 0 success, 2 invalid input (scene or option), 3 simulation failed
-// (non-finite state, offending bodies named), 4 I/O error, 128 + the signal for a run
-// stopped by SIGINT (130) or SIGTERM (143) after writing its checkpoint.
+// Exit codes: 0 success, 2 invalid input (scene or option, a scene too large for the
+// machine's memory, a finished run asked to resume), 3 simulation failed (non-finite state,
+// offending bodies named), 4 I/O error or memory exhausted, 128 + the signal for a run
+// stopped by SIGHUP (129), SIGINT (130) or SIGTERM (143) after writing its checkpoint.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <malloc.h>
@@ -19,11 +20,15 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <cstring>
+#include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/checkpoint.hpp"
 #include "io/scene.hpp"
+#include "io/text_format.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
 #include "tools/fclib_command.hpp"
@@ -108,10 +113,12 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 extern "C" void on_stop_signal(int signal) { g_stop_signal = signal; }
 
-/// SIGINT and SIGTERM end the run after its current step instead of killing it.
-/// SA_RESETHAND puts the default action back at once, so a second signal (while the
-/// checkpoint is written) kills as usual; SA_RESTART keeps the HDF5 writes of the other
-/// threads from failing with EINTR.
+/// SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh session) end the run after
+/// its current step instead of killing it. SA_RESETHAND puts the default action back at
+/// once, so a second signal (while the checkpoint is written) kills as usual; SA_RESTART
+/// keeps the HDF5 writes of the other threads from failing with EINTR. SIGPIPE is ignored:
+/// progress written to a pipe whose reader has gone (the ssh session) must not kill the
+/// run; the write fails instead, and the run goes on.
 void install_stop_handlers() {
     struct sigaction sa = {};
     sa.sa_handler = on_stop_signal;
@@ -119,10 +126,23 @@ void install_stop_handlers() {
     sa.sa_flags = SA_RESETHAND | SA_RESTART;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
 }
 
 const char* signal_name(int signal) {
-    return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+    return signal == SIGINT    ? "SIGINT"
+           : signal == SIGTERM ? "SIGTERM"
+           : signal == SIGHUP  ? "SIGHUP (terminal closed)"
+                               : "a signal";
+}
+
+/// How the user started talus, for commands printed back to them: tools/run exports
+/// TALUS_RUN_COMMAND (its own path as typed); otherwise argv[0] followed by "run".
+std::string g_argv0 = "talus";
+std::string run_command() {
+    if (const char* c = std::getenv("TALUS_RUN_COMMAND"); c && *c) return c;
+    return g_argv0 + " run";
 }
 
 /// `p` as a shell word (quoted when it holds anything but safe characters), for a command
@@ -143,6 +163,132 @@ bool same_path(const std::filesystem::path& a, const std::filesystem::path& b) {
            std::filesystem::absolute(b).lexically_normal();
 }
 
+/// The first bytes of every HDF5 file.
+bool is_hdf5(const std::filesystem::path& p) {
+    std::FILE* f = std::fopen(p.c_str(), "rb");
+    if (!f) return false;
+    char head[8] = {};
+    const std::size_t n = std::fread(head, 1, sizeof head, f);
+    std::fclose(f);
+    return n == 8 && std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0;
+}
+
+/// A scene argument that is an HDF5 file (a trajectory or a checkpoint given to run or
+/// check): say what it is and what to do with it (exit 2), rather than a TOML syntax error.
+std::optional<int> refuse_hdf5_scene(const std::string& path, const char* verb) {
+    if (!is_hdf5(path)) return std::nullopt;
+    if (const auto ck = talus::checkpoint_status(path))
+        std::fprintf(stderr, "talus %s: '%s' is a checkpoint, not a scene file: continue its run "
+                             "with: %s --resume %s\n",
+                     verb, path.c_str(), run_command().c_str(), shell_word(path).c_str());
+    else
+        std::fprintf(stderr, "talus %s: '%s' is an HDF5 file (a trajectory?), not a scene "
+                             "file (TOML): summarise a trajectory with: %s info %s\n",
+                     verb, path.c_str(), g_argv0.c_str(), shell_word(path).c_str());
+    return kExitInvalid;
+}
+
+/// Scene warnings (likely unit slips), one line each on stderr.
+void print_warnings(const talus::Scene& scene) {
+    for (const std::string& w : scene.warnings) std::fprintf(stderr, "talus: warning: %s\n", w.c_str());
+}
+
+/// Scene limits for the talus command: this machine's memory, and a progress line for
+/// fills that take more than a couple of seconds.
+/// `open_line` is set while a terminal line is being rewritten in place.
+talus::SceneLimits command_limits(bool quiet, const std::shared_ptr<bool>& open_line) {
+    talus::SceneLimits limits;
+    limits.memory_bytes = talus::available_memory_bytes();
+    if (!quiet) {
+        const auto start = Clock::now();
+        auto last = std::make_shared<Clock::time_point>(start);
+        const bool tty = isatty(STDERR_FILENO) != 0;
+        limits.progress = [start, last, tty, open_line](const std::string& line) {
+            const auto now = Clock::now();
+            if (now - start < std::chrono::seconds(2) ||
+                now - *last < std::chrono::milliseconds(tty ? 250 : 5000))
+                return;
+            *last = now;
+            if (tty) std::fprintf(stderr, "\rtalus: filling %s\033[K", line.c_str());
+            else std::fprintf(stderr, "talus: filling %s\n", line.c_str());
+            *open_line = tty;
+        };
+    }
+    return limits;
+}
+
+/// Loads a scene for run or check: the HDF5 mistake, fill progress, the memory check, the
+/// warnings. Returns the exit code on failure.
+std::optional<int> load_for_command(const std::string& path, const std::vector<std::string>& sets,
+                                    bool quiet, const char* verb, talus::Scene& scene) {
+    if (auto code = refuse_hdf5_scene(path, verb)) return code;
+    auto open_line = std::make_shared<bool>(false);
+    try {
+        scene = talus::load_scene(path, sets, command_limits(quiet, open_line));
+    } catch (const talus::SceneError& e) {
+        std::fprintf(stderr, "%stalus: invalid scene\n%s\n", *open_line ? "\n" : "", e.what());
+        return kExitInvalid;
+    }
+    if (*open_line) std::fprintf(stderr, "\n");
+    print_warnings(scene);
+    return std::nullopt;
+}
+
+/// Seconds in the end-of-run lines: 3 significant digits, in ms or µs below a second, whole
+/// seconds (digits grouped) from 100 s.
+std::string seconds_text(double s) {
+    if (!std::isfinite(s)) return "-";
+    if (s >= 100.0) return talus::group_digits(uint64_t(std::llround(s))) + " s";
+    if (s >= 1.0 || s == 0.0) return fmt::format("{:.3g} s", s);
+    if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+    return fmt::format("{:.3g} µs", s * 1e6);
+}
+
+/// The smallest radius among the bodies and what the emitters may add [m] (∞: none).
+double smallest_radius(const talus::World& w) {
+    double r = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < w.bodies.size(); ++i) r = std::min(r, w.bodies.radius[i]);
+    for (const talus::Emitter& e : w.emitters) r = std::min(r, e.size.min);
+    return r;
+}
+
+/// What the end of a run says of its steps: how many converged, the deepest penetration,
+/// the energy left.
+struct RunTally {
+    uint64_t steps = 0, converged = 0;
+    double max_penetration = 0.0;
+    double smallest_radius = 0.0;
+
+    void add(const talus::StepDiagnostics& d) {
+        ++steps;
+        converged += d.converged ? 1 : 0;
+        max_penetration = std::max(max_penetration, d.contact_infeasibility);
+    }
+
+    void print(const talus::World& world, double tolerance, int max_iterations) const {
+        if (steps == 0) return;
+        const double share = 100.0 * double(converged) / double(steps);
+        const double diameter = 2.0 * smallest_radius;
+        std::fprintf(stderr,
+                     "talus: solver: %s of %s converged (%.0f %%) to the tolerance %g m/s; "
+                     "largest penetration %.2g m%s; kinetic energy at the end %.3g J\n",
+                     talus::group_digits(converged).c_str(), talus::count_of(steps, "step").c_str(),
+                     share, tolerance, max_penetration,
+                     std::isfinite(diameter) && diameter > 0.0
+                         ? fmt::format(" ({:.2g} % of the smallest diameter)",
+                                       100.0 * max_penetration / diameter).c_str()
+                         : "",
+                     world.diagnostics().kinetic_energy);
+        if (converged * 2 < steps)
+            std::fprintf(stderr,
+                         "talus: note: most steps stopped at the iteration cap (%d) before the "
+                         "residual reached the tolerance; the penetration above says whether "
+                         "that matters. To converge: raise [solver] max_iterations, lower dt, "
+                         "or loosen tolerance (README: \"Not converged\")\n",
+                         max_iterations);
+    }
+};
+
 struct RunOptions {
     std::string scene;   ///< scene file, or empty with `resume`
     std::string resume;  ///< checkpoint to continue, or empty
@@ -160,16 +306,22 @@ int cmd_run(const RunOptions& opt) {
     talus::RunPosition start;  // the stage to begin with (already begun when resuming)
     std::filesystem::path out, checkpoint;
     if (!resuming) {
-        try {
-            scene = talus::load_scene(opt.scene, opt.sets);
-        } catch (const talus::SceneError& e) {
-            std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
-            return kExitInvalid;
-        }
+        if (auto code = load_for_command(opt.scene, opt.sets, opt.quiet, "run", scene)) return *code;
         out = opt.out.empty() ? std::filesystem::path(scene.output.path) : std::filesystem::path(opt.out);
         checkpoint = scene.output.checkpoint.empty() ? talus::default_checkpoint_path(out)
                                                      : std::filesystem::path(scene.output.checkpoint);
     } else {
+        if (const auto st = talus::checkpoint_status(opt.resume); st && st->finished) {
+            // resuming would cut the finished trajectory back to the checkpoint's step and
+            // compute the rest again
+            std::fprintf(stderr,
+                         "talus run: the run saved in '%s' has finished (t = %g s, step %llu); "
+                         "its trajectory '%s' is complete and is left as it is. Nothing to "
+                         "resume: to run the scene again from the start, use --force\n",
+                         opt.resume.c_str(), st->finished_time,
+                         (unsigned long long)st->finished_step, st->trajectory.c_str());
+            return kExitInvalid;
+        }
         try {
             talus::Resumed r = talus::read_checkpoint(opt.resume);
             scene = std::move(r.scene);
@@ -207,6 +359,28 @@ int cmd_run(const RunOptions& opt) {
             return kExitIo;
         }
     }
+    if (!resuming && !opt.force && std::filesystem::exists(out)) {
+        // the writer would refuse the file; when it is a stopped run of this scene, say how
+        // to continue it first
+        if (const auto st = talus::checkpoint_status(checkpoint);
+            st && !st->finished && same_path(st->trajectory, out)) {
+            std::fprintf(stderr,
+                         "talus: '%s' holds a run that was stopped at t = %g s (step %llu), "
+                         "with a checkpoint.\n"
+                         "talus: continue it with: %s --resume %s\n"
+                         "talus: or start again from scratch, replacing it: add --force\n",
+                         out.c_str(), st->time, (unsigned long long)st->step,
+                         run_command().c_str(), shell_word(checkpoint).c_str());
+            return kExitIo;
+        }
+    }
+    if (opt.threads > 0 && unsigned(opt.threads) > std::thread::hardware_concurrency() &&
+        std::thread::hardware_concurrency() > 0)
+        std::fprintf(stderr,
+                     "talus: warning: --threads %d is more than this machine's %u hardware "
+                     "threads: the extra threads only share the cores (results are the same "
+                     "bits, only slower)\n",
+                     opt.threads, std::thread::hardware_concurrency());
     std::unique_ptr<tbb::global_control> limit;
     if (opt.threads > 0)
         limit = std::make_unique<tbb::global_control>(
@@ -337,6 +511,9 @@ int cmd_run(const RunOptions& opt) {
     };
 
     Progress progress(opt.quiet, first_step);
+    // What the end-of-run lines report of this process's steps.
+    RunTally tally;
+    tally.smallest_radius = smallest_radius(world);
     const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
     try {
@@ -367,13 +544,14 @@ int cmd_run(const RunOptions& opt) {
                                  "%stalus: %s at t = %g s (step %llu): stopped; the trajectory "
                                  "holds every frame up to then: %s\n"
                                  "talus: checkpoint: %s\n"
-                                 "talus: continue with: talus run --resume %s\n",
+                                 "talus: continue with: %s --resume %s\n",
                                  progress.needs_newline() ? "\n" : "",
                                  opt.stop_after && world.step_count >= *opt.stop_after
                                      ? "--stop-after-steps reached"
                                      : signal_name(sig),
                                  world.time, (unsigned long long)world.step_count, out.c_str(),
-                                 checkpoint.c_str(), shell_word(checkpoint).c_str());
+                                 checkpoint.c_str(), run_command().c_str(),
+                                 shell_word(checkpoint).c_str());
                     return 128 + sig;
                 }
                 if (checkpoint_every > 0 && world.step_count > 0 &&
@@ -393,6 +571,7 @@ int cmd_run(const RunOptions& opt) {
                     return kExitSimulation;
                 }
                 writer->write_diagnostics(world.diagnostics());
+                tally.add(world.diagnostics());
                 over = monitor.done(world);
                 // frames on the global cadence, and the state at every stage's end
                 if (world.step_count % frame_every == 0 || over) write_frame(*writer, world);
@@ -415,6 +594,18 @@ int cmd_run(const RunOptions& opt) {
                      out.c_str());
         std::fflush(nullptr);
         std::_Exit(kExitIo);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "\ntalus: out of memory at t = %g s (step %llu): the run needs more "
+                             "than this process may use (see docs/memory.md)\n",
+                     world.time, (unsigned long long)world.step_count + 1);
+        try {
+            writer->close();
+            std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
+                         world.time, out.c_str());
+        } catch (const talus::IoError& io) {
+            std::fprintf(stderr, "talus: %s\n", io.what());
+        }
+        return kExitIo;
     } catch (const std::exception& e) {
         // a failure no check caught: the run stops as a failed simulation (exit 3), with
         // the frames written so far kept, never an abort
@@ -430,44 +621,63 @@ int cmd_run(const RunOptions& opt) {
         return kExitSimulation;
     }
     progress.update(world, duration, world.step_count, true);
+    {
+        // A finished run has nothing left to resume: its checkpoint (periodic, the one it
+        // was resumed from, or a stale one of an earlier run of this output) says so, and
+        // --resume then refuses it instead of cutting the trajectory back.
+        std::error_code ec;
+        if (std::filesystem::exists(checkpoint, ec) && talus::checkpoint_status(checkpoint)) {
+            try {
+                talus::mark_checkpoint_finished(checkpoint, world.time, world.step_count);
+            } catch (const talus::IoError& e) {
+                std::fprintf(stderr, "talus: warning: %s\n", e.what());
+            }
+        }
+    }
     if (!opt.quiet) {
-        // the step loop alone (frames handed to the writer included; set-up excluded), in
-        // a form benchmarks/scaling.py reads
         const uint64_t steps = world.step_count - first_step;
         const double loop = std::chrono::duration<double>(Clock::now() - loop_start).count();
-        std::fprintf(stderr, "talus: steps: %llu in %.6f s (%.6g s per step)\n",
-                     (unsigned long long)steps, loop, steps > 0 ? loop / double(steps) : 0.0);
+        // the step loop alone (frames handed to the writer included; set-up excluded), in
+        // a form benchmarks/scaling.py reads
+        std::fprintf(stderr, "talus: done at t = %g s. steps: %s in %s (%s per step)\n",
+                     world.time, talus::group_digits(steps).c_str(), seconds_text(loop).c_str(),
+                     steps > 0 ? seconds_text(loop / double(steps)).c_str() : "-");
+        tally.print(world, scene.world.solver.tolerance, scene.world.solver.max_iterations);
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);
-        std::fprintf(stderr, "talus: output: %llu frames, %.1f MB, %.2f s writing (background)\n",
-                     (unsigned long long)writer->frames_written(), ec ? 0.0 : double(bytes) / 1e6,
-                     writer->write_seconds());
+        std::fprintf(stderr, "talus: output: %s, %.1f MB (%s writing, in the background): %s\n"
+                             "talus: view it in ParaView: %s; summary: %s info %s\n",
+                     talus::count_of(writer->frames_written(), "frame").c_str(),
+                     ec ? 0.0 : double(bytes) / 1e6, seconds_text(writer->write_seconds()).c_str(),
+                     out.c_str(), writer->sidecar_path().c_str(), g_argv0.c_str(),
+                     shell_word(out).c_str());
     }
     return 0;
 }
 
 int cmd_check(const std::string& scene_path, const std::vector<std::string>& sets) {
-    try {
-        const talus::Scene scene = talus::load_scene(scene_path, sets);
-        const auto& w = scene.world;
-        uint64_t steps = 0;
-        for (const talus::Stage& s : scene.stages) steps += uint64_t(std::llround(s.duration / w.simulation.dt));
-        const std::string flow =
-            w.emitters.empty() && w.outlets.empty()
-                ? std::string()
-                : fmt::format("{} emitters, {} outlets, ", w.emitters.size(), w.outlets.size());
-        const std::string stages =
-            scene.stages.size() > 1 ? fmt::format("{} stages, at most ", scene.stages.size()) : std::string();
-        std::printf("%s: valid: %zu bodies, %zu walls, %zu materials, %s%s%llu steps of %g s, "
-                    "output %s every %g s\n",
-                    scene_path.c_str(), w.bodies.size(), w.walls.size(), w.materials.size(), flow.c_str(),
-                    stages.c_str(), (unsigned long long)steps, w.simulation.dt,
-                    scene.output.path.c_str(), scene.output.interval);
-        return 0;
-    } catch (const talus::SceneError& e) {
-        std::fprintf(stderr, "talus: invalid scene\n%s\n", e.what());
-        return kExitInvalid;
-    }
+    talus::Scene scene;
+    if (auto code = load_for_command(scene_path, sets, false, "check", scene)) return *code;
+    const auto& w = scene.world;
+    uint64_t steps = 0;
+    for (const talus::Stage& s : scene.stages) steps += uint64_t(std::llround(s.duration / w.simulation.dt));
+    const std::string flow =
+        w.emitters.empty() && w.outlets.empty()
+            ? std::string()
+            : fmt::format("{}, {}, ", talus::count_of(w.emitters.size(), "emitter"),
+                          talus::count_of(w.outlets.size(), "outlet"));
+    const std::string stages =
+        scene.stages.size() > 1 ? fmt::format("{}, at most ", talus::count_of(scene.stages.size(), "stage"))
+                                : std::string();
+    const talus::MemoryEstimate m = talus::run_memory(double(w.bodies.size()));
+    std::printf("%s: valid: %s, %s, %s, %s%s%s of %g s, a frame every %g s to %s; memory "
+                "about %.2g GB at the peak\n",
+                scene_path.c_str(), talus::count_of(w.bodies.size(), "body", "bodies").c_str(),
+                talus::count_of(w.walls.size(), "wall").c_str(),
+                talus::count_of(w.materials.size(), "material").c_str(), flow.c_str(),
+                stages.c_str(), talus::count_of(steps, "step").c_str(), w.simulation.dt,
+                scene.output.interval, scene.output.path.c_str(), m.typical / 1e9);
+    return 0;
 }
 
 int cmd_info(const std::string& path) {
@@ -482,12 +692,28 @@ int cmd_info(const std::string& path) {
 
 }  // namespace
 
+int run_main(int argc, char** argv);
+
 int main(int argc, char** argv) {
     // Blocks of 4 MB and more come straight from the kernel and go back to it when freed.
     // glibc would otherwise raise this threshold to the size of the first large block
     // freed and keep later ones in the heap, where memory that a large run gives back
     // between stages (World::lean_bodies) stays resident and adds to the peak.
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    if (argc > 0 && argv[0] && *argv[0]) g_argv0 = argv[0];
+    try {
+        return run_main(argc, argv);
+    } catch (const std::bad_alloc&) {
+        // the scene check refuses what cannot fit (exit 2); this is memory taken by others,
+        // or a run that grew beyond the estimate
+        std::fprintf(stderr, "\ntalus: out of memory: this process could not allocate what "
+                             "it needed (the machine's memory, or a ulimit or cgroup limit); "
+                             "see docs/memory.md\n");
+        return kExitIo;
+    }
+}
+
+int run_main(int argc, char** argv) {
     CLI::App app{"Talus " TALUS_VERSION ": hard-contact granular dynamics"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(TALUS_VERSION));
@@ -505,7 +731,19 @@ int main(int argc, char** argv) {
                     "Trajectory file (default: [output] path of the scene; with --resume, the "
                     "checkpointed run's)");
     run->add_option("--threads", run_opt.threads, "Worker threads (default: all cores)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                // CLI::PositiveNumber's message quotes the whole double range
+                try {
+                    std::size_t used = 0;
+                    const long n = std::stol(v, &used);
+                    if (used == v.size() && n >= 1 && n <= 4096) return std::string();
+                } catch (const std::exception&) {
+                }
+                return "--threads must be a whole number from 1 to 4096 (got '" + v +
+                       "'); leave it out to use every core";
+            },
+            "1..4096"));
     run->add_option("--set", run_opt.sets, "Override a scene value, e.g. --set solver.tolerance=1e-5");
     run->add_flag("--quiet", run_opt.quiet, "No progress line");
     run->add_flag("--force", run_opt.force, "Overwrite an existing trajectory file");

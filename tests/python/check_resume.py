@@ -4,6 +4,7 @@
     check_resume.py TALUS SCENE OUTDIR stop       --stop-after-steps, then --resume
     check_resume.py TALUS SCENE OUTDIR signals    a real SIGINT; a SIGKILL after a checkpoint
     check_resume.py TALUS SCENE OUTDIR periodic   [output] checkpoint_interval
+    check_resume.py TALUS SCENE OUTDIR finished   a finished run is not resumed again
 
 SCENE is tests/scenes/resume.toml: two stages of 50 steps, a frame every 5, an emitter, an
 outlet, a kinematic body, a pot the second stage starts turning, wall contacts written.
@@ -19,7 +20,7 @@ stop: for the solvers pgs and apgd, a run stopped with --stop-after-steps (which
   older checkpoint: the frames beyond it are cut and written again. Errors: a missing
   checkpoint (exit 4, named), a scene together with --resume, neither, --set with --resume
   (exit 2), a checkpoint path in a missing directory (exit 4 before the run starts).
-signals: a real SIGINT sent to a running `talus run` after its first line ends it with exit
+signals: a real SIGINT (and a SIGHUP: a closed terminal) sent to a running `talus run` after its first line ends it with exit
   130, a checkpoint and a cleanly closed, readable trajectory; resuming completes it to the
   uninterrupted run. A run killed with SIGKILL after a periodic checkpoint (its file marked
   "being written", frames beyond the checkpoint) is resumed to the same run (stopped with
@@ -28,6 +29,13 @@ periodic: with checkpoint_interval = 0.03 s (30 steps) the checkpoint of a 100-s
   the one of step 90, in the second stage; with 0.05 s it is step 50, where the first stage
   ended and the second has begun (step 100 ends the run, which needs none); resumed from
   there the run is again the uninterrupted one. [output] checkpoint names the file.
+  The run ends by itself, so each checkpoint is marked finished and --resume refuses it;
+  the mark is then taken off (as a run killed after the checkpoint would have left it).
+finished: a run stopped, resumed to its end, and resumed again from the same checkpoint:
+  the second --resume exits 2 saying the run has finished, and the trajectory keeps every
+  frame (the same bytes). Re-running the original command on a stopped run's output (no
+  --force) exits 4 and prints the command that continues it, as TALUS_RUN_COMMAND (tools/run
+  sets it) spells it.
 Exit status 0 when all hold.
 """
 import os
@@ -65,6 +73,22 @@ def talus_run(talus, *args, expect=0):
 def same_bytes(a, b):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def checkpoint_finished(path):
+    with h5py.File(path, "r") as f:
+        return "finished_step" in f["state"].attrs
+
+
+def unmark_finished(path):
+    with h5py.File(path, "r+") as f:
+        for k in ("finished_step", "finished_time"):
+            del f["state"].attrs[k]
 
 
 def checkpoint_state(path):
@@ -248,6 +272,31 @@ def mode_signals(talus, scene, outdir):
           f"{n} frames identical to the uninterrupted run, the last at step "
           f"{talus_h5.load(whole).frames.step[-1]}")
 
+    # SIGHUP (the terminal closed, ssh dropped) stops the run as SIGTERM does: exit 129,
+    # a checkpoint, a closed trajectory; resumed, the uninterrupted run.
+    out = os.path.join(outdir, "sig_hup.h5")
+    ck = os.path.join(outdir, "sig_hup.checkpoint.h5")
+    for p in (ck, ck + ".tmp"):
+        if os.path.exists(p):
+            os.remove(p)
+    child = subprocess.Popen([talus, "run", scene, "-o", out, "--force", *sets],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for_line(child, "SIGHUP")
+    time.sleep(0.05)
+    child.send_signal(signal.SIGHUP)
+    err = child.stderr.read()
+    code = child.wait()
+    if code != 128 + signal.SIGHUP:
+        fail(f"SIGHUP: exit {code}, expected {128 + signal.SIGHUP}:\n{err}")
+    if "SIGHUP" not in err:
+        fail(f"SIGHUP: the message does not say what stopped the run:\n{err}")
+    k, _ = checkpoint_state(ck)
+    check_stopped(talus, out, ck, err, k, "SIGHUP")
+    talus_run(talus, "--resume", ck, "--quiet")
+    n = compare(whole, out, "SIGHUP, then resumed")
+    print(f"SIGHUP: stopped after step {k} (exit 129, checkpoint, closed trajectory); resumed: "
+          f"{n} frames identical to the uninterrupted run")
+
     # SIGKILL after a periodic checkpoint, once the trajectory holds frames beyond it: the
     # file keeps its "being written" mark. The killed run is given a long second stage so
     # that it cannot end first; resumed, it stops where the uninterrupted run ended.
@@ -301,19 +350,70 @@ def mode_periodic(talus, scene, outdir):
         if got != (k, stage):
             fail(f"interval {interval} s: checkpoint of (step, stage) {got}, expected {(k, stage)}")
         compare(whole, out, f"interval {interval}")
+        if not checkpoint_finished(ck):
+            fail(f"interval {interval}: the run ended, but its checkpoint is not marked finished")
+        before = file_bytes(out)
+        err = talus_run(talus, "--resume", ck, "--quiet", expect=2)
+        if "finished" not in err or file_bytes(out) != before:
+            fail(f"interval {interval}: resuming the finished run: the message does not say it "
+                 f"finished, or the trajectory changed:\n{err}")
+        unmark_finished(ck)  # as a run killed after this checkpoint would have left it
         talus_run(talus, "--resume", ck, "--quiet")
         n = compare(whole, out, f"interval {interval}, resumed from step {k}")
         print(f"checkpoint_interval {interval} s: the checkpoint is of step {k} (stage {stage}); "
               f"resumed from it, {n} frames identical")
 
 
+def mode_finished(talus, scene, outdir):
+    whole = os.path.join(outdir, "fin_whole.h5")
+    talus_run(talus, scene, "-o", whole, "--force", "--quiet")
+    out = os.path.join(outdir, "fin.h5")
+    ck = os.path.join(outdir, "fin.checkpoint.h5")
+    for p in (ck, out):
+        if os.path.exists(p):
+            os.remove(p)
+    talus_run(talus, scene, "-o", out, "--quiet", "--stop-after-steps", "23", expect=SIGTERM_EXIT)
+
+    # the original command again, without --force: refused, saying how to continue
+    env = dict(os.environ, TALUS_RUN_COMMAND="tools/run")
+    p = subprocess.run([talus, "run", scene, "-o", out, "--quiet"], capture_output=True,
+                       text=True, env=env)
+    if p.returncode != 4 or f"tools/run --resume {ck}" not in p.stderr or "--force" not in p.stderr:
+        fail(f"re-running a stopped run's command: exit {p.returncode}, expected 4 with the "
+             f"command that continues it (tools/run --resume {ck}) and --force:\n{p.stderr}")
+    print(f"the original command on a stopped run's output: exit 4, '{p.stderr.splitlines()[1]}'")
+
+    # a stop prints the continuing command as tools/run spells it
+    out2 = os.path.join(outdir, "fin2.h5")
+    p = subprocess.run([talus, "run", scene, "-o", out2, "--force", "--quiet",
+                        "--stop-after-steps", "5"], capture_output=True, text=True, env=env)
+    ck2 = os.path.join(outdir, "fin2.checkpoint.h5")
+    if p.returncode != SIGTERM_EXIT or f"continue with: tools/run --resume {ck2}" not in p.stderr:
+        fail(f"a stop under tools/run does not print 'tools/run --resume':\n{p.stderr}")
+
+    talus_run(talus, "--resume", ck, "--quiet")
+    n = compare(whole, out, "stopped at 23, resumed to the end")
+    if not checkpoint_finished(ck):
+        fail("the resumed run ended, but the checkpoint it continued is not marked finished")
+    before = file_bytes(out)
+    err = talus_run(talus, "--resume", ck, "--quiet", expect=2)
+    if "finished" not in err or out not in err:
+        fail(f"resuming a finished run: the message does not say so or name the trajectory:\n{err}")
+    if file_bytes(out) != before:
+        fail("resuming a finished run changed its trajectory")
+    n = compare(whole, out, "after the refused second resume")
+    print(f"finished: resumed to the end ({n} frames identical); a second --resume exits 2 "
+          f"('{err.strip().splitlines()[0][:90]}...') and leaves the file's bytes as they were")
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[4] not in ("stop", "signals", "periodic"):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("stop", "signals", "periodic", "finished"):
         print(__doc__, file=sys.stderr)
         return 2
     talus, scene, outdir, mode = sys.argv[1:5]
     os.makedirs(outdir, exist_ok=True)
-    {"stop": mode_stop, "signals": mode_signals, "periodic": mode_periodic}[mode](talus, scene, outdir)
+    {"stop": mode_stop, "signals": mode_signals, "periodic": mode_periodic,
+     "finished": mode_finished}[mode](talus, scene, outdir)
     return 0
 
 

@@ -3,6 +3,7 @@
 // with a message that names its file and line (or the override).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -813,6 +814,137 @@ random = { min = [0.0, 0.0, 0.0], max = [1.0, 1.0, 1.0], count = 20001, seed = 1
     } catch (const SceneError& e) {
         EXPECT_NE(std::string(e.what()).find("mem/limit.toml:21:"), std::string::npos) << e.what();
     }
+}
+
+}  // namespace
+}  // namespace talus
+
+namespace talus {
+namespace {
+
+// Legal values that are likely unit slips are warned about (file, line, key), not refused;
+// ordinary values give no warning.
+TEST(Scene, LikelyUnitSlipsAreWarnedAboutWithTheirLine) {
+    const std::string text = R"(
+[simulation]
+gravity = [0, 0, -981]
+
+[[material]]
+name = "glass"
+density = 2.5
+
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 5
+lattice = { min = [0, 0, 0], max = [0, 0, 0], spacing = 20 }
+)";
+    const Scene s = parse_scene(text, "mem/slips.toml");
+    ASSERT_EQ(s.warnings.size(), 3u);
+    EXPECT_NE(s.warnings[0].find("mem/slips.toml:3: simulation.gravity: its magnitude 981 m/s²"),
+              std::string::npos) << s.warnings[0];
+    EXPECT_NE(s.warnings[1].find("mem/slips.toml:7: material.0.density: 2.5 kg/m³"),
+              std::string::npos) << s.warnings[1];
+    EXPECT_NE(s.warnings[2].find("mem/slips.toml:12: particles.0.radius: 5 m is a grain 10 m across"),
+              std::string::npos) << s.warnings[2];
+    const Scene ok = parse_scene(kMaterials + R"(
+[simulation]
+gravity = [0, 0, -1.62]
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.005
+lattice = { min = [0, 0, 0], max = [0, 0, 0], spacing = 0.02 }
+)", "mem/moon.toml");
+    EXPECT_TRUE(ok.warnings.empty()) << ok.warnings.front();
+}
+
+// --set paths take an entry's name where they take its index (material.glass.friction).
+TEST(Scene, OverridesNameEntriesByTheirName) {
+    const std::string text = kMaterials + R"(
+[[body]]
+shape = "sphere"
+material = "steel"
+radius = 0.01
+position = [0, 0, 0]
+)";
+    const Scene s = parse_scene(text, "mem/names.toml", {"material.steel.friction=0.25"});
+    EXPECT_EQ(s.world.materials.materials[1].friction, 0.25);
+    EXPECT_EQ(s.world.materials.materials[0].friction, 0.5);
+    const std::string m = error_of(text, {"material.stell.friction=0.25"});
+    EXPECT_NE(m.find("--set material.stell.friction=0.25: material: no [[material]] entry is "
+                     "named 'stell' (did you mean 'steel'?)"),
+              std::string::npos) << m;
+}
+
+// A scene that cannot fit in the memory the process may use is refused before its grains
+// are generated, with the estimate; within the limit it loads.
+TEST(Scene, MemoryBeyondTheMachineIsRefusedBeforeGenerating) {
+    const std::string text = kMaterials + R"(
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.001
+lattice = { min = [0, 0, 0], max = [0.2985, 0.2985, 0.2985], spacing = 0.003 }
+)";  // 100³ = 10⁶ bodies: at least 0.904 GB
+    SceneLimits limits;
+    limits.memory_bytes = 0.5e9;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        parse_scene(text, "mem/big.toml", {}, limits);
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("mem/big.toml:17: particles.0: this entry generates 1,000,000 bodies, which "
+                         "need at least 0.904 GB"),
+                  std::string::npos) << m;
+        EXPECT_NE(m.find("more than the 0.5 GB"), std::string::npos) << m;
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 0.5);
+    EXPECT_NEAR(run_memory(1e6).least, 0.904e9, 1e6);
+    EXPECT_NEAR(run_memory(1e6).typical, 1.944e9, 1e6);
+    // an emitter that would add 10⁶ grains over the run counts too
+    const std::string emitting = kMaterials + R"(
+[simulation]
+duration = 10
+[[emitter]]
+radius = 0.001
+material = "glass"
+rate = 100000
+seed = 1
+min = [0, 0, 0]
+max = [1, 1, 1]
+)";
+    try {
+        parse_scene(emitting, "mem/emit.toml", {}, limits);
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        EXPECT_NE(std::string(e.what()).find("mem/emit.toml:19: emitter.0: with what its "
+                                             "emitters add, the run reaches 1,000,000 bodies"),
+                  std::string::npos) << e.what();
+    }
+    limits.memory_bytes = 2e9;
+    EXPECT_EQ(parse_scene(emitting, "mem/emit.toml", {}, limits).world.emitters.size(), 1u);
+    EXPECT_GT(available_memory_bytes(), 1e8);
+}
+
+// A long random fill reports its progress through SceneLimits::progress.
+TEST(Scene, LongFillsReportTheirProgress) {
+    const std::string text = kMaterials + R"(
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.001
+random = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], count = 70000, seed = 3 }
+)";
+    SceneLimits limits;
+    std::vector<std::string> lines;
+    limits.progress = [&](const std::string& l) { lines.push_back(l); };
+    const Scene s = parse_scene(text, "mem/fill.toml", {}, limits);
+    EXPECT_EQ(s.world.bodies.size(), 70000u);
+    ASSERT_GE(lines.size(), 1u);
+    EXPECT_NE(lines.front().find("particles.0 (mem/fill.toml:21): "), std::string::npos) << lines.front();
+    EXPECT_NE(lines.front().find(" of 70,000 placed"), std::string::npos) << lines.front();
 }
 
 }  // namespace
