@@ -13,7 +13,7 @@
 //
 // Modes (CSV into benchmarks/results/, each naming the machine):
 //   generate     settle the pile; save the state; verify the reload
-//   convergence  residual (DESIGN §6) per iteration and second for PGS, PJ and APGD, cold
+//   convergence  residual (docs/design.md §6) per iteration and second for PGS, PJ and APGD, cold
 //                and warm, to 1e-6 m/s or a wall-time budget; the table of when each
 //                solver reaches 1e-3, 1e-4, 1e-5 m/s
 //   throughput   one PGS sweep, one PJ iteration (and one APGD iteration) in

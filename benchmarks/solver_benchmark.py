@@ -102,7 +102,7 @@ def plot_convergence(out_png):
         ax.set_yscale("log")
         ax.set_xscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("residual r [m/s] (DESIGN §6)")
+        ax.set_ylabel("residual r [m/s] (docs/design.md §6)")
         for t in (1e-3, 1e-4, 1e-5):
             ax.axhline(t, color="0.75", lw=0.8, zorder=0)
         ax.grid(True, which="major", color="0.9", lw=0.6)

@@ -1,4 +1,4 @@
-// Broad phase by spatial hashing on a uniform grid (DESIGN §7).
+// Broad phase by spatial hashing on a uniform grid (docs/design.md §7).
 //
 // Cell edge a = max diameter + envelope, so two spheres within the envelope of each other
 // sit in the same or adjacent cells. Each body gets the Morton key of its integer cell

@@ -1,5 +1,5 @@
 #pragma once
-/// Broad phase: candidate sphere pairs by spatial hashing on a uniform grid (DESIGN §7).
+/// Broad phase: candidate sphere pairs by spatial hashing on a uniform grid (docs/design.md §7).
 #include <cstdint>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// Static triangle meshes as walls (DESIGN §7): sphere–triangle contacts on face, edge and
+// Static triangle meshes as walls (docs/design.md §7): sphere–triangle contacts on face, edge and
 // vertex features, found through an AABB tree.
 //
 // Closest point of a triangle to a point: the Voronoi-region walk of Ericson, "Real-Time

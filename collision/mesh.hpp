@@ -2,7 +2,7 @@
 /// Static triangle-mesh walls: an indexed triangle soup with shared vertices, its edge and
 /// vertex adjacency, an AABB tree over the triangles, and sphere–triangle contacts on
 /// faces, edges and vertices without snagging on the inner edges of a flat surface
-/// (DESIGN §7). Built once; every query is read-only and deterministic.
+/// (docs/design.md §7). Built once; every query is read-only and deterministic.
 #include <array>
 #include <cstdint>
 #include <vector>

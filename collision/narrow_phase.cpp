@@ -1,4 +1,4 @@
-// Narrow phase for spheres, capsules, ellipsoids and clumps (DESIGN §3, §7).
+// Narrow phase for spheres, capsules, ellipsoids and clumps (docs/design.md §3, §7).
 //
 // Every shape is a convex "core" swept by a radius: a sphere is a point swept by r, a
 // capsule the segment x ± h R e_x (h = half_length) swept by r, an ellipsoid the solid

@@ -1,7 +1,7 @@
 #pragma once
 /// Narrow phase: geometric contacts (point, normal, gap) between bodies of every shape
 /// (spheres, capsules, ellipsoids, clumps of spheres) and between bodies and walls, with
-/// gap Φ ≤ δ (DESIGN §3, §7). Ellipsoid–ellipsoid, clump–capsule and clump–ellipsoid pairs
+/// gap Φ ≤ δ (docs/design.md §3, §7). Ellipsoid–ellipsoid, clump–capsule and clump–ellipsoid pairs
 /// are not implemented: they are reported in NarrowPhaseScratch::unsupported instead of
 /// producing a contact.
 #include <cstdint>

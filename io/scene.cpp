@@ -1,4 +1,4 @@
-// Why: the scene file is the user's whole description of a run (DESIGN §10), so a typo
+// Why: the scene file is the user's whole description of a run (docs/design.md §10), so a typo
 // must never turn into a silently different simulation. The reader therefore works in
 // passes over the parsed TOML document, each collecting every problem it can find:
 //   1. syntax (toml++ reports the line),

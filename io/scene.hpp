@@ -1,5 +1,5 @@
 #pragma once
-/// Scene files (DESIGN §10): a TOML description of a run → a configured World.
+/// Scene files (docs/design.md §10): a TOML description of a run → a configured World.
 /// Every key, default and unit is listed in the README ("Scene files"); the reader rejects
 /// unknown keys, wrong types and impossible values with the file, line and key.
 #include <filesystem>

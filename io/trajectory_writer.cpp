@@ -1,4 +1,4 @@
-// TrajectoryWriter: one HDF5 file per run, appended frame after frame (DESIGN §9).
+// TrajectoryWriter: one HDF5 file per run, appended frame after frame (docs/design.md §9).
 //
 // Why this shape:
 // - Rows, not frames, are the unit of storage: every /bodies dataset holds one row per body
@@ -541,7 +541,7 @@ struct TrajectoryWriter::Impl {
         create_column(d_contacts, "/diagnostics/contacts", u32, nu32, 1, k, "1", "contacts in the solve");
         create_column(d_iterations, "/diagnostics/iterations", u32, nu32, 1, k, "1", "solver iterations");
         create_column(d_residual, "/diagnostics/residual", f64, nf64, 1, k, "m/s",
-                      "solver residual at exit (DESIGN section 6)");
+                      "solver residual at exit (docs/design.md section 6)");
         create_column(d_kinetic, "/diagnostics/kinetic_energy", f64, nf64, 1, k, "J",
                       "translational plus rotational kinetic energy after the step");
         create_column(d_potential, "/diagnostics/potential_energy", f64, nf64, 1, k, "J",

@@ -1,5 +1,5 @@
 #pragma once
-/// TrajectoryWriter: the one HDF5 file a run writes (DESIGN §9), plus its XDMF sidecar.
+/// TrajectoryWriter: the one HDF5 file a run writes (docs/design.md §9), plus its XDMF sidecar.
 /// The layout, every dataset's dtype, shape and unit, is in docs/output-format.md.
 #include <cstdint>
 #include <filesystem>

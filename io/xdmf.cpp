@@ -2,7 +2,7 @@
 //
 // Why this shape: ParaView 5.11 opens a time series of particles from HDF5 through its
 // legacy "XDMF Reader" (XDMF 2); its Xdmf3 readers return no points for hyperslab data
-// items (DESIGN §9). So the sidecar is XDMF 2: a temporal collection holding one uniform
+// items (docs/design.md §9). So the sidecar is XDMF 2: a temporal collection holding one uniform
 // grid per frame, each a Polyvertex of row_count points whose geometry and attributes are
 // HyperSlab data items selecting rows [first_row, first_row + row_count) of the appended
 // /bodies datasets. Nothing is copied: the sidecar is a few lines of XML per frame.

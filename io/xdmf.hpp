@@ -1,5 +1,5 @@
 #pragma once
-/// XDMF sidecar (.xmf) of a trajectory: the ParaView view of the HDF5 file (DESIGN §9).
+/// XDMF sidecar (.xmf) of a trajectory: the ParaView view of the HDF5 file (docs/design.md §9).
 /// Each frame is a grid of points whose arrays are hyperslabs of the /bodies datasets.
 #include <cstdint>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Accelerated projected gradient descent (APGD) on the CCP's quadratic program
 //   min f(γ) = ½ γᵀ N γ + pᵀ γ  s.t. γ_i ∈ K_i,   N = Dᵀ M⁻¹ D,  p = Dᵀ ν* + rhs
 // after Mazhar, Heyn, Tasora and Negrut 2015 (Nesterov's method with adaptive step and
-// restart), matrix-free, as DESIGN §6 lays out:
+// restart), matrix-free, as docs/design.md §6 lays out:
 //  - N z is two passes over the contacts: M⁻¹ D z accumulated on per-body scratch colour by
 //    colour (no two contacts of a colour share a body: parallel without races, and each
 //    body sums in the fixed colour order), then D_iᵀ of it per contact; the gradient at γ
@@ -19,7 +19,7 @@
 //    y_{k+1} = x_{k+1} + β (x_{k+1} − x_k), and N y_{k+1} = (1+β) N x_{k+1} − β N x_k, so
 //    an accepted iteration costs one product by N.
 //  - restart (θ = 1, y = x) when ∇f(y_k)ᵀ(x_{k+1} − x_k) > 0;
-//  - the DESIGN §6 residual of every iterate comes from N x + p (no extra pass), and the
+//  - the docs/design.md §6 residual of every iterate comes from N x + p (no extra pass), and the
 //    iterate with the lowest residual is returned, not the last.
 //  - idle contacts: a contact at γ = 0 in x_k and x_{k+1} whose velocity d = N x + p
 //    separates it (d_n ≥ μ‖d_t‖ + 10 tol, so Π_K(−t d) = 0: its next x is 0 again, its
@@ -206,7 +206,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, work.bodies, i); });
         for (std::size_t j = 0; j < m; ++j) lp[j] = row_velocity(rows, work.bodies, j);
 
-        // DESIGN §6's residual term ‖g − Π_K(g − η d)‖/η of contact i at impulse g with
+        // docs/design.md §6's residual term ‖g − Π_K(g − η d)‖/η of contact i at impulse g with
         // N g = ng, where it may exceed `floor`; else 0, which leaves a max above `floor`
         // unchanged. The square root and the division were a fifth of the gather's time,
         // and most terms lie far below the running max: a term whose square is below

@@ -1,4 +1,4 @@
-// Assembly of the step's cone complementarity problem (DESIGN §3–§4, §6).
+// Assembly of the step's cone complementarity problem (docs/design.md §3–§4, §6).
 //
 // For contact i with normal n (A → B), tangents (u, w = n × u) from n alone (Duff et al.
 // 2017), and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B)

@@ -1,5 +1,5 @@
 #pragma once
-/// Assembly: from geometric contacts to the solver's batch (DESIGN §3, §4): contact frame,
+/// Assembly: from geometric contacts to the solver's batch (docs/design.md §3, §4): contact frame,
 /// body-frame angular Jacobians, stabilisation term b, friction μ, step η, warm start γ⁰.
 #include <cstdint>
 #include <vector>

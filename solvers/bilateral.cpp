@@ -1,4 +1,4 @@
-// Bilateral rows from joints (DESIGN §4; Anitescu, Miller and Hart 2003, eq. 2.8 for the
+// Bilateral rows from joints (docs/design.md §4; Anitescu, Miller and Hart 2003, eq. 2.8 for the
 // stabilisation b_j = γ_s g_j / h, eq. 3.15 for the infeasibility I(q) = max |g_j|).
 //
 // Each joint contributes scalar constraints g(q) = 0 whose velocity-level form is a row
@@ -82,7 +82,7 @@ private:
     double k_;
 };
 
-/// Two unit vectors ⊥ the unit axis u, a deterministic function of u (DESIGN §3's basis).
+/// Two unit vectors ⊥ the unit axis u, a deterministic function of u (docs/design.md §3's basis).
 void perpendiculars(const Vec3& u, Vec3& t1, Vec3& t2) { orthonormal_basis(u, t1, t2); }
 
 void joint_rows(const Joint& j, int32_t a, int32_t b, const BodyStore& bodies, double gs_over_h,

@@ -1,5 +1,5 @@
 #pragma once
-/// Bilateral rows (joints) of one step (DESIGN §4): each scalar constraint g_j(q, t) = 0
+/// Bilateral rows (joints) of one step (docs/design.md §4): each scalar constraint g_j(q, t) = 0
 /// becomes a row with the free cone B_j = R (λ_j unbounded, no projection),
 ///   G_jᵀ ν = l_aᵀ v_a + k_aᵀ ω_a + l_bᵀ v_b + k_bᵀ ω_b   (world-frame v, ω),
 ///   b_j = γ_s g_j / h + ∂g_j/∂t,   η_j = 1 / (G_jᵀ M⁻¹ G_j),
@@ -95,7 +95,7 @@ inline void add_row_impulses(const BilateralBatch& r, const std::vector<double>&
     for (std::size_t j = 0; j < r.size(); ++j) apply_row(r, sb, j, lambda[j]);
 }
 
-/// max_j |b_j + G_jᵀ ν|, the rows' share of the DESIGN §6 residual [m/s or rad/s].
+/// max_j |b_j + G_jᵀ ν|, the rows' share of the docs/design.md §6 residual [m/s or rad/s].
 inline double bilateral_residual(const BilateralBatch& r, const SolverBodies& sb) {
     double m = 0.0;
     for (std::size_t j = 0; j < r.size(); ++j) m = std::max(m, std::abs(row_velocity(r, sb, j)));

@@ -1,4 +1,4 @@
-// Colouring the contact graph (DESIGN §6; the scheme of Box2D v3's constraint graph).
+// Colouring the contact graph (docs/design.md §6; the scheme of Box2D v3's constraint graph).
 //
 // Two contacts conflict when they share a dynamic body; static and kinematic sides
 // (kNoBody) never conflict, so wall contacts colour freely. A contact takes the lowest

@@ -1,5 +1,5 @@
 #pragma once
-/// Contact-graph colouring for the parallel Gauss–Seidel sweep (DESIGN §6, §8).
+/// Contact-graph colouring for the parallel Gauss–Seidel sweep (docs/design.md §6, §8).
 #include <cstdint>
 #include <tuple>
 #include <vector>

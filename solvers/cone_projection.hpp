@@ -1,5 +1,5 @@
 #pragma once
-/// Euclidean projection onto the friction cone K = {γ : ‖γ_t‖ ≤ μ γ_n} (DESIGN §5).
+/// Euclidean projection onto the friction cone K = {γ : ‖γ_t‖ ≤ μ γ_n} (docs/design.md §5).
 #include <cmath>
 
 #include "engine/core/math.hpp"

@@ -1,4 +1,4 @@
-// The per-contact kernels of the PGS sweep and of the two PJ passes (DESIGN §6), scalar and
+// The per-contact kernels of the PGS sweep and of the two PJ passes (docs/design.md §6), scalar and
 // four contacts at a time with AVX.
 //
 // Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
@@ -61,7 +61,7 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
     return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
 }
 
-/// PJ's contact pass on contact i: next_i = Π_K(γ_i − s_i d_i); returns the DESIGN §6
+/// PJ's contact pass on contact i: next_i = Π_K(γ_i − s_i d_i); returns the docs/design.md §6
 /// residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i.
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {

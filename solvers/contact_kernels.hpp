@@ -29,7 +29,7 @@ double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t 
 bool pgs_lanes_available();
 
 /// PJ's contact pass over [lo, hi): next_i = Π_K(γ_i − step_i d_i) from the current
-/// velocities (read only); returns the largest DESIGN §6 residual term
+/// velocities (read only); returns the largest docs/design.md §6 residual term
 /// ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i (0 for an empty range). `lanes`: allow the AVX kernel.
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
                          Vec3* next, std::size_t lo, std::size_t hi, bool lanes = true);

@@ -1,5 +1,5 @@
 #pragma once
-/// The two matrix-free products every solver is built from (DESIGN §3, §6), with body
+/// The two matrix-free products every solver is built from (docs/design.md §3, §6), with body
 /// velocities in the world frame (solvers/solver_bodies.hpp):
 ///   d_i = D_iᵀ ν + rhs_i = A_iᵀ [(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] + rhs_i,
 ///   ν += M⁻¹ D_i Δγ: v_B += f/m_B, ω_B += I_B⁻¹ (r_B × f), and the opposite on A,
@@ -139,7 +139,7 @@ inline Mat3 delassus_block(const AssembledBatch& c, const SolverBodies& sb, std:
     return W;
 }
 
-/// The residual of DESIGN §6 at the solver bodies' current velocities:
+/// The residual of docs/design.md §6 at the solver bodies' current velocities:
 /// r = max_i ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i  [m/s]. Deterministic (a max is exact).
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb);
 

@@ -12,7 +12,7 @@
 //    back, and each solve warm-starts from the last γ. Each solve goes to a tenth of the
 //    current Coulomb residual (no sharper than tol, no looser than 100 tol).
 //
-// The residual both report, and stop on, is DESIGN §6's with ĉ for c:
+// The residual both report, and stop on, is docs/design.md §6's with ĉ for c:
 //   r = max_i ‖γ_i − Π_K(γ_i − η_i ĉ_i)‖ / η_i  [m/s],   ĉ_i = c_i + [μ_i‖c_t,i‖, 0, 0].
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 ///   u = W r + q,   û = u + [μ‖u_T‖, 0, 0],   K*_μ ∋ û ⊥ r ∈ K_μ = {‖r_T‖ ≤ μ r_n},
 /// De Saxcé's form of Signorini + Coulomb: a closed contact either sticks (u = 0, r in K_μ)
 /// or slides with u_n = 0 and r_T = −μ r_n u_T/‖u_T‖; an open one has r = 0 and u_n ≥ 0.
-/// (The CCP of DESIGN §4 drops the μ‖u_T‖ shift, so its sliding contacts separate at
+/// (The CCP of docs/design.md §4 drops the μ‖u_T‖ shift, so its sliding contacts separate at
 /// u_n = μ‖u_T‖.)
 #include "engine/core/math.hpp"
 

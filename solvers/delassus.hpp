@@ -3,7 +3,7 @@
 /// FCLIB's local form (io/fclib.hpp reads it), solved by the same solver kinds and settings
 /// as a step (SolverSettings in, SolverResult out):
 ///   u = W r + q,  û = u + [μ_i‖u_T,i‖, 0, 0] per contact,  K* ∋ û ⊥ r ∈ K_μ   ("coulomb"),
-/// or without the shift (the CCP of DESIGN §4, "ccp"). Contacts are blocks of three rows,
+/// or without the shift (the CCP of docs/design.md §4, "ccp"). Contacts are blocks of three rows,
 /// normal first. Accuracy is the natural map F = r − Π_K(r − û) (ρ = 1), reported as
 /// ‖F‖₂ and ‖F‖₂ / (1 + ‖q‖₂); SolverSettings::tolerance applies to the latter.
 #include <string>

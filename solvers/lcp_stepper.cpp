@@ -23,7 +23,7 @@
 // Units: impulse unknowns are scaled by η_j = 3 / trace(W_jj) (c_n = η_j ĉ_n, β = η_j β̂)
 // and the ζ rows divided by η_i, so every unknown and every row of the LCP Lemke sees is in
 // m/s and of order one; its natural residual ‖min(x, M̂x + q)‖∞ is then the residual this
-// solver reports, in m/s (zero at an exact solution). The DESIGN §6 CCP residual does not
+// solver reports, in m/s (zero at an exact solution). The docs/design.md §6 CCP residual does not
 // vanish at the LCP's solution (the cones differ), so it is not what we report.
 //
 // Joints (bilateral rows j, solvers/bilateral.hpp; Anitescu 2003 §2, the mixed LCP): the

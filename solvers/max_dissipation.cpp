@@ -1,4 +1,4 @@
-// The maximum-dissipation contact model (Preclik & Rüde 2017, seed 004; DESIGN §6): the
+// The maximum-dissipation contact model (Preclik & Rüde 2017, seed 004; docs/design.md §6): the
 // exact single-contact solve (derivation and optimality argument in max_dissipation.hpp)
 // and its non-linear block Gauss–Seidel sweep over the contacts of a step.
 //
@@ -6,7 +6,7 @@
 // b_i = d_i − W_ii γ_i (the velocity without its own impulse), γ_i ← the exact solution
 // for (W_ii, b_i, μ_i), and the change applied at once to both bodies (as PGS, same
 // colouring, hence the same thread-independence). Stopping: the model is not a CCP, so
-// the DESIGN §6 residual does not vanish at its solution (a sliding contact has d_n = 0,
+// the docs/design.md §6 residual does not vanish at its solution (a sliding contact has d_n = 0,
 // not μ‖d_t‖). The residual reported is the fixed-point residual of the sweep,
 //   r = max_i ‖γ_i⁺ − γ_i⁻‖ / η_i   [m/s],   η_i = 3 / trace(W_ii),
 // the largest change of an impulse over one sweep in velocity units (zero exactly at a

@@ -1,7 +1,7 @@
 #pragma once
 /// The single-contact maximum-dissipation impact problem of Preclik & Rüde (2017), "The
 /// maximum dissipation principle in rigid-body dynamics with purely inelastic impacts"
-/// (seed 004, eqs. (3) and (5); DESIGN §6), solved to machine precision.
+/// (seed 004, eqs. (3) and (5); docs/design.md §6), solved to machine precision.
 ///
 /// Problem. W = D_iᵀ M⁻¹ D_i (3×3 SPD) [1/kg], b the contact's velocity without its own
 /// impulse (stabilisation included) [m/s], frame (n, u, w), d = W γ + b after the impulse.
@@ -36,7 +36,7 @@
 ///     scaled radially onto ∂C (g is positively homogeneous plus a constant).
 /// At the optimum d_t = −λ (x/‖x‖ + μ w): friction opposes slip exactly only when W_nt = 0
 /// (e.g. every sphere contact), where the model coincides with the impulsive Coulomb law;
-/// unlike the CCP, d_n = 0 always: no lift-off (DESIGN §4).
+/// unlike the CCP, d_n = 0 always: no lift-off (docs/design.md §4).
 #include <cstdint>
 
 #include "engine/core/math.hpp"

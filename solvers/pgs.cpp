@@ -1,4 +1,4 @@
-// Projected Gauss–Seidel on the cone complementarity problem (DESIGN §4–§6; seed 001),
+// Projected Gauss–Seidel on the cone complementarity problem (docs/design.md §4–§6; seed 001),
 // parallel by contact colouring.
 //
 // Matrix-free block sweep: for each contact, d_i from the current velocities,
@@ -11,7 +11,7 @@
 // an overflow colour, whose contacts may share bodies, runs serially. The update itself is
 // in solvers/contact_kernels.cpp (scalar, and four contacts at a time with AVX; same bits).
 // Each sweep also records each contact's residual term at the moment it is visited (free:
-// no extra memory traffic); once that drops below the tolerance, the residual of DESIGN §6
+// no extra memory traffic); once that drops below the tolerance, the residual of docs/design.md §6
 // (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
 // Joint rows (solvers/bilateral.hpp), when there are any, are swept after the colours of
 // each sweep, serially in their fixed order: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν), free cone.

@@ -1,4 +1,4 @@
-// Projected Jacobi on the cone complementarity problem (DESIGN §6).
+// Projected Jacobi on the cone complementarity problem (docs/design.md §6).
 //
 // Every contact computes d_i from the same velocities ν, all impulses are updated at once,
 // γ_i ← Π_K(γ_i − ω s_i η_i d_i), and ν = ν* + M⁻¹ D γ is rebuilt body by body. Trivially
@@ -7,9 +7,9 @@
 // must shrink with the number of contacts: s_i = 1 / max(k_A, k_B), k the contact count
 // of a dynamic body. This bounds the Gershgorin row sums of the scaled Delassus operator
 // by about 2 × 21/16 for spheres, so ω < 0.75 converges; the default is ω = 0.5. (A fixed
-// ω = 0.3 without s_i, as DESIGN suggests, diverged on a settling bed where a grain had
+// ω = 0.3 without s_i, as docs/design.md suggests, diverged on a settling bed where a grain had
 // 10+ contacts.) Since all d_i come from one ν, the residual terms computed during the
-// update are exactly the DESIGN §6 residual of the current iterate, at no extra cost.
+// update are exactly the docs/design.md §6 residual of the current iterate, at no extra cost.
 //
 // ν is then moved by M⁻¹ D Δγ contact by contact, colour by colour (as a PGS sweep
 // writes): within a colour no two contacts share a dynamic body, so the colour is a

@@ -10,7 +10,7 @@
 //
 // Tasora–Anitescu state the model as one CCP: (γ_n, γ_t, γ_r, γ_s) in a composite cone,
 // whose dual-cone condition relaxes the normal velocity by μ‖d_t‖ + μ_r‖d_r‖ + μ_s|d_s|
-// (rolling and spinning would lift off as sliding does, DESIGN §4). Talus instead projects
+// (rolling and spinning would lift off as sliding does, docs/design.md §4). Talus instead projects
 // the torque part onto R(γ_n) at the contact's current γ_n, leaving the contact block the
 // plain Coulomb CCP: at a fixed point the contact satisfies its CCP, and the torque
 // maximises dissipation within the bounds set by γ_n (|γ_s| = μ_s γ_n against a spin,

@@ -15,7 +15,7 @@
 /// relaxed step stays a descent step. Π_R clamps γ_s and scales γ_r onto its disc, both at
 /// the current γ_n: unlike the paper's composite cone, this adds no lift-off (see
 /// solvers/rolling.cpp for the difference).
-/// The DESIGN §6 residual gets the term ‖γ_k − Π_R(γ_k − η_k d_k)‖ / η_k [rad/s], like the
+/// The docs/design.md §6 residual gets the term ‖γ_k − Π_R(γ_k − η_k d_k)‖ / η_k [rad/s], like the
 /// angular joint rows.
 #include <algorithm>
 #include <cmath>

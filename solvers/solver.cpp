@@ -1,5 +1,5 @@
-// The solver interface (DESIGN §6) and what every solver shares: the residual, the rebuild
-// of ν⁺ from scratch, and the over-constrained check (DESIGN §4).
+// The solver interface (docs/design.md §6) and what every solver shares: the residual, the rebuild
+// of ν⁺ from scratch, and the over-constrained check (docs/design.md §4).
 //
 // Over-constrained problems: when a grain is jammed between opposing walls or squeezed by
 // a kinematic body, the QP is unbounded below along a ray of impulses that cancel on the

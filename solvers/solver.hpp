@@ -1,5 +1,5 @@
 #pragma once
-/// One interface for every CCP solver (DESIGN §6): the same assembled batch in, impulses
+/// One interface for every CCP solver (docs/design.md §6): the same assembled batch in, impulses
 /// and new velocities out, the same residual reported.
 #include <chrono>
 #include <vector>
@@ -37,7 +37,7 @@ SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSett
                       SolverWorkspace& work);
 SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                         SolverWorkspace& work);
-/// Not a CCP solver: the maximum-dissipation model (Preclik & Rüde 2017; DESIGN §6) by
+/// Not a CCP solver: the maximum-dissipation model (Preclik & Rüde 2017; docs/design.md §6) by
 /// non-linear block Gauss–Seidel with exact single-contact solves (solvers/max_dissipation.cpp).
 /// Same contract, but `residual` is its fixed-point residual max_i ‖Δγ_i‖ / η_i over the
 /// last sweep [m/s] and `converged` means that it reached the tolerance.
@@ -60,7 +60,7 @@ SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                         SolverWorkspace& work);
 SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
                                        const SolverSettings& settings, SolverWorkspace& work);
-/// DESIGN §6's residual with c_n + μ‖c_t‖ for c_n (zero at a Coulomb solution) [m/s].
+/// docs/design.md §6's residual with c_n + μ‖c_t‖ for c_n (zero at a Coulomb solution) [m/s].
 double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb);
 
 /// Size limit of the dense "lemke" solver: contacts × (k + 2) unknowns [-]. Its tableau holds
@@ -90,10 +90,10 @@ void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWor
 /// Call after each iteration k (1-based) with the cap; snapshots γ_n at ¼ and ½ of it.
 void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
 /// ν ← ν* + M⁻¹ D γ from scratch in work.bodies and, given a store holding ν*, there too
-/// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits); returns the DESIGN §6
+/// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits); returns the docs/design.md §6
 /// residual at ν.
 double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work);
-/// Contacts with unbounded-growth signature after a solve that hit the cap (DESIGN §4);
+/// Contacts with unbounded-growth signature after a solve that hit the cap (docs/design.md §4);
 /// work.bodies must hold the velocities of the batch's current γ.
 std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStore& bodies,
                                      const SolverWorkspace& work, double tolerance);

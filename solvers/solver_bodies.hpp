@@ -1,5 +1,5 @@
 #pragma once
-/// The bodies as the solvers iterate on them (DESIGN §6): velocities in the world frame,
+/// The bodies as the solvers iterate on them (docs/design.md §6): velocities in the world frame,
 /// packed with the inverse mass properties into one 64-byte cache line per body, so a
 /// contact update touches one line per body instead of four arrays.
 ///

@@ -1,5 +1,5 @@
 #pragma once
-/// What every solver reports (DESIGN §6).
+/// What every solver reports (docs/design.md §6).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,12 +10,12 @@ namespace talus {
 struct IterationRecord {
     int iteration;
     double seconds;   ///< since the solve started [s]
-    double residual;  ///< DESIGN §6 residual after this iteration [m/s] (maxdiss: max ‖Δγ_i‖/η_i)
+    double residual;  ///< docs/design.md §6 residual after this iteration [m/s] (maxdiss: max ‖Δγ_i‖/η_i)
 };
 
 struct SolverResult {
     int iterations = 0;         ///< iterations performed
-    double residual = 0.0;      ///< DESIGN §6 natural-map residual at exit [m/s]; for
+    double residual = 0.0;      ///< docs/design.md §6 natural-map residual at exit [m/s]; for
                                 ///< maxdiss its fixed-point residual (max ‖Δγ_i‖/η_i per sweep),
                                 ///< for lemke the LCP's natural residual in m/s
     bool converged = false;     ///< residual ≤ tolerance before the iteration cap
@@ -23,7 +23,7 @@ struct SolverResult {
     /// Contact velocities D_iᵀ ν computed by the iterations: APGD's measure of the work of a
     /// solve, deterministic (idle contacts are not gathered); 0 for the other solvers.
     uint64_t gathers = 0;
-    /// Contacts whose impulse grew without bound while the residual stalled (DESIGN §4):
+    /// Contacts whose impulse grew without bound while the residual stalled (docs/design.md §4):
     /// the signature of an over-constrained problem. Empty when the solve is sound.
     std::vector<uint32_t> unbounded_contacts;
     /// With friction = "coulomb" and a CCP solver: how many times the normal term was shifted

@@ -1,4 +1,4 @@
-// Warm-start cache (DESIGN §6): a sorted array of (key_a, key_b, feature) → impulse,
+// Warm-start cache (docs/design.md §6): a sorted array of (key_a, key_b, feature) → impulse,
 // rebuilt after every solve and searched by bisection, so lookups run in parallel and
 // the matching does not depend on contact order or thread count. Friction is kept as a
 // world-frame vector so it survives a change of tangent basis between steps.

@@ -1,5 +1,5 @@
 #pragma once
-/// Warm start across steps (DESIGN §6): impulses of persisting contacts, matched by
+/// Warm start across steps (docs/design.md §6): impulses of persisting contacts, matched by
 /// (stable key of A, stable key of B, feature), friction carried as a world-frame vector.
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-/// BodyStore: the state of every dynamic body, as structure of arrays (DESIGN §2).
+/// BodyStore: the state of every dynamic body, as structure of arrays (docs/design.md §2).
 /// Indexed by a dense body index; `id` is the stable user-visible id.
 #include <cstdint>
 #include <vector>
@@ -58,7 +58,7 @@ inline MassProperties ellipsoid_mass_properties(const Vec3& s, double rho) {
     return {m, 0.2 * m * Vec3(q.y() + q.z(), q.x() + q.z(), q.x() + q.y())};
 }
 
-/// Prescribed motion of a kinematic body (DESIGN §2): the rigid motion `motion` applied to
+/// Prescribed motion of a kinematic body (docs/design.md §2): the rigid motion `motion` applied to
 /// the body's reference pose (x0, q0), its pose at t = 0 (before the motion's start):
 ///     x(t) = R(t) (x0 − c) + c + d(t),   q(t) = q_R(t) ⊗ q0
 /// (engine/core/wall_motion.hpp). The body has infinite mass and inertia.

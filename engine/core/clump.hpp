@@ -1,5 +1,5 @@
 #pragma once
-/// Clumps: rigid bodies made of overlapping spheres (DESIGN §7, issue 5). A body of shape
+/// Clumps: rigid bodies made of overlapping spheres (docs/design.md §7, issue 5). A body of shape
 /// Shape::Clump names a template in ClumpTable by its shape_param.x(); the table holds each
 /// template's spheres in the body frame, which is the principal frame of the union of the
 /// spheres (origin at its centre of mass, axes along its principal axes of inertia).

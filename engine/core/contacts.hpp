@@ -1,5 +1,5 @@
 #pragma once
-/// Data handed between the collision and solver stages (DESIGN §1, §3), as plain arrays.
+/// Data handed between the collision and solver stages (docs/design.md §1, §3), as plain arrays.
 #include <cstdint>
 #include <vector>
 

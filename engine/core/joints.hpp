@@ -1,6 +1,6 @@
 #pragma once
 /// Joints: bilateral constraints g(q, t) = 0 between two bodies, or a body and the world
-/// (DESIGN §4). Plain data: bodies by stable id (World renumbers the dense indices), anchor
+/// (docs/design.md §4). Plain data: bodies by stable id (World renumbers the dense indices), anchor
 /// points and axes in each body's frame. solvers/bilateral.cpp turns them into rows.
 #include <cstdint>
 #include <limits>

@@ -1,5 +1,5 @@
 #pragma once
-/// Kinematic bodies (DESIGN §2, §3): bodies whose pose is prescribed by a WallMotion
+/// Kinematic bodies (docs/design.md §2, §3): bodies whose pose is prescribed by a WallMotion
 /// (BodyStore::motions). They have infinite mass and inertia, so neither gravity nor contact
 /// impulses change their velocity; their velocity enters the contacts with dynamic bodies
 /// like a moving wall's, and the pose is evaluated from the motion rather than integrated,

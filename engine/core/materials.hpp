@@ -1,6 +1,6 @@
 #pragma once
 /// Materials and the friction, restitution, rolling and spinning resistance of a pair
-/// (DESIGN §10): the pair table when the scene gives the pair, otherwise the smaller of the
+/// (docs/design.md §10): the pair table when the scene gives the pair, otherwise the smaller of the
 /// two coefficients.
 #include <algorithm>
 #include <cstdint>

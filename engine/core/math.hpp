@@ -22,7 +22,7 @@ inline void orthonormal_basis(const Vec3& n, Vec3& u, Vec3& w) {
     w = Vec3(b, s + n.y() * n.y() * a, -n.y());
 }
 
-/// eps ⊗ exp(h ω̄ / 2) for a body-frame angular velocity ω̄, normalised (DESIGN §4).
+/// eps ⊗ exp(h ω̄ / 2) for a body-frame angular velocity ω̄, normalised (docs/design.md §4).
 /// Uses the series form of sin(θ/2)/θ for small θ = h‖ω̄‖.
 inline Quat integrate_orientation(const Quat& q, const Vec3& omega_body, double h) {
     const double wn = omega_body.norm();

@@ -18,7 +18,7 @@ struct SimulationSettings {
     PeriodicBox periodic;                     ///< periodic axes and their ranges (none by default)
 };
 
-/// The CCP solvers (DESIGN §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
+/// The CCP solvers (docs/design.md §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
 /// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either), and the
 /// non-linear Gauss–Seidel with exact single-contact Coulomb solves (friction = "coulomb" only).
 /// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs".
@@ -37,7 +37,7 @@ inline const char* solver_name(SolverType t) {
 }
 
 /// The friction law the contact solvers enforce (issue 8). "ccp": the cone complementarity
-/// relaxation of DESIGN §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
+/// relaxation of docs/design.md §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
 /// "coulomb": the exact law in De Saxcé's form, c_n + μ‖c_t‖ in place of c_n
 /// (solvers/coulomb_local.hpp): "nsgs" solves it directly; "pgs", "pj" and "apgd" by a fixed
 /// point over CCP solves whose normal term is shifted by μ‖c_t‖ between solves.
@@ -50,7 +50,7 @@ struct SolverSettings {
     FrictionLaw friction = FrictionLaw::CCP;  ///< see FrictionLaw
     int max_iterations = 100;       ///< iteration cap per step [-] (with "coulomb" and a CCP
                                     ///< solver: over all its fixed-point solves)
-    double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (DESIGN §6)
+    double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (docs/design.md §6)
     double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]

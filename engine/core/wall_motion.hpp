@@ -1,6 +1,6 @@
 #pragma once
 /// Prescribed (kinematic) motion of a wall: plain data, and the pose and velocity field it
-/// gives at any time (DESIGN §2, §3: infinite mass, velocity enters the contacts only).
+/// gives at any time (docs/design.md §2, §3: infinite mass, velocity enters the contacts only).
 ///
 /// A wall's geometry is given at its reference pose; at time t it is the rigid image
 ///     x(t) = R(t) (x_ref − c) + c + d(t)
@@ -14,7 +14,7 @@
 ///   Table        d(τ) piecewise linear through (0, 0), (τ_1, d_1), …, (τ_n, d_n), and
 ///                d_n after the last entry (a piston, a gate opening at a given time).
 ///   Sine         d = A sin(2π f τ + φ) ê (a vibrating plate).
-/// Over a step [t0, t0 + h] a contact uses the wall's mean motion (DESIGN §3: "its
+/// Over a step [t0, t0 + h] a contact uses the wall's mean motion (docs/design.md §3: "its
 /// prescribed motion between t and t + h"): v_lin = (d(t0 + h) − d(t0))/h and
 /// ω = (θ(t0 + h) − θ(t0))/h ê_axis, so a body that stays in contact ends the step exactly on
 /// the wall's surface at t0 + h, for every kind (for a rotation about a fixed axis the secant

@@ -2,7 +2,7 @@
 /// Boundary geometry: infinite planes, closed boxes (six inner faces), cylinders (bodies
 /// inside, a drum, or outside, a shaft) and triangle meshes (collision/mesh.hpp). Every
 /// wall may move by a prescribed rigid motion (wall_motion.hpp). Walls have infinite mass
-/// (DESIGN §2, §3).
+/// (docs/design.md §2, §3).
 #include <array>
 #include <cmath>
 #include <cstdint>

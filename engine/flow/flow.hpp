@@ -1,5 +1,5 @@
 #pragma once
-/// Particle sources and sinks between steps (DESIGN §10 "inflow emitters", "outlets/sinks"):
+/// Particle sources and sinks between steps (docs/design.md §10 "inflow emitters", "outlets/sinks"):
 /// an Emitter adds spheres at a rate inside a box, an Outlet removes every body whose centre
 /// enters its region. Both keep cumulative tallies, which the trajectory writer turns into
 /// per-frame counts (docs/output-format.md, /flow).

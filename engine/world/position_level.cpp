@@ -10,7 +10,7 @@
 //   Φ(q^{l+1}) ≈ Φ(q̂) + h n(q̂)ᵀ (ν − ν̂),
 // i.e. the same problem as a velocity-level step at q̂ with the gap Φ(q̂) and the constant
 // shifted by −n(q̂)ᵀ ν̂. The condition is Φ(q^{l+1}) ≥ 0, so a penetration at q̂ is removed
-// in full (γ_s = 1, DESIGN §4), only capped by recovery_speed. Frames, lever arms and the world inertia come from q̂ too. The first solve is
+// in full (γ_s = 1, docs/design.md §4), only capped by recovery_speed. Frames, lever arms and the world inertia come from q̂ too. The first solve is
 // the ordinary one at q^l; each further solve re-linearises at q^l + h ν⁺ of the previous,
 // up to K times or until ν⁺ changes by at most the solver tolerance [m/s]. Walls in q̂ are
 // where they will be at t + h; their motion is prescribed, so it takes no shift. Joint rows

@@ -1,8 +1,8 @@
-// World::step — the step pipeline of DESIGN §1 as a list of stage calls:
+// World::step — the step pipeline of docs/design.md §1 as a list of stage calls:
 //   forces → envelope → broad phase → narrow phase → assemble → solve → warm-start store →
 //   integrate positions → sources and sinks (outlets remove, emitters add). Each stage takes
 //   its data explicitly; none reaches into another.
-// Semi-implicit Euler (DESIGN §4): velocities first (free velocities, then contact
+// Semi-implicit Euler (docs/design.md §4): velocities first (free velocities, then contact
 // impulses), then positions with the new velocities, orientations by ε ⊗ exp(h ω̄/2).
 #include "engine/world/world.hpp"
 
@@ -239,7 +239,7 @@ void World::apply_forces(double h) {
 }
 
 double World::choose_margins() {
-    // δ must cover the largest closing distance in one step (DESIGN §3): h (v_i + v_j)
+    // δ must cover the largest closing distance in one step (docs/design.md §3): h (v_i + v_j)
     // between grains, h (v + v_wall) at walls. Each body gets the margin
     // m_i = max(δ_min/2, 1.25 h ‖v*_i‖) on top of its radius, so a pair is a contact when
     // Φ ≤ m_i + m_j: never less than the scene's envelope δ_min, and always more than the
@@ -411,7 +411,7 @@ StepStatus World::check_supported() const {
 }
 
 StepStatus World::check_bounded() const {
-    // The solver found impulses growing without bound (DESIGN §4): the contact problem has
+    // The solver found impulses growing without bound (docs/design.md §4): the contact problem has
     // no solution. Name the bodies and walls involved instead of letting them blow up.
     StepStatus s;
     if (result_.unbounded_contacts.empty()) return s;

@@ -1,5 +1,5 @@
 #pragma once
-/// World: everything one run simulates, and `step`, the pipeline of DESIGN §1 as a short
+/// World: everything one run simulates, and `step`, the pipeline of docs/design.md §1 as a short
 /// list of stage calls. Each stage lives in its own folder and takes its data explicitly.
 #include <cstdint>
 #include <string>
@@ -26,14 +26,14 @@ namespace talus {
 /// per body (plus 100000): the time step is far too long for the speeds (World::step).
 inline constexpr std::size_t kMaxPairsPerBody = 64;
 
-/// Per-step record written to the trajectory's diagnostics (DESIGN §9).
+/// Per-step record written to the trajectory's diagnostics (docs/design.md §9).
 struct StepDiagnostics {
     uint64_t step = 0;              ///< step number after the step
     double time = 0.0;              ///< simulated time after the step [s]
     uint32_t contacts = 0;          ///< contacts in the solve
     uint32_t iterations = 0;        ///< solver iterations
     uint32_t colours = 0;           ///< colours of the contact graph (parallel PGS)
-    double residual = 0.0;          ///< DESIGN §6 residual at exit [m/s]
+    double residual = 0.0;          ///< docs/design.md §6 residual at exit [m/s]
     double kinetic_energy = 0.0;    ///< Σ ½ m v² + ½ ω̄ᵀ J̄ ω̄ after the step [J]
     double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]

@@ -2,7 +2,7 @@
 
     pvpython check_xdmf_pvpython.py RUN.h5
 
-Uses ParaView's legacy "XDMF Reader" (XDMFReader), the one DESIGN §9 names for ParaView
+Uses ParaView's legacy "XDMF Reader" (XDMFReader), the one docs/design.md §9 names for ParaView
 5.11. Checks: one time step per complete frame, at the frame times; at each time the points
 are the frame's bodies (count, coordinates) and carry radius, velocity, id and material equal
 to the HDF5 rows (read with tools/talus_h5.py), in the file's own precision (float32 or

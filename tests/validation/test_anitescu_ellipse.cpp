@@ -3,7 +3,7 @@
 // h = 0.05. Their Figure 2: without stabilisation (γ = 0) the constraint infeasibility
 // I(q) = max penetration (their eq. 3.15, no joints here) grows steadily; with γ = 0.2
 // and γ = 1 it stays bounded and drops exponentially after each event, faster for larger
-// γ. Talus's γ is the stabilisation γ_s (DESIGN §4); the recovery-speed cap is lifted so
+// γ. Talus's γ is the stabilisation γ_s (docs/design.md §4); the recovery-speed cap is lifted so
 // that γ alone sets the correction. The 2-D ellipse is an ellipsoid with semi-axes
 // (4, 2, 2) spinning about its y axis (the motion stays in the x–z plane). Run with the
 // LCP stepper (the paper's kind of formulation) and with PGS on the CCP. Writes

@@ -23,7 +23,7 @@
 //  * A finite cylinder is not seen beyond its ends, and a capsule near a cylinder stops
 //    the run with a message (cylinders collide with spheres and clumps only).
 //  * A rotating drum of 1,400 beads closed by a static plane and a vibrated mesh gives the
-//    same bits on 1 and 2 threads (DESIGN §8).
+//    same bits on 1 and 2 threads (docs/design.md §8).
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
 

@@ -1,5 +1,5 @@
 // The same scene on 1, 2 and 3 threads: positions, orientations, velocities and every
-// diagnostic except wall time bit-identical (DESIGN §8).
+// diagnostic except wall time bit-identical (docs/design.md §8).
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
 

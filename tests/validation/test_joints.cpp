@@ -1,4 +1,4 @@
-// Joints (bilateral constraints with γ-stabilisation, DESIGN §4; Anitescu et al. 2003):
+// Joints (bilateral constraints with γ-stabilisation, docs/design.md §4; Anitescu et al. 2003):
 //  - pendulums: the period from zero crossings over several swings against 2π√(L/g) for a
 //    point mass on a distance joint and 2π√(I_pivot/(m g L)) for a sphere hanging by a
 //    spherical joint at an offset anchor, both within 1 % (the finite 5° amplitude adds

@@ -144,7 +144,7 @@ Drag drag_on(bool kinematic, double V, SolverType solver = SolverType::PGS) {
 // centre at 2/7 V (slip ends after V / (3.5 μ g) = 12 ms of the 100 ms run). A kinematic
 // body's surface does this as a moving plane wall does: both within 1e-3 V of the analytic
 // values, and within 5e-4 (relative) of each other. They are not bit-equal: while the
-// grain slides it hops (the CCP's lift-off, DESIGN §4) and a body–body contact puts its
+// grain slides it hops (the CCP's lift-off, docs/design.md §4) and a body–body contact puts its
 // point midway across the open gap (≤ 1e-4 m) where a wall contact puts it on the grain,
 // so the friction's lever arm differs by up to 0.5 % during the 3 ms of the landing; the
 // measured difference is 1.7e-4 V in speed and 2.3e-4 in spin.
@@ -272,7 +272,7 @@ TEST(KinematicBodies, LemkeDragsLikeAMovingWallToo) {
     EXPECT_NEAR(body.v.x(), wall.v.x(), 5e-4 * V);
 }
 
-// DESIGN §8: the stirred bed is bit-identical on 1 and 2 threads.
+// docs/design.md §8: the stirred bed is bit-identical on 1 and 2 threads.
 TEST(KinematicBodies, StirringIsThreadCountIndependent) {
     const StirResult one = stir(1, 150), two = stir(2, 150);
     ASSERT_TRUE(one.finite && two.finite);

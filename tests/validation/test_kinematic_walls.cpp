@@ -6,7 +6,7 @@
 //     v = 2/7 V,   ω r = 5/7 V.
 // While it slides, friction μ m g accelerates it: v(t) = μ g t until t = 2V / (7 μ g).
 // maxdiss (no lift-off) follows v(t) exactly; the CCP solvers hop once at the start
-// (lift-off of a sliding contact, DESIGN §4) but conserve the same angular momentum, so
+// (lift-off of a sliding contact, docs/design.md §4) but conserve the same angular momentum, so
 // they reach the same final state.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Π_K against a brute-force minimiser of the distance to the friction cone (DESIGN §5).
+// Π_K against a brute-force minimiser of the distance to the friction cone (docs/design.md §5).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,7 +57,7 @@ TEST(ConeProjection, MatchesBruteForceOnRandomPoints) {
 }
 
 TEST(ConeProjection, FrictionlessCases) {
-    // μ = 0: g_n' = max(g_n, 0), no tangential part; (−1, 0, 0) goes to 0 (DESIGN §5).
+    // μ = 0: g_n' = max(g_n, 0), no tangential part; (−1, 0, 0) goes to 0 (docs/design.md §5).
     EXPECT_EQ(project_friction_cone(Vec3(-1, 0, 0), 0.0), Vec3::Zero());
     EXPECT_EQ(project_friction_cone(Vec3(2, 0, 0), 0.0), Vec3(2, 0, 0));
     const Vec3 p = project_friction_cone(Vec3(2, 1, -3), 0.0);

@@ -66,7 +66,7 @@ TEST(CoulombLocal, RandomContactsSolvedToRounding) {
 // v(t) = v0 − μ g t, ω r = 5/2 μ g t and zero normal velocity while it slides, then it
 // rolls at 5/7 v0. Tolerances: 1e-9 m/s for nsgs (exact local solves); 1e-6 m/s for the
 // fixed point over pgs, pj and apgd at tolerance 1e-9 (a solve stops at the tolerance).
-// Under "ccp" the same sphere lifts off at about μ v0 in its first step (DESIGN §4).
+// Under "ccp" the same sphere lifts off at about μ v0 in its first step (docs/design.md §4).
 void sliding_sphere(SolverType type, double tol_v) {
     const double r = 0.05, g = 9.81, h = 1e-3, mu = 0.3, v0 = 2.0;
     World w = make_world(h, Vec3(0, 0, -g), type == SolverType::NSGS ? 1e-12 : 1e-9, 5000);

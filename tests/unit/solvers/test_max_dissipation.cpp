@@ -412,7 +412,7 @@ TEST(MaxDissipation, CcpReachesLessEnergyOnlyByLiftingOffAndAgreesWithoutLiftOff
 
 // A sliding contact (large tangential b): max-dissipation gives d_n = 0 (within 1e-12 of
 // the velocity scale); the CCP's solution has d_n = μ‖d_t‖ > 0 (within 1e-9), the lift-off
-// of DESIGN §4, for a sphere-like W and for a coupled W.
+// of docs/design.md §4, for a sphere-like W and for a coupled W.
 TEST(MaxDissipation, NoLiftOffWhereTheCcpLiftsOff) {
     std::mt19937_64 rng(3);
     const Mat3 sphere = Vec3(1.0, 3.5, 3.5).asDiagonal();
@@ -609,7 +609,7 @@ TEST(MaxDissipation, GaussSeidelIsBitIdenticalOnOneAndTwoThreads) {
 }
 
 // A sphere squeezed between the floor and a descending press is reported as
-// over-constrained (DESIGN §4) by the shared check, as for the CCP solvers, 15–80 steps in.
+// over-constrained (docs/design.md §4) by the shared check, as for the CCP solvers, 15–80 steps in.
 TEST(MaxDissipation, SqueezedSphereIsReportedAsOverConstrained) {
     const double r = 0.01;
     World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 100);

@@ -1,4 +1,4 @@
-// The solver suite on identical input (DESIGN §6): every solver reaches its tolerance and
+// The solver suite on identical input (docs/design.md §6): every solver reaches its tolerance and
 // they agree on ν⁺; each is bit-identical on 1 and 2 threads; warm start saves iterations;
 // a resting sphere gets exactly m g h; a squeezed sphere is reported, not blown up.
 #include <gtest/gtest.h>
@@ -48,7 +48,7 @@ Problem next_problem(const World& w) {
     return p;
 }
 
-// The residual (DESIGN §6) bounds each contact's natural map in velocity units; a body's
+// The residual (docs/design.md §6) bounds each contact's natural map in velocity units; a body's
 // velocity error is that bound amplified by at most 1/√λ_min of the η-scaled Delassus
 // operator N (error ≈ r/λ_min in γ, √λ_min of which reaches ν). On this pile that factor is
 // about 7 (measured: APGD and PGS at r = 1e-5 differ by 3.7e-5 m/s), so solvers that each

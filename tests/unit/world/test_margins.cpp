@@ -1,4 +1,4 @@
-// The collision margins (World::choose_margins, DESIGN §3): every pair that can close in one
+// The collision margins (World::choose_margins, docs/design.md §3): every pair that can close in one
 // step is a contact before the step, and gravity, which moves every grain alike, does not
 // make resting grains see their neighbours across gaps they cannot close.
 #include <gtest/gtest.h>

@@ -1,0 +1,6 @@
+# Documentation references (tests/python/check_doc_references.py): no file may cite the
+# design reference by its old out-of-repository name, and every docs/ path named in a file
+# and every relative Markdown link must exist. Reads the source tree only; no build needed.
+add_test(NAME docs.references_resolve
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_doc_references.py
+                 ${PROJECT_SOURCE_DIR})
