@@ -157,3 +157,13 @@ add_test(NAME io.cli_messages
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_cli_messages.py
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
                  ${CMAKE_BINARY_DIR}/test-output/io/cli_messages)
+
+# Memory: a scene beyond the process's address-space limit is refused with the estimate
+# (exit 2); one that fits the estimate but not the limit runs out with exit 4, not an abort.
+# Not under AddressSanitizer, whose shadow memory needs more address space than any limit.
+if(NOT TALUS_SANITIZE)
+  add_test(NAME io.memory_limits
+           COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_memory_limits.py
+                   $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/memory_512k.toml
+                   ${CMAKE_BINARY_DIR}/test-output/io/memory_limits)
+endif()
