@@ -4,3 +4,7 @@
 add_test(NAME docs.references_resolve
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_doc_references.py
                  ${PROJECT_SOURCE_DIR})
+
+# tools/run's build: only the talus target, with its progress shown (tools/lib/build.sh).
+add_test(NAME tools.build_progress
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_build_progress.sh)
