@@ -21,7 +21,8 @@
     run.clump_templates        # list of (n_k, 4) arrays: body-frame x, y, z, r per sphere
     spheres, body = run.spheres(last)  # every sphere in the world, for drawing clumps
 
-As a command: python3 tools/talus_h5.py OUT.h5 prints a summary.
+As a command: tools/talus_h5.py OUT.h5 prints a summary. Run it with Debian's
+/usr/bin/python3 (its shebang), which has h5py and numpy.
 
 The file is opened read-only in SWMR read mode where possible, so a run still being written,
 or one that was killed, can be read up to its last complete frame. An index entry is complete
@@ -30,8 +31,16 @@ once its marker (/frames/row_count, /diagnostics/step) differs from the fill val
 import sys
 from dataclasses import dataclass
 
-import h5py
-import numpy as np
+try:
+    import numpy as np
+    import h5py
+except ImportError as missing:
+    _HOW = (f"{missing.name} is missing for {sys.executable}: run with /usr/bin/python3 "
+            "(Debian's python3-h5py and python3-numpy: apt install python3-h5py python3-numpy)")
+    if __name__ == "__main__":
+        print(f"talus_h5: {_HOW}", file=sys.stderr)
+        sys.exit(1)
+    raise ImportError(_HOW, name=missing.name) from missing
 
 FORMAT = "talus-trajectory"
 UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet written"

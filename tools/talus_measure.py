@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The numbers granular engineers read off a run, from a Talus trajectory (HDF5).
 
-    /usr/bin/python3 tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
+    tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
+
+(The shebang runs Debian's /usr/bin/python3, which has numpy, h5py and matplotlib.)
 
 Tools (each prints its figure and writes a PNG, by default OUT_<tool>.png):
 
@@ -23,7 +25,16 @@ import math
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+    import h5py  # noqa: F401  (read through talus_h5; imported here to say early if it is missing)
+except ImportError as missing:
+    _HOW = (f"{missing.name} is missing for {sys.executable}: run with /usr/bin/python3 "
+            "(Debian's python3-h5py and python3-numpy: apt install python3-h5py python3-numpy)")
+    if __name__ == "__main__":
+        print(f"talus_measure: {_HOW}", file=sys.stderr)
+        sys.exit(1)
+    raise ImportError(_HOW, name=missing.name) from missing
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
