@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """The numbers granular engineers read off a run, from a Talus trajectory (HDF5).
 
-    tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
+    /usr/bin/python3 tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
 
-(The shebang runs Debian's /usr/bin/python3, which has numpy, h5py and matplotlib.)
+(Debian's /usr/bin/python3 has numpy, h5py and matplotlib; so has the script's shebang.)
 
 Tools (each prints its figure and writes a PNG, by default OUT_<tool>.png):
 
