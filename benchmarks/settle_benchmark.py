@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Whole-scene benchmark of scenes/settle.toml.
 
 Runs build/bin/talus on the settle scene and prints: steps per second, contact-iterations

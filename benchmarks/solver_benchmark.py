@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Solver benchmarks on the settled 100k-sphere pile: run, plot, summarise.
 
 Runs talus_solver_benchmark (build it first, see benchmarks/README.md) in order:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Effect of warm start on the settle scene: iterations, residual and solver time per step
 with [solver] warm_start on and off, over the settled part of the run (t > 0.6 s), with a
 generous iteration cap (500) so the cold solver is not simply cut off at the scene's 30.

@@ -1,4 +1,5 @@
-// describe_trajectory: the summary behind `talus info OUT.h5`.
+// summarize_trajectory and its text and JSON forms: the summary behind `talus info OUT.h5`
+// (tools/talus_h5.py prints the same, through `talus info`, so there is one summary).
 //
 // Why this shape: the summary must work on the files that matter most when something went
 // wrong: a run still writing, or one that was killed. Such files carry HDF5's "open for
@@ -7,14 +8,23 @@
 // worked, since a marked file needs `h5clear -s` before ParaView opens it. A frame counts
 // only if its index entry is complete: /frames/row_count is written last and its fill
 // value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same holds for
-// /diagnostics/step. Everything read is small (index and diagnostics, never body rows).
+// /diagnostics/step. Everything read is small (index, diagnostics, one frame's shapes),
+// except /bodies/radius, read in blocks of 2^20 rows for the smallest diameter.
+//
+// A checkpoint (io/checkpoint.cpp: /state/format holds "talus-checkpoint") is recognised
+// and named as such, with the command that continues it, since it is the other .h5 file
+// a run leaves beside its trajectory.
 #include "io/trajectory_info.hpp"
 
 #include <fmt/format.h>
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -154,9 +164,198 @@ std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> 
     return n;
 }
 
+
+/// A variable-length string array attribute (material_names), or nothing.
+std::vector<std::string> read_string_array_attribute(hid_t loc, const char* name) {
+    if (H5Aexists(loc, name) <= 0) return {};
+    Hid attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    Hid type(H5Aget_type(attr.get()), H5Tclose);
+    if (type.get() < 0 || H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0)
+        return {};
+    Hid space(H5Aget_space(attr.get()), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    if (n <= 0) return {};
+    Hid mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+    std::vector<char*> data(std::size_t(n), nullptr);
+    if (H5Aread(attr.get(), mem.get(), data.data()) < 0) return {};
+    std::vector<std::string> out;
+    for (char* c : data) {
+        out.emplace_back(c != nullptr ? c : "");
+        H5free_memory(c);
+    }
+    return out;
+}
+
+/// A numeric array attribute as doubles, or nothing.
+std::vector<double> read_double_array_attribute(hid_t loc, const char* name) {
+    if (H5Aexists(loc, name) <= 0) return {};
+    Hid attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+    Hid type(H5Aget_type(attr.get()), H5Tclose);
+    if (type.get() < 0 || H5Tget_class(type.get()) != H5T_FLOAT) return {};
+    Hid space(H5Aget_space(attr.get()), H5Sclose);
+    const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+    if (n <= 0) return {};
+    std::vector<double> out(static_cast<std::size_t>(n));
+    if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, out.data()) < 0) return {};
+    return out;
+}
+
+/// The text of a checkpoint's byte dataset (io/checkpoint.cpp stores texts as uint8 rows),
+/// or nothing. Reads at most `limit` bytes.
+std::optional<std::string> read_byte_text(hid_t file, const char* name, hsize_t limit) {
+    if (H5Lexists(file, "/state", H5P_DEFAULT) <= 0 || H5Lexists(file, name, H5P_DEFAULT) <= 0)
+        return std::nullopt;
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    if (ds.get() < 0) return std::nullopt;
+    Hid space(H5Dget_space(ds.get()), H5Sclose);
+    hsize_t n = 0;
+    if (H5Sget_simple_extent_ndims(space.get()) != 1 || H5Sget_simple_extent_dims(space.get(), &n, nullptr) < 0 ||
+        n > limit)
+        return std::nullopt;
+    std::string s(n, '\0');
+    if (n > 0 && H5Dread(ds.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()) < 0)
+        return std::nullopt;
+    return s;
+}
+
+/// Smallest value of the 1-D dataset `name` over rows [0, rows), read in blocks.
+std::optional<double> column_min(hid_t file, const char* name, uint64_t rows, const std::filesystem::path& path) {
+    if (rows == 0) return std::nullopt;
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    Hid file_space(H5Dget_space(ds.get()), H5Sclose);
+    constexpr uint64_t kBlock = uint64_t{1} << 20;
+    std::vector<double> buf(std::min(rows, kBlock));
+    double lo = std::numeric_limits<double>::infinity();
+    for (uint64_t start = 0; start < rows; start += kBlock) {
+        const hsize_t first = start, count = std::min(kBlock, rows - start);
+        Hid mem_space(H5Screate_simple(1, &count, nullptr), H5Sclose);
+        if (ds.get() < 0 || file_space.get() < 0 ||
+            H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr) < 0 ||
+            H5Dread(ds.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT, buf.data()) < 0)
+            throw IoError(fmt::format("trajectory '{}': cannot read {}", path.string(), name));
+        lo = std::min(lo, *std::min_element(buf.begin(), buf.begin() + std::ptrdiff_t(count)));
+    }
+    return lo;
+}
+
+/// Rows [first, first + count) of the 1-D dataset `name` converted to `T`, or nothing if it
+/// is missing or shorter.
+template <class T>
+std::vector<T> read_range(hid_t file, const char* name, hid_t mem_type, uint64_t first, uint64_t count) {
+    const auto rows = dataset_rows(file, name);
+    if (!rows || *rows < first + count || count == 0) return {};
+    std::vector<T> out(count);
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    Hid file_space(H5Dget_space(ds.get()), H5Sclose);
+    const hsize_t start = first, n = count;
+    Hid mem_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0 ||
+        H5Dread(ds.get(), mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()) < 0)
+        return {};
+    return out;
+}
+
+/// Why H5Fopen failed on `path`, in words naming it.
+std::string open_failure(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return fmt::format("cannot open trajectory '{}': the file cannot be read ({})", path.string(),
+                           std::strerror(errno));
+    }
+    if (std::filesystem::is_directory(path))
+        return fmt::format("cannot open trajectory '{}': it is a directory", path.string());
+    // HDF5's signature sits at byte 0, 512, 1024, 2048, ... (after a user block)
+    static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+    char buf[8];
+    for (std::streamoff at = 0;; at = at == 0 ? 512 : 2 * at) {
+        in.clear();
+        in.seekg(at);
+        if (!in.read(buf, 8)) break;
+        if (std::memcmp(buf, kSignature, 8) == 0)
+            return fmt::format("cannot open trajectory '{}': an HDF5 file that HDF5 cannot open "
+                               "(damaged, or truncated?)",
+                               path.string());
+    }
+    return fmt::format("'{}' is not an HDF5 file (talus info reads Talus trajectories, the .h5 "
+                       "files that talus run writes)",
+                       path.string());
+}
+
+/// "1,000": digits in groups of three.
+std::string grouped(uint64_t n) {
+    const std::string digits = std::to_string(n);
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+/// "1 step", "2 steps", "1,000 steps": a count with its noun in the right number.
+std::string count_of(uint64_t n, const char* singular, const char* plural) {
+    return fmt::format("{} {}", grouped(n), n == 1 ? singular : plural);
+}
+
+/// A share as a rounded percentage that is "100 %" only when it is all and "0 %" only when
+/// it is none: "91 %", "<1 %", ">99 %".
+std::string percent_of_count(uint64_t part, uint64_t whole) {
+    if (part == whole) return "100 %";
+    if (part == 0) return "0 %";
+    const double p = 100.0 * double(part) / double(whole);
+    if (p < 1.0) return "<1 %";
+    if (p > 99.0) return ">99 %";
+    return fmt::format("{:.0f} %", p);
+}
+
+/// A percentage of a real with two significant digits, without exponent where it reads
+/// better: "12 %", "2.5 %", "0.21 %", "3.1e-05 %".
+std::string percent_text(double p) {
+    if (p == 0.0) return "0 %";
+    if (p >= 1e4 || p < 1e-3) return fmt::format("{:.1e} %", p);
+    if (p >= 10.0) return fmt::format("{:.0f} %", p);
+    if (p >= 1.0) return fmt::format("{:.1f} %", p);
+    return fmt::format("{:.2g} %", p);
+}
+
+/// A physical quantity with two significant digits: "2.1e-05 m", "0 J".
+std::string quantity(double x, const char* unit) {
+    if (x == 0.0) return fmt::format("0 {}", unit);
+    return fmt::format("{:.1e} {}", x, unit);
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+/// Shortest text that reads back as the same double; JSON has no inf or nan: null.
+std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
+std::string json_number(const std::optional<double>& x) { return x ? json_number(*x) : "null"; }
+
 }  // namespace
 
-std::string describe_trajectory(const std::filesystem::path& path) {
+std::optional<double> TrajectorySummary::converged_share() const {
+    if (steps == 0) return std::nullopt;
+    return double(converged_steps) / double(steps);
+}
+
+std::optional<double> TrajectorySummary::max_penetration_share_of_smallest_diameter() const {
+    if (!max_penetration || !smallest_diameter || *smallest_diameter <= 0.0) return std::nullopt;
+    return *max_penetration / *smallest_diameter;
+}
+
+TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
     QuietHdf5 quiet;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
@@ -164,28 +363,49 @@ std::string describe_trajectory(const std::filesystem::path& path) {
     }
     // A plain open succeeds only on a file closed cleanly; a file still being written, or
     // left by a killed run, needs the SWMR read flag.
-    bool closed_cleanly = true;
+    TrajectorySummary s;
+    s.path = path.string();
     hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) {
-        closed_cleanly = false;
+        s.closed_cleanly = false;
         f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
     }
     if (f < 0) {
         H5Eclear2(H5E_DEFAULT);
-        throw IoError(fmt::format("cannot open trajectory '{}': not an HDF5 file, or unreadable",
-                                  path.string()));
+        throw IoError(open_failure(path));
     }
     Hid file(f, H5Fclose);
 
     const auto format = read_string_attribute(f, "format");
+    if (!format && read_byte_text(f, "/state/format", 64) == std::string("talus-checkpoint")) {
+        const std::string trajectory = read_byte_text(f, "/state/trajectory", 1 << 16).value_or("");
+        const std::string of_run =
+            trajectory.empty() ? std::string("a checkpoint") : fmt::format("a checkpoint of run {}", trajectory);
+        throw CheckpointNotTrajectory(
+            fmt::format("'{0}' is {1}, not a trajectory: continue it with tools/run --resume {0} "
+                        "(or talus run --resume {0}){2}",
+                        path.string(), of_run,
+                        trajectory.empty() ? std::string()
+                                           : fmt::format("; talus info {} summarises the run", trajectory)),
+            trajectory);
+    }
     if (!format || *format != "talus-trajectory") {
         throw IoError(fmt::format(
             "'{}' is not a Talus trajectory (its root attribute format is not \"talus-trajectory\")",
             path.string()));
     }
-    const int64_t version = read_int_attribute(f, "format_version").value_or(-1);
-    const std::string talus_version = read_string_attribute(f, "talus_version").value_or("?");
-    const std::string scene_path = read_string_attribute(f, "scene_path").value_or("");
+    s.format = *format;
+    s.format_version = read_int_attribute(f, "format_version").value_or(-1);
+    s.talus_version = read_string_attribute(f, "talus_version").value_or("?");
+    s.scene_path = read_string_attribute(f, "scene_path").value_or("");
+    {
+        const auto names = read_string_array_attribute(f, "material_names");
+        const auto density = read_double_array_attribute(f, "material_density");
+        const auto friction = read_double_array_attribute(f, "material_friction");
+        for (std::size_t k = 0; k < names.size(); ++k)
+            s.materials.push_back({names[k], k < density.size() ? density[k] : std::nan(""),
+                                   k < friction.size() ? friction[k] : std::nan("")});
+    }
 
     const auto index_rows =
         min_rows(f, {"/frames/time", "/frames/step", "/frames/first_row", "/frames/row_count"});
@@ -196,6 +416,13 @@ std::string describe_trajectory(const std::filesystem::path& path) {
         throw IoError(fmt::format("'{}' is not a complete Talus trajectory (missing /frames or /bodies)",
                                   path.string()));
     }
+    {
+        const std::string storage = storage_text(f);  // "float32 body rows, gzip level 1 with shuffle"
+        s.precision = storage.substr(0, storage.find(' '));
+        if (const auto at = storage.find("gzip level "); at != std::string::npos)
+            s.compression = std::atoi(storage.c_str() + at + 11);
+        s.shuffle = storage.find("with shuffle") != std::string::npos;
+    }
 
     // Complete frames: leading index entries that are written and whose rows exist.
     const auto row_count = read_column<uint64_t>(f, "/frames/row_count", H5T_NATIVE_UINT64, *index_rows, path);
@@ -204,26 +431,35 @@ std::string describe_trajectory(const std::filesystem::path& path) {
     while (frames < *index_rows && row_count[frames] != kUnwritten &&
            first_row[frames] + row_count[frames] <= *body_rows)
         ++frames;
-    const auto time = read_column<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, frames, path);
-    const auto step = read_column<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, frames, path);
-
-    std::string out = fmt::format("Talus trajectory {}\n", path.string());
-    auto line = [&out](const char* key, const std::string& value) {
-        out += fmt::format("  {:<12}{}\n", key, value);
-    };
-    line("format:", fmt::format("{}, version {}", *format, version));
-    line("written by:", fmt::format("talus {}", talus_version));
-    if (!scene_path.empty()) line("scene:", scene_path);
-    line("state:", closed_cleanly ? std::string("closed")
-                                  : fmt::format("open for writing, or the run was killed (for ParaView, "
-                                                "first run: h5clear -s {})",
-                                                path.string()));
-    line("storage:", storage_text(f));
-    line("frames:", fmt::format("{}", frames));
+    s.frames = frames;
+    if (const auto t = dataset_rows(f, "/clumps/first"); t && *t > 0) s.clump_templates = *t - 1;
     if (frames > 0) {
-        line("time:", fmt::format("{} s to {} s (steps {} to {})", time.front(), time.back(),
-                                  step.front(), step.back()));
-        line("bodies:", fmt::format("{} in the last frame", row_count[frames - 1]));
+        const auto time = read_column<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, frames, path);
+        const auto step = read_column<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, frames, path);
+        s.first_time = time.front(), s.last_time = time.back();
+        s.first_step = step.front(), s.last_step = step.back();
+        s.bodies = row_count[frames - 1];
+        static const char* const kShapes[] = {"sphere", "capsule", "ellipsoid", "clump"};
+        const auto shape =
+            read_range<uint8_t>(f, "/bodies/shape", H5T_NATIVE_UINT8, first_row[frames - 1], s.bodies);
+        uint64_t by_shape[5] = {0, 0, 0, 0, 0};
+        for (const uint8_t c : shape) ++by_shape[std::min<uint8_t>(c, 4)];
+        for (int k = 0; k < 5; ++k)
+            if (by_shape[k] > 0) s.shapes.emplace_back(k < 4 ? kShapes[k] : "other", by_shape[k]);
+        // the body rows of the complete frames (rows beyond them may be half written)
+        uint64_t rows = 0;
+        for (uint64_t k = 0; k < frames; ++k) rows = std::max(rows, first_row[k] + row_count[k]);
+        auto radius = column_min(f, "/bodies/radius", rows, path);
+        if (s.clump_templates > 0) {
+            if (const auto n = dataset_rows(f, "/clumps/spheres"); n && *n > 0) {
+                Hid ds(H5Dopen2(f, "/clumps/spheres", H5P_DEFAULT), H5Dclose);
+                std::vector<double> spheres(4 * *n);
+                if (H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, spheres.data()) >= 0)
+                    for (uint64_t k = 0; k < *n; ++k)
+                        radius = std::min(radius.value_or(spheres[4 * k + 3]), spheres[4 * k + 3]);
+            }
+        }
+        if (radius) s.smallest_diameter = 2.0 * *radius;
         // sources and sinks (/flow, present only for scenes with emitters or outlets)
         for (const char* what : {"emitted", "removed"}) {
             const auto count = read_row<uint64_t>(
@@ -231,13 +467,10 @@ std::string describe_trajectory(const std::filesystem::path& path) {
             const auto mass = read_row<double>(
                 f, fmt::format("/flow/{}_total_mass", what).c_str(), H5T_NATIVE_DOUBLE, frames - 1);
             if (count.empty() || mass.size() != count.size()) continue;
-            uint64_t n = 0;
-            double m = 0.0;
-            for (std::size_t j = 0; j < count.size(); ++j) n += count[j], m += mass[j];
-            const bool emitted = what[0] == 'e';
-            line(emitted ? "emitted:" : "removed:",
-                 fmt::format("{} bodies, {:.6g} kg by the last frame ({} {}{})", n, m, count.size(),
-                             emitted ? "emitter" : "outlet", count.size() == 1 ? "" : "s"));
+            TrajectorySummary::Flow flow;
+            for (std::size_t j = 0; j < count.size(); ++j) flow.bodies += count[j], flow.mass += mass[j];
+            flow.sources = count.size();
+            (what[0] == 'e' ? s.emitted : s.removed) = flow;
         }
     }
 
@@ -245,35 +478,163 @@ std::string describe_trajectory(const std::filesystem::path& path) {
         f, {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
             "/diagnostics/residual", "/diagnostics/kinetic_energy", "/diagnostics/potential_energy",
             "/diagnostics/solver_wall_time", "/diagnostics/envelope", "/diagnostics/converged"});
-    uint64_t steps = 0;
     if (diag_rows) {
+        s.has_diagnostics = true;
         const auto dstep = read_column<uint64_t>(f, "/diagnostics/step", H5T_NATIVE_UINT64, *diag_rows, path);
+        uint64_t steps = 0;
         while (steps < *diag_rows && dstep[steps] != kUnwritten) ++steps;
-        line("steps:", fmt::format("{} in the diagnostics", steps));
+        s.steps = steps;
         if (steps > 0) {
             const auto residual = read_column<double>(f, "/diagnostics/residual", H5T_NATIVE_DOUBLE, steps, path);
             const auto iterations =
                 read_column<uint32_t>(f, "/diagnostics/iterations", H5T_NATIVE_UINT32, steps, path);
             const auto converged =
                 read_column<uint8_t>(f, "/diagnostics/converged", H5T_NATIVE_UINT8, steps, path);
-            line("last step:", fmt::format("{}: residual {:.6g} m/s after {} iterations ({})",
-                                           dstep[steps - 1], residual.back(), iterations.back(),
-                                           converged.back() != 0 ? "converged" : "not converged"));
-            // written since joints exist; older files lack it
+            const auto kinetic =
+                read_column<double>(f, "/diagnostics/kinetic_energy", H5T_NATIVE_DOUBLE, steps, path);
+            s.last_diagnostics_step = dstep[steps - 1];
+            s.last_residual = residual.back();
+            s.last_iterations = iterations.back();
+            s.last_converged = converged.back() != 0;
+            s.converged_steps = uint64_t(std::count_if(converged.begin(), converged.end(),
+                                                       [](uint8_t c) { return c != 0; }));
+            s.final_kinetic_energy = kinetic.back();
+            // written since joints exist; older files lack them
             const char* joint_column = "/diagnostics/joint_infeasibility";
             if (const auto rows = dataset_rows(f, joint_column); rows && *rows >= steps) {
                 const auto joint = read_column<double>(f, joint_column, H5T_NATIVE_DOUBLE, steps, path);
-                const double worst = *std::max_element(joint.begin(), joint.end());
-                if (worst > 0.0)
-                    line("joints:", fmt::format("infeasibility max |g| {:.3g} over the run, {:.3g} "
-                                                "at the last step (m or rad)",
-                                                worst, joint.back()));
+                s.max_joint_infeasibility = *std::max_element(joint.begin(), joint.end());
+                s.last_joint_infeasibility = joint.back();
+            }
+            const char* contact_column = "/diagnostics/contact_infeasibility";
+            if (const auto rows = dataset_rows(f, contact_column); rows && *rows >= steps) {
+                const auto depth = read_column<double>(f, contact_column, H5T_NATIVE_DOUBLE, steps, path);
+                s.max_penetration = *std::max_element(depth.begin(), depth.end());
             }
         }
-    } else {
-        line("steps:", "no diagnostics");
     }
+    return s;
+}
+
+std::string describe_trajectory(const TrajectorySummary& s) {
+    std::string out = fmt::format("Talus trajectory {}\n", s.path);
+    auto line = [&out](const char* key, const std::string& value) {
+        out += fmt::format("  {:<11} {}\n", key, value);
+    };
+    line("format:", fmt::format("{}, version {}", s.format, s.format_version));
+    line("written by:", fmt::format("talus {}", s.talus_version));
+    if (!s.scene_path.empty()) line("scene:", s.scene_path);
+    line("state:", s.closed_cleanly ? std::string("closed")
+                                    : fmt::format("open for writing, or the run was killed (for ParaView, "
+                                                  "first run: h5clear -s {})",
+                                                  s.path));
+    line("storage:", fmt::format("{} body rows, {}", s.precision,
+                                 s.compression > 0 ? fmt::format("gzip level {}{}", s.compression,
+                                                                 s.shuffle ? " with shuffle" : "")
+                                                   : std::string("uncompressed")));
+    if (!s.materials.empty()) {
+        std::string m;
+        for (const auto& mat : s.materials)
+            m += fmt::format("{}{} ({:.6g} kg/m³, friction {:.3g})", m.empty() ? "" : ", ", mat.name,
+                             mat.density, mat.friction);
+        line("materials:", m);
+    }
+    line("frames:", fmt::format("{}", s.frames));
+    if (s.frames > 0) {
+        line("time:", fmt::format("{:.6g} s to {:.6g} s (steps {} to {})", s.first_time, s.last_time,
+                                  s.first_step, s.last_step));
+        line("bodies:", fmt::format("{} in the last frame", s.bodies));
+        if (!s.shapes.empty()) {
+            std::string text;
+            for (const auto& [name, n] : s.shapes)
+                text += (text.empty() ? "" : ", ") + count_of(n, name.c_str(), (name + "s").c_str());
+            line("shapes:", text + " in the last frame");
+        }
+        if (s.clump_templates > 0) line("clumps:", count_of(s.clump_templates, "template", "templates"));
+        for (const auto* flow : {&s.emitted, &s.removed}) {
+            if (!*flow) continue;
+            const bool emitted = flow == &s.emitted;
+            line(emitted ? "emitted:" : "removed:",
+                 fmt::format("{}, {:.6g} kg by the last frame ({})", count_of((*flow)->bodies, "body", "bodies"),
+                             (*flow)->mass,
+                             count_of((*flow)->sources, emitted ? "emitter" : "outlet",
+                                      emitted ? "emitters" : "outlets")));
+        }
+    }
+    if (!s.has_diagnostics) {
+        line("steps:", "no diagnostics");
+        return out;
+    }
+    line("steps:", fmt::format("{} in the diagnostics", s.steps));
+    if (s.steps == 0) return out;
+    line("last step:", fmt::format("{}: residual {:.3g} m/s after {} ({})", s.last_diagnostics_step,
+                                   s.last_residual, count_of(s.last_iterations, "iteration", "iterations"),
+                                   s.last_converged ? "converged" : "not converged"));
+    line("converged:", fmt::format("{} of {} ({})", grouped(s.converged_steps), count_of(s.steps, "step", "steps"),
+                                   percent_of_count(s.converged_steps, s.steps)));
+    if (s.max_penetration) {
+        std::string text = fmt::format("largest {}", quantity(*s.max_penetration, "m"));
+        if (const auto share = s.max_penetration_share_of_smallest_diameter())
+            text += fmt::format(" ({} of the smallest diameter, {})", percent_text(100.0 * *share),
+                                quantity(*s.smallest_diameter, "m"));
+        line("penetration:", text);
+    }
+    if (s.final_kinetic_energy)
+        line("kinetic:", fmt::format("{} at the last step", quantity(*s.final_kinetic_energy, "J")));
+    if (s.max_joint_infeasibility && *s.max_joint_infeasibility > 0.0)
+        line("joints:", fmt::format("infeasibility max |g| {:.2g} over the run, {:.2g} at the last step (m or rad)",
+                                    *s.max_joint_infeasibility, *s.last_joint_infeasibility));
     return out;
+}
+
+std::string describe_trajectory(const std::filesystem::path& path) {
+    return describe_trajectory(summarize_trajectory(path));
+}
+
+std::string trajectory_json(const TrajectorySummary& s) {
+    const bool framed = s.frames > 0, stepped = s.steps > 0;
+    std::string materials, shapes;
+    for (const auto& m : s.materials)
+        materials += fmt::format("{}{{\"name\": {}, \"density\": {}, \"friction\": {}}}", materials.empty() ? "" : ", ",
+                                 json_string(m.name), json_number(m.density), json_number(m.friction));
+    for (const auto& [name, n] : s.shapes) shapes += fmt::format("{}{}: {}", shapes.empty() ? "" : ", ", json_string(name), n);
+    auto flow = [](const std::optional<TrajectorySummary::Flow>& f, const char* sources) {
+        if (!f) return std::string("null");
+        return fmt::format("{{\"bodies\": {}, \"mass\": {}, \"{}\": {}}}", f->bodies, json_number(f->mass), sources,
+                           f->sources);
+    };
+    auto opt_u64 = [](bool have, uint64_t v) { return have ? std::to_string(v) : std::string("null"); };
+    std::string out = "{";
+    out += fmt::format("\"file\": {}, \"format\": {}, \"format_version\": {}, \"talus_version\": {}, ",
+                       json_string(s.path), json_string(s.format), s.format_version, json_string(s.talus_version));
+    out += fmt::format("\"scene_path\": {}, \"closed\": {}, ", json_string(s.scene_path),
+                       s.closed_cleanly ? "true" : "false");
+    out += fmt::format("\"precision\": {}, \"compression\": {}, \"shuffle\": {}, ", json_string(s.precision),
+                       s.compression, s.shuffle ? "true" : "false");
+    out += fmt::format("\"materials\": [{}], ", materials);
+    out += fmt::format("\"frames\": {}, \"first_time\": {}, \"last_time\": {}, \"first_step\": {}, "
+                       "\"last_step\": {}, ",
+                       s.frames, framed ? json_number(s.first_time) : "null",
+                       framed ? json_number(s.last_time) : "null", opt_u64(framed, s.first_step),
+                       opt_u64(framed, s.last_step));
+    out += fmt::format("\"bodies\": {}, \"shapes\": {{{}}}, \"clump_templates\": {}, ", opt_u64(framed, s.bodies),
+                       shapes, s.clump_templates);
+    out += fmt::format("\"emitted\": {}, \"removed\": {}, ", flow(s.emitted, "emitters"), flow(s.removed, "outlets"));
+    out += fmt::format("\"steps\": {}, \"converged_steps\": {}, \"converged_share\": {}, ",
+                       opt_u64(s.has_diagnostics, s.steps), opt_u64(s.has_diagnostics, s.converged_steps),
+                       json_number(s.converged_share()));
+    out += fmt::format("\"last_diagnostics_step\": {}, \"last_residual\": {}, \"last_iterations\": {}, "
+                       "\"last_converged\": {}, ",
+                       opt_u64(stepped, s.last_diagnostics_step), stepped ? json_number(s.last_residual) : "null",
+                       opt_u64(stepped, s.last_iterations),
+                       stepped ? (s.last_converged ? "true" : "false") : "null");
+    out += fmt::format("\"max_penetration\": {}, \"smallest_diameter\": {}, "
+                       "\"max_penetration_share_of_smallest_diameter\": {}, ",
+                       json_number(s.max_penetration), json_number(s.smallest_diameter),
+                       json_number(s.max_penetration_share_of_smallest_diameter()));
+    out += fmt::format("\"final_kinetic_energy\": {}, \"max_joint_infeasibility\": {}}}",
+                       json_number(s.final_kinetic_energy), json_number(s.max_joint_infeasibility));
+    return out + "\n";
 }
 
 }  // namespace talus

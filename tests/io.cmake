@@ -167,3 +167,8 @@ if(NOT TALUS_SANITIZE)
                    $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/memory_512k.toml
                    ${CMAKE_BINARY_DIR}/test-output/io/memory_limits)
 endif()
+
+# talus_h5.summary() and tools/talus_h5.py print the summary of `talus info`: the tests that
+# use them run this build's talus (not build/bin/talus of the source tree).
+set_property(TEST io.talus_h5 io.talus_h5_flow io.clumps_h5 io.precision APPEND PROPERTY
+             ENVIRONMENT "TALUS_BIN=$<TARGET_FILE:talus>")

@@ -21,17 +21,32 @@
     run.clump_templates        # list of (n_k, 4) arrays: body-frame x, y, z, r per sphere
     spheres, body = run.spheres(last)  # every sphere in the world, for drawing clumps
 
-As a command: python3 tools/talus_h5.py OUT.h5 prints a summary.
+As a command, /usr/bin/python3 tools/talus_h5.py OUT.h5 [--json] prints the summary of
+`talus info` (it runs that command: $TALUS_BIN, or build/bin/talus of this repository), so
+there is one summary; talus_h5.info(path) gives its JSON form as a dict,
+talus_h5.summary(run) its text. Debian's /usr/bin/python3 (also the shebang) has h5py and
+numpy.
 
 The file is opened read-only in SWMR read mode where possible, so a run still being written,
 or one that was killed, can be read up to its last complete frame. An index entry is complete
 once its marker (/frames/row_count, /diagnostics/step) differs from the fill value 2**64-1.
 """
+import json
+import os
+import subprocess
 import sys
 from dataclasses import dataclass
 
-import h5py
-import numpy as np
+try:
+    import numpy as np
+    import h5py
+except ImportError as missing:
+    _HOW = (f"{missing.name} is missing for {sys.executable}: run with /usr/bin/python3 "
+            "(Debian's python3-h5py and python3-numpy: apt install python3-h5py python3-numpy)")
+    if __name__ == "__main__":
+        print(f"talus_h5: {_HOW}", file=sys.stderr)
+        sys.exit(1)
+    raise ImportError(_HOW, name=missing.name) from missing
 
 FORMAT = "talus-trajectory"
 UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet written"
@@ -258,55 +273,52 @@ def load(path):
     return Trajectory(path)
 
 
+def talus_binary():
+    """The talus command: $TALUS_BIN, or build/bin/talus of the repository this file is in."""
+    return os.environ.get("TALUS_BIN") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin", "talus")
+
+
+def _talus_info(path, *options):
+    talus = talus_binary()
+    if not os.access(talus, os.X_OK):
+        raise FileNotFoundError(f"the talus command is not at {talus}: build it (cmake --build build "
+                                f"--target talus) or set TALUS_BIN")
+    return subprocess.run([talus, "info", *options, str(path)], capture_output=True, text=True)
+
+
+def info(path):
+    """`talus info --json PATH` as a dict (keys in docs/output-format.md). Raises OSError
+    with talus's message if it cannot summarise the file."""
+    out = _talus_info(path, "--json")
+    if out.returncode != 0:
+        raise OSError(out.stderr.strip())
+    return json.loads(out.stdout)
+
+
 def summary(run):
-    lines = [f"Talus trajectory {run.path}",
-             f"  format:     {run.attrs['format']}, version {run.attrs.get('format_version')}",
-             f"  written by: talus {run.attrs.get('talus_version', '?')}"]
-    if run.attrs.get("scene_path"):
-        lines.append(f"  scene:      {run.attrs['scene_path']}")
-    position = run._file["bodies/position"]
-    filters = (f"gzip level {position.compression_opts}"
-               + (" with shuffle" if position.shuffle else "")
-               if position.compression == "gzip" else "uncompressed")
-    lines.append(f"  storage:    {run.precision} body rows, {filters}")
-    lines.append(f"  frames:     {len(run)}")
-    if len(run):
-        lines.append(f"  time:       {run.frames.time[0]!r} s to {run.frames.time[-1]!r} s")
-        lines.append(f"  bodies:     {int(run.frames.row_count[-1])} in the last frame")
-        last = run.frame(-1)
-        if "shape" in last and len(last["shape"]):
-            counts = np.bincount(last["shape"], minlength=len(SHAPE_NAMES))
-            lines.append("  shapes:     " + ", ".join(f"{int(c)} {SHAPE_NAMES[k]}"
-                                                      for k, c in enumerate(counts) if c))
-        if run.clump_templates:
-            lines.append(f"  clumps:     {len(run.clump_templates)} templates")
-    for what, label in (("emitted", "emitted:"), ("removed", "removed:")):
-        total = run.flow.get(what + "_total_count")
-        if total is not None and len(total):
-            mass = run.flow[what + "_total_mass"][-1]
-            lines.append(f"  {label:<11} {int(total[-1].sum())} bodies, {float(mass.sum()):.6g} kg "
-                         f"({total.shape[1]} {'emitter' if what == 'emitted' else 'outlet'}"
-                         f"{'s' if total.shape[1] != 1 else ''})")
-    steps = len(run.diagnostics["step"])
-    lines.append(f"  steps:      {steps} in the diagnostics")
-    if steps:
-        d = run.diagnostics
-        lines.append(f"  last step:  {int(d['step'][-1])}: residual {d['residual'][-1]:.6g} m/s after "
-                     f"{int(d['iterations'][-1])} iterations")
-    return "\n".join(lines)
+    """The text summary of `talus info` for a Trajectory (or a path)."""
+    out = _talus_info(run.path if isinstance(run, Trajectory) else run)
+    if out.returncode != 0:
+        raise OSError(out.stderr.strip())
+    return out.stdout.rstrip("\n")
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: talus_h5.py OUT.h5", file=sys.stderr)
+    args = argv[1:]
+    json_form = "--json" in args
+    paths = [a for a in args if a != "--json"]
+    if len(paths) != 1 or len(args) > 2:
+        print("usage: talus_h5.py OUT.h5 [--json]   (prints the summary of talus info)", file=sys.stderr)
         return 2
     try:
-        with load(argv[1]) as run:
-            print(summary(run))
-    except (OSError, NotATrajectory) as e:
+        out = _talus_info(paths[0], *(["--json"] if json_form else []))
+    except OSError as e:
         print(f"talus_h5: {e}", file=sys.stderr)
         return 1
-    return 0
+    sys.stdout.write(out.stdout)
+    sys.stderr.write(out.stderr)
+    return out.returncode
 
 
 if __name__ == "__main__":

@@ -680,12 +680,19 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
     return 0;
 }
 
-int cmd_info(const std::string& path) {
+/// `talus info FILE [--json]`. A checkpoint is not a trajectory: exit 2 (invalid input),
+/// with the command that continues it; a file that cannot be read as a trajectory (missing,
+/// not HDF5, another HDF5 file) is exit 4, as for every file talus cannot use.
+int cmd_info(const std::string& path, bool json) {
     try {
-        std::printf("%s", talus::describe_trajectory(path).c_str());
+        const talus::TrajectorySummary s = talus::summarize_trajectory(path);
+        std::printf("%s", (json ? talus::trajectory_json(s) : talus::describe_trajectory(s)).c_str());
         return 0;
+    } catch (const talus::CheckpointNotTrajectory& e) {
+        std::fprintf(stderr, "talus info: %s\n", e.what());
+        return kExitInvalid;
     } catch (const talus::IoError& e) {
-        std::fprintf(stderr, "talus: %s\n", e.what());
+        std::fprintf(stderr, "talus info: %s\n", e.what());
         return kExitIo;
     }
 }
@@ -755,8 +762,10 @@ int run_main(int argc, char** argv) {
     check->add_option("scene", scene, "Scene file (TOML)")->required();
     check->add_option("--set", sets, "Override a scene value, as for run");
 
+    bool info_json = false;
     auto* info = app.add_subcommand("info", "Summarise a trajectory file");
     info->add_option("file", h5, "Trajectory (.h5)")->required();
+    info->add_flag("--json", info_json, "Print one JSON object instead of text");
 
     talus::FclibOptions fclib_opt;
     auto* fclib = app.add_subcommand(
@@ -801,5 +810,5 @@ int run_main(int argc, char** argv) {
     }
     if (*check) return cmd_check(scene, sets);
     if (*fclib) return talus::cmd_fclib(fclib_opt);
-    return cmd_info(h5);
+    return cmd_info(h5, info_json);
 }

@@ -3,11 +3,14 @@
 
     /usr/bin/python3 tools/talus_measure.py TOOL OUT.h5 [options]      (--help per tool)
 
+(Debian's /usr/bin/python3 has numpy, h5py and matplotlib; so has the script's shebang.)
+
 Tools (each prints its figure and writes a PNG, by default OUT_<tool>.png):
 
   flow-rate         mass that has passed below a level (or left through an outlet) over
                     time, and the steady discharge rate W [kg/s] fitted to it
-  packing           solid volume fraction in a box region (exact sphere-box volumes), per frame
+  packing           solid volume fraction in a box region (exact sphere-box volumes): one
+                    frame and its profile in slabs, or every frame over time
   repose            angle of repose of a heap: a straight-line fit to its free surface
   runout            run-out distance and final profile of a column collapse
   velocity-profile  mean velocity across a chute or a drum, binned along a line
@@ -23,7 +26,16 @@ import math
 import os
 import sys
 
-import numpy as np
+try:
+    import numpy as np
+    import h5py  # noqa: F401  (read through talus_h5; imported here to say early if it is missing)
+except ImportError as missing:
+    _HOW = (f"{missing.name} is missing for {sys.executable}: run with /usr/bin/python3 "
+            "(Debian's python3-h5py and python3-numpy: apt install python3-h5py python3-numpy)")
+    if __name__ == "__main__":
+        print(f"talus_measure: {_HOW}", file=sys.stderr)
+        sys.exit(1)
+    raise ImportError(_HOW, name=missing.name) from missing
 
 AXES = {"x": 0, "y": 1, "z": 2}
 
@@ -316,18 +328,55 @@ def bagnold_fit(s, mean, count, base, surface):
     return out
 
 
-def drum_angle(positions, radii, axis="y", up="z", bin_width=None, central=0.6):
+def drum_horizontal(axis="y", up="z"):
+    """The unit vector h = up x axis: the horizontal direction, normal to the drum's axis,
+    towards the side where the wall of a drum turning with positive omega about +axis moves
+    up (the wall's velocity there is omega axis x h = omega up)."""
+    a, u = np.eye(3)[AXES[axis]], np.eye(3)[AXES[up]]
+    if AXES[axis] == AXES[up]:
+        raise ValueError("the drum's axis cannot be the up direction")
+    return np.cross(u, a)
+
+
+def bed_spin(positions, velocities, masses, axis="y"):
+    """The bed's mean angular velocity about the drum's axis direction [rad/s], signed by the
+    right-hand rule about +axis: its angular momentum about its own centre of mass divided
+    by its moment of inertia about that line (the rate of a rigid body with the same
+    momentum). About its own centre, so that no drum centre is needed."""
+    p = np.asarray(positions, dtype=float).reshape(-1, 3)
+    v = np.asarray(velocities, dtype=float).reshape(-1, 3)
+    m = np.asarray(masses, dtype=float).reshape(-1)
+    if m.sum() <= 0:
+        return 0.0
+    a = np.eye(3)[AXES[axis]]
+    d = p - (m[:, None] * p).sum(0) / m.sum()
+    w = v - (m[:, None] * v).sum(0) / m.sum()
+    d_perp = d - np.outer(d @ a, a)
+    inertia = float((m * (d_perp * d_perp).sum(1)).sum())
+    if inertia <= 0:
+        return 0.0
+    return float((m * (np.cross(d, w) @ a)).sum()) / inertia
+
+
+def drum_angle(positions, radii, axis="y", up="z", bin_width=None, central=0.6, sense=1):
     """Dynamic angle of repose [deg] in a drum rotating about `axis`: the free surface (highest
-    particle top per bin of the horizontal coordinate perpendicular to the axis) fitted by a
-    line over the central `central` fraction of the surface's horizontal extent (the ends
-    curl along the wall). Positive = rising towards +horizontal. Returns (angle_deg, details)."""
+    particle top per bin of the horizontal coordinate normal to the axis) fitted by a line
+    over the central `central` fraction of the surface's horizontal extent (the ends curl
+    along the wall).
+
+    Sign: `sense` is +1 for a drum turning with positive omega about +axis (right-hand rule),
+    -1 for the other way. The angle is positive when the surface rises towards the side
+    where the drum's wall moves up: the side the bed is dragged up in the rolling regime,
+    so a rolling bed gives a positive angle whichever way the drum turns. (For sense +1 that
+    side is h = up x axis: -x for axis y and up z.) Returns (angle_deg, details); details
+    "x" is the coordinate along h."""
     p = np.asarray(positions, dtype=float)
     r = np.asarray(radii, dtype=float)
-    ax = AXES[axis]
-    u = AXES[up]
-    h_axis = [a for a in range(3) if a not in (ax, u)][0]
-    hcoord = p[:, h_axis]
-    tops = p[:, u] + r
+    if sense not in (1, -1):
+        raise ValueError(f"sense must be +1 or -1, not {sense!r}")
+    h = drum_horizontal(axis, up)
+    hcoord = p @ h
+    tops = p[:, AXES[up]] + r
     if bin_width is None:
         bin_width = 2.0 * 2.0 * float(np.median(r))
     x, z = surface_profile(hcoord, tops, bin_width)
@@ -336,9 +385,39 @@ def drum_angle(positions, radii, axis="y", up="z", bin_width=None, central=0.6):
     sel = (x >= mid - half) & (x <= mid + half)
     if sel.sum() < 2:
         raise ValueError("too few surface bins to fit the drum's free surface")
-    a, s, rms = _line_fit(x[sel], z[sel])
-    return math.degrees(math.atan(s)), {"x": x, "z": z, "fit": sel, "intercept": a, "slope": s,
-                                        "rms": rms, "horizontal_axis": "xyz"[h_axis]}
+    a, slope, rms = _line_fit(x[sel], z[sel])
+    name = ("-" if h.min() < 0 else "+") + "xyz"[int(np.argmax(np.abs(h)))]
+    return sense * math.degrees(math.atan(slope)), {
+        "x": x, "z": z, "fit": sel, "intercept": a, "slope": slope, "rms": rms, "horizontal_axis": name}
+
+
+def spin_up_end(spin):
+    """Index of the first frame from which the bed's spin magnitude stays at or above 90 %
+    of its final value (the median over the last quarter of the frames, at least one):
+    before it, the drum is still spinning the bed up. 0 for a bed that does not turn."""
+    s = np.abs(np.asarray(spin, dtype=float))
+    if len(s) == 0:
+        return 0
+    final = float(np.median(s[-max(1, len(s) // 4):]))
+    if final == 0.0:
+        return 0
+    low = np.flatnonzero(s < 0.9 * final)
+    return int(low[-1]) + 1 if len(low) else 0
+
+
+def packing_profile(centres, radii, lo, hi, axis="z", slices=20):
+    """Solid volume fraction in `slices` equal slabs of the box [lo, hi] along `axis` (exact
+    sphere-box volumes per slab). Returns (slab centres along the axis, fractions)."""
+    lo = np.asarray(lo, dtype=float)
+    hi = np.asarray(hi, dtype=float)
+    k = AXES[axis]
+    edges = np.linspace(lo[k], hi[k], int(slices) + 1)
+    phi = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        l, h = lo.copy(), hi.copy()
+        l[k], h[k] = a, b
+        phi.append(packing_fraction(centres, radii, l, h))
+    return 0.5 * (edges[:-1] + edges[1:]), np.array(phi)
 
 
 # ----------------------------------------------------------------------------------------
@@ -431,21 +510,40 @@ def cmd_packing(args):
     lo, hi = _vec(args.min, "--min"), _vec(args.max, "--max")
     if np.any(hi <= lo):
         raise SystemExit("talus_measure: --min must be below --max on every axis")
+    if args.slices < 1:
+        raise SystemExit("talus_measure: --slices must be at least 1")
     with _load(args.trajectory) as run:
         t = np.asarray(run.frames.time, dtype=float)
-        ks = range(len(run)) if args.all_frames else [_frame_index(run, args.frame)]
+        ks = list(range(len(run))) if args.all_frames else [_frame_index(run, args.frame)]
         phi = []
         for k in ks:
             f = run.frame(k)
             phi.append(packing_fraction(f["position"], f["radius"], lo, hi))
-    ts = t[list(ks)]
+        profile = None
+        if len(ks) == 1:
+            profile = packing_profile(f["position"], f["radius"], lo, hi, args.along, args.slices)
+    ts = t[ks]
     print(f"packing fraction in [{lo.tolist()}, {hi.tolist()}] at t = {ts[-1]:.6g} s: {phi[-1]:.6f}")
     plt = _figure()
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(ts, phi, "k.-")
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("solid volume fraction [-]")
-    ax.set_title("packing fraction in the region")
+    if profile is None:
+        ax.plot(ts, phi, "k.-")
+        ax.set_xlabel("time [s]")
+        ax.set_ylabel("solid volume fraction [-]")
+        ax.set_title("packing fraction in the region")
+    else:
+        # one frame: where in the region the solid is, slab by slab along --along
+        mids, prof = profile
+        print(f"profile along {args.along} in {args.slices} slabs of {(hi - lo)[AXES[args.along]] / args.slices:.6g} m:")
+        print(f"{args.along} [m]      fraction")
+        for m, v in zip(mids, prof):
+            print(f"{m:<12.6g} {v:.6f}")
+        ax.plot(prof, mids, "k.-", label="slab")
+        ax.axvline(phi[-1], color="r", label=f"whole region {phi[-1]:.4f}")
+        ax.set_xlabel("solid volume fraction [-]")
+        ax.set_ylabel(f"{args.along} [m]")
+        ax.set_title(f"packing fraction profile at t = {ts[-1]:.4g} s")
+        ax.legend()
     fig.tight_layout()
     fig.savefig(_png_path(args, "packing"), dpi=120)
     return 0
@@ -547,18 +645,56 @@ def cmd_velocity_profile(args):
 
 def cmd_drum_angle(args):
     with _load(args.trajectory) as run:
-        ks = _frames_in(run, args.t0, args.t1)
-        angles, last = [], None
-        for k in ks:
+        if len(run) == 0:
+            raise SystemExit(f"talus_measure: {run.path} holds no complete frame")
+        dens = run.attrs["material_density"]
+        times = np.asarray(run.frames.time, dtype=float)
+        spin, frames = [], []
+        for k in range(len(run)):
             f = run.frame(k)
-            a, d = drum_angle(f["position"], f["radius"], args.axis, args.up,
-                              args.bin_width, args.central)
-            angles.append(a)
-            last = (f, d)
+            spin.append(bed_spin(f["position"], f["velocity"],
+                                 sphere_masses(f["radius"], f["material"], dens), args.axis))
+            frames.append(f)
+    spin = np.array(spin)
+    steady_from = spin_up_end(spin)
+    if args.t0 is None:
+        t0 = max(0.5 * (times[0] + times[-1]), times[min(steady_from, len(times) - 1)])
+        how = "default: from half-way, or later once the bed's spin stays at 90 % of its final value or more"
+    else:
+        t0, how = args.t0, "--t0"
+    t1 = times[-1] if args.t1 is None else args.t1
+    ks = [k for k in range(len(times)) if t0 <= times[k] <= t1]
+    if not ks:
+        raise SystemExit(f"talus_measure: no frame with time in [{t0}, {t1}] s")
+    print(f"window: t in [{times[ks[0]]:.6g}, {times[ks[-1]]:.6g}] s, {len(ks)} frame"
+          f"{'s' if len(ks) != 1 else ''} ({how})")
+    early = [k for k in ks if k < steady_from]
+    if early:
+        print(f"talus_measure: warning: {len(early)} frame{'s' if len(early) != 1 else ''} of the window "
+              f"(to t = {times[early[-1]]:.6g} s) come before the bed's spin reaches 90 % of its final "
+              f"value: the drum is still spinning it up; start later with --t0 {times[steady_from]:.6g}",
+              file=sys.stderr)
+    omega = float(spin[ks].mean())
+    if args.sense != "auto":
+        sense, why = (1, "--sense positive") if args.sense == "positive" else (-1, "--sense negative")
+    elif abs(omega) > 1e-6:
+        sense = 1 if omega > 0 else -1
+        why = f"the bed turns at {omega:+.3g} rad/s about +{args.axis}"
+    else:
+        sense = 1
+        why = (f"the bed does not turn ({omega:.1g} rad/s): taken as turning with positive omega "
+               f"about +{args.axis}; say otherwise with --sense")
+        print(f"talus_measure: warning: {why}", file=sys.stderr)
+    angles, last = [], None
+    for k in ks:
+        a, d = drum_angle(frames[k]["position"], frames[k]["radius"], args.axis, args.up,
+                          args.bin_width, args.central, sense)
+        angles.append(a)
+        last = (frames[k], d)
     angles = np.array(angles)
-    print(f"dynamic angle of repose: {abs(angles.mean()):.2f} deg (mean over {len(angles)} frames, "
-          f"std {angles.std():.2f} deg; sign {'+' if angles.mean() >= 0 else '-'}: surface rising "
-          f"towards +{last[1]['horizontal_axis']})")
+    print(f"dynamic angle of repose: {angles.mean():.2f} deg (mean over {len(angles)} frame"
+          f"{'s' if len(angles) != 1 else ''}, std {angles.std():.2f} deg; {why}; positive: the "
+          f"surface rises towards the side where the drum wall moves up)")
     plt = _figure()
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     f, d = last
@@ -566,12 +702,14 @@ def cmd_drum_angle(args):
     xs = d["x"][d["fit"]]
     ax[0].plot(xs, d["intercept"] + d["slope"] * xs, "r-", label=f"fit {angles[-1]:.1f}°")
     ax[0].set_aspect("equal", adjustable="datalim")
-    ax[0].set_xlabel(f"{d['horizontal_axis']} [m]")
+    ax[0].set_xlabel(f"along {d['horizontal_axis']} [m]")
     ax[0].set_ylabel(f"{args.up} [m]")
     ax[0].legend()
-    ax[1].plot(range(len(angles)), np.abs(angles), "k.-")
-    ax[1].set_xlabel("frame in the window")
-    ax[1].set_ylabel("angle [deg]")
+    ax[1].plot(times, np.abs(spin), "b.-", label="|bed spin| [rad/s]")
+    ax[1].plot(times[ks], angles, "k.-", label="angle [deg]")
+    ax[1].axvspan(times[ks[0]], times[ks[-1]], color="0.9", label="window")
+    ax[1].set_xlabel("time [s]")
+    ax[1].legend()
     fig.tight_layout()
     fig.savefig(_png_path(args, "drum_angle"), dpi=120)
     return 0
@@ -599,7 +737,12 @@ def build_parser():
     s.add_argument("--min", required=True, help="region corner 'x y z' [m]")
     s.add_argument("--max", required=True, help="region corner 'x y z' [m]")
     s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
-    s.add_argument("--all-frames", action="store_true", help="every frame (plot over time)")
+    s.add_argument("--all-frames", action="store_true",
+                   help="every frame: the fraction over time (plotted over time)")
+    s.add_argument("--along", choices="xyz", default="z",
+                   help="with one frame, the plot is the fraction profile in slabs along this "
+                        "axis (default z)")
+    s.add_argument("--slices", type=int, default=20, help="slabs of the profile (20)")
     s.set_defaults(func=cmd_packing)
 
     s = add("repose", "angle of repose of a heap (straight-line fit to the free surface)")
@@ -636,14 +779,24 @@ def build_parser():
     s.add_argument("--t1", type=float, help="window end [s] (default: the last frame)")
     s.set_defaults(func=cmd_velocity_profile)
 
-    s = add("drum-angle", "dynamic angle of repose in a rotating drum")
+    s = add("drum-angle", "dynamic angle of repose in a rotating drum: positive when the free "
+                          "surface rises towards the side where the drum's wall moves up (a bed "
+                          "in the rolling regime, whichever way the drum turns)")
     s.add_argument("--axis", choices="xyz", default="y", help="drum axis (default y)")
     s.add_argument("--up", choices="xyz", default="z")
     s.add_argument("--central", type=float, default=0.6,
                    help="fraction of the surface's width used in the fit (0.6)")
     s.add_argument("--bin-width", type=float)
-    s.add_argument("--t0", type=float, help="window start [s] (default: half-way)")
-    s.add_argument("--t1", type=float)
+    s.add_argument("--sense", choices=("auto", "positive", "negative"), default="auto",
+                   help="which way the drum turns about +axis (right-hand rule); auto (default): "
+                        "the sense of the bed's mean angular velocity over the window")
+    s.add_argument("--t0", type=float,
+                   help="window start [s]; default: half-way through the run, or later if the "
+                        "bed is still spinning up then: from the first frame after which the "
+                        "bed's mean angular speed stays at or above 90 %% of its final value "
+                        "(the median over the last quarter of the frames). The window used is "
+                        "printed, with a warning if it holds frames of the spin-up")
+    s.add_argument("--t1", type=float, help="window end [s] (default: the last frame)")
     s.set_defaults(func=cmd_drum_angle)
     return p
 

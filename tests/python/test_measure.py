@@ -202,13 +202,46 @@ class Measurements(unittest.TestCase):
         self.assertLess(np.max(np.abs(std - rate * 0.002 / math.sqrt(12))), 0.1 * rate * 0.002)
 
     def test_drum_surface_angle(self):
+        # A drum turning with positive omega about +y drags the bed up its -x side (the wall
+        # velocity omega y x (-R x) = +omega R z): a rolling bed's surface rises towards -x,
+        # and the angle reported is positive. Turning the other way, it rises towards +x and
+        # is positive too. A surface leaning against the rotation gives a negative angle.
         r, R = 0.001, 0.05
-        for angle in (-35.0, 28.0):
-            t = math.tan(math.radians(angle))
-            p = lattice_in([-R, 0, -R], [R, 0.02, R], 2 * r)
-            keep = (np.hypot(p[:, 0], p[:, 2]) + r <= R) & (p[:, 2] + r <= t * p[:, 0] + 0.005)
-            got, _ = tm.drum_angle(p[keep], np.full(int(keep.sum()), r))
-            self.assertAlmostEqual(got, angle, delta=1.0)
+        for sense in (1, -1):
+            for angle in (35.0, 28.0, -10.0):
+                t = math.tan(math.radians(angle))
+                p = lattice_in([-R, 0, -R], [R, 0.02, R], 2 * r)
+                keep = (np.hypot(p[:, 0], p[:, 2]) + r <= R) & (p[:, 2] + r <= -sense * t * p[:, 0] + 0.005)
+                got, d = tm.drum_angle(p[keep], np.full(int(keep.sum()), r), sense=sense)
+                self.assertAlmostEqual(got, angle, delta=1.0, msg=f"sense {sense}")
+                self.assertEqual(d["horizontal_axis"], "-x")
+
+    def test_bed_spin_and_spin_up(self):
+        rng = np.random.default_rng(5)
+        p = rng.uniform([-0.04, -0.01, -0.04], [0.04, 0.01, 0.0], size=(500, 3))
+        m = rng.uniform(1e-5, 2e-5, size=500)
+        for omega in (2.0, -3.0):
+            # rigid rotation about the drum's axis (through the origin, not the bed's centre)
+            v = omega * np.cross([0.0, 1.0, 0.0], p)
+            self.assertAlmostEqual(tm.bed_spin(p, v, m, "y"), omega, places=12)
+            self.assertAlmostEqual(tm.bed_spin(p, v + [0.3, 0.0, -0.1], m, "y"), omega, places=12)
+        self.assertEqual(tm.bed_spin(p, np.zeros_like(p), m, "y"), 0.0)
+        # spin ramps up over 5 frames, then steady (with noise): steady from frame 5
+        spin = np.concatenate([np.linspace(0.0, 1.5, 5), 2.0 + 0.05 * np.sin(np.arange(15))])
+        self.assertEqual(tm.spin_up_end(spin), 5)
+        self.assertEqual(tm.spin_up_end(-spin), 5)
+        self.assertEqual(tm.spin_up_end(np.zeros(6)), 0)
+
+    def test_packing_profile_finds_where_the_solid_is(self):
+        r = 0.001
+        lat = lattice_in([0, 0, 0], [0.02, 0.02, 0.01], 2 * r)  # the lower half of a 2 cm box
+        z, phi = tm.packing_profile(lat, np.full(len(lat), r), [0, 0, 0], [0.02, 0.02, 0.02], "z", 4)
+        self.assertTrue(np.allclose(z, [0.0025, 0.0075, 0.0125, 0.0175]))
+        # slabs of 5 mm cut the spheres of the lattice (period 2 mm): the lower two hold half
+        # the solid each, the upper two none
+        self.assertAlmostEqual(phi[0] + phi[1], 2 * math.pi / 6, delta=2e-5)
+        self.assertLess(phi[2], 1e-12)
+        self.assertLess(phi[3], 1e-12)
 
     def test_steady_discharge_rate(self):
         # grains of equal mass cross z = 0 one after another at 250 per second, the first half
@@ -263,6 +296,15 @@ class CommandLine(unittest.TestCase):
                             "--all-frames", "--png", os.path.join(SCRATCH, "p.png"))
         self.assertAlmostEqual(self.number_after(out, "s:"), math.pi / 6, delta=1e-5)
         self.assert_png(os.path.join(SCRATCH, "p.png"))
+        # one frame: the figure and its profile in slabs (here 4 slabs of whole lattice cells)
+        out = self.run_tool("packing", h5, "--min", "0.006 0.006 0.006", "--max", "0.022 0.022 0.022",
+                            "--slices", "4", "--png", os.path.join(SCRATCH, "p1.png"))
+        self.assertAlmostEqual(self.number_after(out, "s:"), math.pi / 6, delta=1e-5)
+        rows = [list(map(float, line.split())) for line in out.splitlines() if line and line[0].isdigit()]
+        self.assertEqual([round(z, 6) for z, _ in rows], [0.008, 0.012, 0.016, 0.02])
+        for _, phi in rows:
+            self.assertAlmostEqual(phi, math.pi / 6, delta=1e-5)
+        self.assert_png(os.path.join(SCRATCH, "p1.png"))
         # collapse: column in frame 0, wedge in frame 1
         p0 = lattice_in([0, 0, 0], [0.02, 0.01, 0.04], 2 * r)
         p1 = lattice_in([0, 0, 0], [0.09, 0.01, 0.016], 2 * r)
@@ -290,16 +332,33 @@ class CommandLine(unittest.TestCase):
         for s, mean, _, _ in rows:
             self.assertAlmostEqual(mean, 10.0 * s, delta=0.01)
         self.assert_png(os.path.join(SCRATCH, "chute_velocity_profile.png"))
-        # drum
+        # drum: a bed spun up over 4 frames, then turning steadily; both senses. The
+        # surface rises towards the side where the wall moves up, at 40 degrees.
         R, t = 0.05, math.tan(math.radians(40.0))
         q = lattice_in([-R, 0, -R], [R, 0.02, R], 2 * r)
-        q = q[(np.hypot(q[:, 0], q[:, 2]) + r <= R) & (q[:, 2] + r <= t * q[:, 0])]
-        h5 = os.path.join(SCRATCH, "drum.h5")
-        synthetic_trajectory.write(h5, [{"time": 0.0, "position": q, "radius": r},
-                                        {"time": 1.0, "position": q, "radius": r}])
-        out = self.run_tool("drum-angle", h5)
-        self.assertAlmostEqual(self.number_after(out, "dynamic angle of repose:"), 40.0, delta=1.0)
-        self.assert_png(os.path.join(SCRATCH, "drum_drum_angle.png"))
+        for sense, name in ((1, "drum"), (-1, "drum_reverse")):
+            bed = q[(np.hypot(q[:, 0], q[:, 2]) + r <= R) & (q[:, 2] + r <= -sense * t * q[:, 0])]
+            frames = []
+            for k in range(12):
+                omega = sense * 2.0 * min(1.0, k / 4)
+                frames.append({"time": 0.1 * k, "position": bed, "radius": r,
+                               "velocity": omega * np.cross([0.0, 1.0, 0.0], bed)})
+            h5 = os.path.join(SCRATCH, name + ".h5")
+            synthetic_trajectory.write(h5, frames)
+            out = self.run_tool("drum-angle", h5)
+            self.assertAlmostEqual(self.number_after(out, "dynamic angle of repose:"), 40.0, delta=1.0)
+            self.assertIn(f"the bed turns at {2.0 * sense:+.3g} rad/s about +y", out)
+            # the default window: from half-way (0.6 s), past the spin-up (frames 0 to 3)
+            self.assertIn("window: t in [0.6, 1.1] s, 6 frames (default", out)
+            self.assert_png(os.path.join(SCRATCH, name + "_drum_angle.png"))
+            # a window that holds the spin-up says so
+            run = subprocess.run([sys.executable, os.path.join(TOOLS, "talus_measure.py"), "drum-angle", h5,
+                                  "--t0", "0.1"], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("window: t in [0.1, 1.1] s, 11 frames (--t0)", run.stdout)
+            self.assertIn("warning: 3 frames of the window (to t = 0.3 s) come before the bed's spin "
+                          "reaches 90 % of its final value", run.stderr)
+            self.assertIn("--t0 0.4", run.stderr)
         # discharge: 300 grains cross z = 0 at 200 per second
         n = 300
         cross = 0.05 + np.arange(n) / 200.0
@@ -313,6 +372,16 @@ class CommandLine(unittest.TestCase):
         m = 2500.0 * 4 / 3 * math.pi * r ** 3
         self.assertAlmostEqual(self.number_after(out, "steady mass flow rate:"), 200 * m, delta=0.02 * 200 * m)
         self.assert_png(os.path.join(SCRATCH, "silo_flow_rate.png"))
+
+    def test_runs_as_a_command(self):
+        # executable, with Debian's interpreter in its shebang, as the README writes it
+        script = os.path.join(TOOLS, "talus_measure.py")
+        self.assertTrue(os.access(script, os.X_OK), "tools/talus_measure.py is not executable")
+        with open(script) as f:
+            self.assertEqual(f.readline(), "#!/usr/bin/python3\n")
+        out = subprocess.run([script, "--help"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("drum-angle", out.stdout)
 
     def test_bad_arguments_fail_cleanly(self):
         out = subprocess.run([sys.executable, os.path.join(TOOLS, "talus_measure.py"), "packing",

@@ -23,6 +23,8 @@
 #include "engine/core/body_store.hpp"
 #include "engine/core/materials.hpp"
 #include "engine/world/world.hpp"
+#include "io/checkpoint.hpp"
+#include "io/scene.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
 #include "io/xdmf.hpp"
@@ -336,6 +338,118 @@ TEST(TrajectoryInfo, RejectsFilesThatAreNotTrajectories) {
         FAIL() << "expected IoError";
     } catch (const IoError& e) {
         EXPECT_NE(std::string(e.what()).find("not a Talus trajectory"), std::string::npos) << e.what();
+    }
+}
+
+/// A run of `steps` steps, `converged` of them converged, with the given penetrations (one
+/// per step), bodies of radius 0.005 m and one of `smallest_radius`, and a final kinetic
+/// energy of `kinetic` J; two frames.
+void write_solver_run(const fs::path& h5, uint64_t steps, uint64_t converged,
+                      const std::vector<double>& penetration, double smallest_radius, double kinetic) {
+    TrajectoryWriter w(h5, test_metadata(), test_materials(), false);
+    BodyStore b;
+    for (int i = 0; i < 4; ++i)
+        b.add_sphere(uint64_t(i), Vec3(0.02 * i, 0, 0), i == 2 ? smallest_radius : 0.005, 2500.0, 0,
+                     Vec3::Zero(), Vec3::Zero(), Quat::Identity());
+    w.write_frame(b, 0.0, 0);
+    for (uint64_t k = 1; k <= steps; ++k) {
+        StepDiagnostics d = make_diagnostics(k);
+        d.converged = k <= converged;
+        d.contact_infeasibility = penetration[k - 1];
+        d.kinetic_energy = k == steps ? kinetic : 1.0;
+        w.write_diagnostics(d);
+    }
+    w.write_frame(b, 1e-3 * double(steps), steps);
+    w.close();
+}
+
+TEST(TrajectoryInfo, SaysHowManyStepsConvergedTheDeepestPenetrationAndTheFinalEnergy) {
+    const fs::path dir = test_dir("info_solver");
+    const fs::path h5 = dir / "run.h5";
+    // 912 of 1,000 steps converged; the deepest penetration 2.1e-5 m against a smallest
+    // diameter of 2 x 0.005 m: 0.21 %
+    std::vector<double> depth(1000, 1e-6);
+    depth[500] = 2.1e-5;
+    write_solver_run(h5, 1000, 912, depth, 0.005, 3.2e-4);
+    const TrajectorySummary sum = summarize_trajectory(h5);
+    EXPECT_EQ(sum.steps, 1000u);
+    EXPECT_EQ(sum.converged_steps, 912u);
+    EXPECT_DOUBLE_EQ(*sum.converged_share(), 0.912);
+    EXPECT_EQ(*sum.max_penetration, 2.1e-5);
+    EXPECT_EQ(*sum.smallest_diameter, 0.01);
+    EXPECT_DOUBLE_EQ(*sum.max_penetration_share_of_smallest_diameter(), 2.1e-3);
+    EXPECT_EQ(*sum.final_kinetic_energy, 3.2e-4);
+    const std::string s = describe_trajectory(sum);
+    EXPECT_EQ(summary_value(s, "converged"), "912 of 1,000 steps (91 %)") << s;
+    EXPECT_EQ(summary_value(s, "penetration"),
+              "largest 2.1e-05 m (0.21 % of the smallest diameter, 1.0e-02 m)")
+        << s;
+    EXPECT_EQ(summary_value(s, "kinetic"), "3.2e-04 J at the last step") << s;
+    EXPECT_EQ(summary_value(s, "materials"),
+              "glass (2500 kg/m³, friction 0.3), steel (7850 kg/m³, friction 0.45)")
+        << s;
+    const std::string json = trajectory_json(sum);
+    for (const char* want : {"\"steps\": 1000,", "\"converged_steps\": 912,", "\"converged_share\": 0.912,",
+                             "\"max_penetration\": 2.1e-05,", "\"smallest_diameter\": 0.01,",
+                             "\"final_kinetic_energy\": 0.00032,", "\"frames\": 2,", "\"bodies\": 4,",
+                             "\"precision\": \"float64\",", "{\"name\": \"glass\", \"density\": 2500, \"friction\": 0.3}"})
+        EXPECT_NE(json.find(want), std::string::npos) << want << " not in " << json;
+    EXPECT_EQ(json.front(), '{');
+    EXPECT_EQ(json.substr(json.size() - 2), "}\n");
+}
+
+TEST(TrajectoryInfo, CountsInTheRightNumberAndRoundsShares) {
+    const fs::path dir = test_dir("info_plurals");
+    // one step, converged; the smallest body (r = 0.001 m) sets the diameter
+    write_solver_run(dir / "one.h5", 1, 1, {5e-5}, 0.001, 0.0);
+    const std::string one = describe_trajectory(dir / "one.h5");
+    EXPECT_EQ(summary_value(one, "converged"), "1 of 1 step (100 %)") << one;
+    EXPECT_EQ(summary_value(one, "penetration"), "largest 5.0e-05 m (2.5 % of the smallest diameter, 2.0e-03 m)")
+        << one;
+    EXPECT_EQ(summary_value(one, "kinetic"), "0 J at the last step") << one;
+    // 1,999 of 2,000 is not "100 %", 1 of 2,000 not "0 %"; no penetration at all
+    write_solver_run(dir / "most.h5", 2000, 1999, std::vector<double>(2000, 0.0), 0.005, 1.0);
+    const std::string most = describe_trajectory(dir / "most.h5");
+    EXPECT_EQ(summary_value(most, "converged"), "1,999 of 2,000 steps (>99 %)") << most;
+    EXPECT_EQ(summary_value(most, "penetration"), "largest 0 m (0 % of the smallest diameter, 1.0e-02 m)") << most;
+    write_solver_run(dir / "few.h5", 2000, 1, std::vector<double>(2000, 0.0), 0.005, 1.0);
+    EXPECT_EQ(summary_value(describe_trajectory(dir / "few.h5"), "converged"), "1 of 2,000 steps (<1 %)");
+    write_solver_run(dir / "none.h5", 2, 0, {0.0, 0.0}, 0.005, 1.0);
+    EXPECT_EQ(summary_value(describe_trajectory(dir / "none.h5"), "converged"), "0 of 2 steps (0 %)");
+}
+
+TEST(TrajectoryInfo, NamesACheckpointAndTheCommandThatContinuesIt) {
+    const fs::path dir = test_dir("info_checkpoint");
+    Scene scene = parse_scene("[simulation]\ndt = 1e-3\nduration = 0.01\n[output]\npath = \"out.h5\"\n"
+                              "[[material]]\nname = \"glass\"\ndensity = 2500\nfriction = 0.5\n"
+                              "[[body]]\nshape = \"sphere\"\nradius = 0.01\nmaterial = \"glass\"\n"
+                              "position = [0, 0, 0]\n",
+                              dir / "scene.toml");
+    const fs::path ck = dir / "out.checkpoint.h5";
+    write_checkpoint(ck, scene, {}, dir / "out.h5");
+    try {
+        summarize_trajectory(ck);
+        FAIL() << "expected CheckpointNotTrajectory";
+    } catch (const CheckpointNotTrajectory& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("is a checkpoint of run " + (dir / "out.h5").string()), std::string::npos) << msg;
+        EXPECT_NE(msg.find("continue it with tools/run --resume " + ck.string()), std::string::npos) << msg;
+        EXPECT_EQ(e.trajectory(), dir / "out.h5");
+    }
+}
+
+TEST(TrajectoryInfo, SaysAFileIsNotHdf5AndNamesIt) {
+    const fs::path dir = test_dir("info_not_hdf5");
+    std::ofstream(dir / "notes.h5") << "some notes, not HDF5\n";
+    try {
+        summarize_trajectory(dir / "notes.h5");
+        FAIL() << "expected IoError";
+    } catch (const CheckpointNotTrajectory& e) {
+        FAIL() << e.what();
+    } catch (const IoError& e) {
+        EXPECT_EQ(std::string(e.what()), "'" + (dir / "notes.h5").string() +
+                                             "' is not an HDF5 file (talus info reads Talus trajectories, "
+                                             "the .h5 files that talus run writes)");
     }
 }
 
