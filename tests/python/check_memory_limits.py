@@ -37,6 +37,9 @@ def main():
     talus, scene, outdir = sys.argv[1:4]
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "memory.h5")
+    for p in (out, os.path.splitext(out)[0] + ".xmf"):
+        if os.path.exists(p):
+            os.remove(p)
 
     start = time.monotonic()
     p = subprocess.run([talus, "run", scene, "-o", out, "--force", "--threads", "2"],
