@@ -43,7 +43,7 @@ except ImportError:  # pragma: no cover - older Pythons: no walls
     tomllib = None
 
 from paraview.simple import (  # noqa: E402
-    XDMFReader, Glyph, Box, Cylinder, Show, ColorBy, GetColorTransferFunction,
+    XDMFReader, Glyph, Box, Cylinder, Show, ColorBy, STLReader, GetColorTransferFunction,
     CreateView, Render, SaveScreenshot, Text, GetScalarBar, Transform,
 )
 
@@ -86,6 +86,9 @@ def inspect_run(h5):
         if f.attrs.get("format") not in ("talus-trajectory", b"talus-trajectory"):
             fail(f"{h5}: not a Talus trajectory (no root attribute format = \"talus-trajectory\")", 2)
         text = f.attrs.get("scene", "")
+        scene_path = f.attrs.get("scene_path", "")
+        if isinstance(scene_path, bytes):
+            scene_path = scene_path.decode("utf-8", "replace")
         names = [m.decode("utf-8", "replace") if isinstance(m, bytes) else str(m)
                  for m in f.attrs.get("material_names", [])]
     if isinstance(text, bytes):
@@ -97,6 +100,7 @@ def inspect_run(h5):
         except ValueError as e:
             print(f"tools/render: note: the stored scene does not parse ({e}); no walls drawn",
                   file=sys.stderr)
+    scene["__dir__"] = os.path.dirname(os.path.abspath(scene_path)) if scene_path else ""
     try:  # an ordinary open, as ParaView's reader does it, is refused while the mark is set
         h5py.File(h5, "r").close()
         marked = False
@@ -142,8 +146,10 @@ def up_direction(scene):
 
 def show_walls(scene, view, bounds):
     """Box walls as outlines, cylinder walls as a faint shell (the length of the bodies' extent
-    along the axis when the cylinder is unbounded). Walls that move are drawn at rest; planes
-    and meshes are not drawn. Returns the bounds of the walls drawn."""
+    along the axis when the cylinder is unbounded), mesh walls as a translucent surface when
+    their STL file is still where the run found it (relative to the scene file, whose path the
+    run stored as given: from the directory the run was started in). Walls that move are
+    drawn at rest; planes are not drawn. Returns the bounds of the walls drawn."""
     shown = []
     for wall in scene.get("wall", []):
         kind = wall.get("type")
@@ -191,7 +197,22 @@ def show_walls(scene, view, bounds):
                 d.AmbientColor = d.DiffuseColor = WALL_COLOUR
                 d.Opacity = 0.15
                 shown.append(tf)
-        except (KeyError, TypeError, ValueError) as e:
+            elif kind == "mesh":
+                path = os.path.join(scene.get("__dir__", ""), wall["file"])
+                if not os.path.isfile(path):
+                    print(f"tools/render: note: mesh wall {wall.get('name', wall['file'])} not drawn "
+                          f"({path} not found)", file=sys.stderr)
+                    continue
+                mesh = Transform(Input=STLReader(FileNames=[path]))
+                mesh.Transform = "Transform"
+                mesh.Transform.Scale = [float(wall.get("scale", 1.0))] * 3
+                mesh.Transform.Translate = [float(c) for c in wall.get("translate", [0.0, 0.0, 0.0])]
+                d = Show(mesh, view)
+                d.ColorArrayName = ["POINTS", ""]  # not by the STL's solid labels
+                d.AmbientColor = d.DiffuseColor = WALL_COLOUR
+                d.Opacity = 0.35
+                shown.append(mesh)
+        except Exception as e:  # noqa: BLE001 - walls are extras: a wall that fails is left out
             print(f"tools/render: note: wall {wall.get('name', kind)} not drawn ({e})", file=sys.stderr)
     return [w.GetDataInformation().GetBounds() for w in shown]
 
