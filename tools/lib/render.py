@@ -43,7 +43,8 @@ except ImportError:  # pragma: no cover - older Pythons: no walls
     tomllib = None
 
 from paraview.simple import (  # noqa: E402
-    XDMFReader, Glyph, Box, Cylinder, Show, ColorBy, STLReader, GetColorTransferFunction,
+    XDMFReader, Glyph, Box, Cylinder, Show, ColorBy, STLReader, IDSelectionSource,
+    ExtractSelection, PVTrivialProducer, GetColorTransferFunction,
     CreateView, Render, SaveScreenshot, Text, GetScalarBar, Transform,
 )
 
@@ -71,6 +72,61 @@ def normalised(v):
 
 def cross(a, b):
     return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def clump_spheres(h5, t):
+    """(row indices of the frame's clumps, a source of their spheres or None) for the frame at
+    time t: each sphere a point with its radius and its clump's velocity, id and material."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    import numpy as np
+    import talus_h5
+    with talus_h5.load(h5) as run:
+        if "shape" not in run._file["bodies"]:
+            return [], None
+        match = np.flatnonzero(run.frames.time == t)
+        if len(match) == 0:
+            return [], None
+        frame = run.frame(int(match[-1]))
+        clumps = np.flatnonzero(frame["shape"] == 3)
+        if len(clumps) == 0:
+            return [], None
+        rows, owner = run.spheres(frame)
+    keep = np.isin(owner, clumps)
+    rows, owner = rows[keep], owner[keep]
+    from vtkmodules.vtkCommonCore import vtkPoints
+    from vtkmodules.vtkCommonDataModel import vtkPolyData, vtkCellArray
+    from vtkmodules.util.numpy_support import numpy_to_vtk
+    poly = vtkPolyData()
+    points = vtkPoints()
+    points.SetData(numpy_to_vtk(np.ascontiguousarray(rows[:, :3]), deep=1))
+    poly.SetPoints(points)
+    verts = vtkCellArray()
+    for i in range(len(rows)):
+        verts.InsertNextCell(1)
+        verts.InsertCellPoint(i)
+    poly.SetVerts(verts)
+    for name, values in (("radius", rows[:, 3]), ("velocity", frame["velocity"][owner]),
+                         ("id", frame["id"][owner].astype(np.int64)),
+                         ("material", frame["material"][owner])):
+        array = numpy_to_vtk(np.ascontiguousarray(values), deep=1)
+        array.SetName(name)
+        poly.GetPointData().AddArray(array)
+    source = PVTrivialProducer()
+    source.GetClientSideObject().SetOutput(poly)
+    return [int(i) for i in clumps], source
+
+
+def glyph_spheres(source, n, t):
+    """Every point of SOURCE as a sphere of its radius."""
+    glyph = Glyph(Input=source, GlyphType="Sphere")
+    glyph.ScaleArray = ["POINTS", "radius"]
+    glyph.ScaleFactor = 2.0  # the sphere glyph has a diameter of 1: radius x 2 = diameter
+    glyph.GlyphMode = "All Points"  # the default draws at most 5,000 (MaximumNumberOfSamplePoints)
+    glyph.OrientationArray = ["POINTS", "No orientation array"]
+    glyph.GlyphType.ThetaResolution = 16 if n <= 20000 else 8
+    glyph.GlyphType.PhiResolution = 12 if n <= 20000 else 6
+    glyph.UpdatePipeline(t)
+    return glyph
 
 
 def inspect_run(h5):
@@ -342,24 +398,33 @@ def main(argv):
     view.Background = list(BACKGROUND)
     view.EnableRenderOnInteraction = 0
 
-    glyph = Glyph(Input=reader, GlyphType="Sphere")
-    glyph.ScaleArray = ["POINTS", "radius"]
-    glyph.ScaleFactor = 2.0  # the sphere glyph has a diameter of 1: radius x 2 = diameter
-    glyph.GlyphMode = "All Points"  # the default draws at most 5,000 (MaximumNumberOfSamplePoints)
-    glyph.OrientationArray = ["POINTS", "No orientation array"]
-    glyph.GlyphType.ThetaResolution = 16 if n <= 20000 else 8
-    glyph.GlyphType.PhiResolution = 12 if n <= 20000 else 6
-    glyph.UpdatePipeline(t)
-    shown = Show(glyph, view)
+    # Clumps: the sidecar has one point per body, a clump's at its centre of mass with its
+    # bounding radius (a paddle would be one big ball). Their points are left out of the
+    # reader's output and their spheres, read from the file, are glyphed instead.
+    # (The reader's points are the frame's rows in file order, so a clump's row index in the
+    # frame is its point index.)
+    clump_rows, spheres = clump_spheres(h5, t)
+    bodies = reader
+    if clump_rows:
+        selection = IDSelectionSource(FieldType="POINT", IDs=[v for i in clump_rows for v in (0, i)])
+        selection.InsideOut = 1  # everything but the clumps
+        bodies = ExtractSelection(Input=reader, Selection=selection)
+    glyphs = [glyph_spheres(bodies, n, t)] if len(clump_rows) < n else []
+    if spheres is not None:
+        glyphs.append(glyph_spheres(spheres, n, t))
+    displays = [Show(g, view) for g in glyphs]
+    shown = displays[0]
     if colour == "none" or n == 0:
-        ColorBy(shown, None)
-        shown.AmbientColor = shown.DiffuseColor = GRAIN_COLOUR
+        for d in displays:
+            ColorBy(d, None)
+            d.AmbientColor = d.DiffuseColor = GRAIN_COLOUR
     else:
         array = {"velocity": "velocity", "radius": "radius", "material": "material"}[colour]
-        if colour == "velocity":
-            ColorBy(shown, ("POINTS", array, "Magnitude"))
-        else:
-            ColorBy(shown, ("POINTS", array))
+        for d in displays:
+            if colour == "velocity":
+                ColorBy(d, ("POINTS", array, "Magnitude"))
+            else:
+                ColorBy(d, ("POINTS", array))
         lut = GetColorTransferFunction(array)
         if colour == "material":
             lut.InterpretValuesAsCategories = 1
@@ -371,8 +436,11 @@ def main(argv):
         elif colour == "velocity":  # speeds from 0: a bed at rest stays blue
             top = info.GetPointDataInformation().GetArrayInformation("velocity").GetComponentRange(-1)[1]
             lut.RescaleTransferFunction(0.0, top if top > 0 else 1.0)
-        else:
-            shown.RescaleTransferFunctionToDataRange(False, True)
+        else:  # radius: over the spheres drawn (a clump's, not its bounding radius)
+            ranges = [g.GetDataInformation().GetPointDataInformation().GetArrayInformation("radius")
+                      .GetComponentRange(0) for g in glyphs]
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            lut.RescaleTransferFunction(lo, hi if hi > lo else lo * 1.001 + 1e-12)
         if labels:
             bar = GetScalarBar(lut, view)
             bar.Title = {"velocity": "speed [m/s]", "radius": "radius [m]",
@@ -384,9 +452,13 @@ def main(argv):
             bar.Position = [0.83, 0.05]
             bar.RangeLabelFormat = "%-#.2g"
             shown.SetScalarBarVisibility(view, True)
-    bounds = glyph.GetDataInformation().GetBounds() if n else reader.GetDataInformation().GetBounds()
-    if n == 0 or bounds[0] > bounds[1]:
-        bounds = [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]
+    bounds = [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]
+    if n:
+        parts = [g.GetDataInformation().GetBounds() for g in glyphs]
+        parts = [b for b in parts if b[0] <= b[1]]
+        if parts:
+            bounds = [min(b[m] for b in parts) if m % 2 == 0 else max(b[m] for b in parts)
+                      for m in range(6)]
     walls = show_walls(scene, view, bounds)
     if labels:
         text = Text(Text=f"t = {t:.3f} s   {n} bodies")
