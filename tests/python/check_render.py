@@ -19,7 +19,8 @@ SCENES_DIR is tests/scenes. Four checks, each a tools/render call on a run made 
    cleared copy), without a read error from ParaView, and leaves the file byte for byte as
    it was.
 4. Errors: a missing file, a missing sidecar and a frame out of range each exit 2 naming
-   the file or the frame.
+   the file or the frame; without pvpython (TALUS_PVPYTHON pointing at nothing), exit 3
+   naming the Debian package.
 Exit 0 when all hold.
 """
 import hashlib
@@ -196,6 +197,11 @@ def check_errors(outdir):
     sidecar = lone[:-3] + ".xmf"
     if done.returncode != 2 or sidecar not in done.stderr:
         fail(f"a missing sidecar: exit {done.returncode} (expected 2), stderr {done.stderr!r}")
+    os.environ["TALUS_PVPYTHON"] = os.path.join(outdir, "no_pvpython")
+    done = render([os.path.join(outdir, "small_box.h5")])
+    del os.environ["TALUS_PVPYTHON"]
+    if done.returncode != 3 or "python3-paraview" not in done.stderr:
+        fail(f"no pvpython: exit {done.returncode} (expected 3), stderr {done.stderr!r}")
     done = render([os.path.join(outdir, "small_box.h5"), "-o", os.path.join(outdir, "x.png"),
                    "--frame", "-100"])
     if done.returncode != 2 or "-100" not in done.stderr:
