@@ -4,10 +4,11 @@
 // wrong: a run still writing, or one that was killed. Such files carry HDF5's "open for
 // SWMR writing" mark, which plain readers (ParaView among them) refuse. So the file is opened
 // read-only, and if that fails, read-only with the SWMR read flag; the summary says which
-// worked, since a marked file needs `h5clear -s` before ParaView opens it. A frame counts
-// only if its index entry is complete: /frames/row_count is written last and its fill
-// value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same holds for
-// /diagnostics/step. Everything read is small (index and diagnostics, never body rows).
+// worked, since a marked file needs `h5clear -s --increment=0` before ParaView opens it
+// (`-s` alone can truncate a killed file short of its last rows: docs/output-format.md).
+// A frame counts only if its index entry is complete: /frames/row_count is written last
+// and its fill value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same
+// holds for /diagnostics/step. Everything read is small (index and diagnostics, never body rows).
 #include "io/trajectory_info.hpp"
 
 #include <fmt/format.h>
@@ -216,7 +217,7 @@ std::string describe_trajectory(const std::filesystem::path& path) {
     if (!scene_path.empty()) line("scene:", scene_path);
     line("state:", closed_cleanly ? std::string("closed")
                                   : fmt::format("open for writing, or the run was killed (for ParaView, "
-                                                "first run: h5clear -s {})",
+                                                "first run: h5clear -s --increment=0 {})",
                                                 path.string()));
     line("storage:", storage_text(f));
     line("frames:", fmt::format("{}", frames));
