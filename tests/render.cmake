@@ -1,6 +1,6 @@
 # tools/render: pictures of a run through ParaView (included from tests/CMakeLists.txt).
 # check_render.py runs small scenes with the talus binary and renders them with tools/render
-# (pvpython, under xvfb-run when there is no display): every one of 6,084 beads drawn where
+# (pvpython, on a private Xvfb when there is no display): every one of 6,084 beads drawn where
 # it is (ParaView's default glyph mode draws at most 5,000), the default picture, a killed
 # run, and the errors. About 25 s on one core.
 if(NOT DEFINED TALUS_PYTHON)

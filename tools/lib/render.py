@@ -5,7 +5,7 @@
 
 All paths absolute. (key=value because pvpython rewrites a script argument like -100, an
 option to it, into --100.) tools/render checks the arguments and that the files exist, finds
-pvpython and provides a display (xvfb-run); this script:
+pvpython and provides a display (its own Xvfb when there is none); this script:
 
 - reads the scene text the run stored (root attribute `scene`, for the walls and the
   direction of gravity) with h5py in SWMR read mode, which works on any run;
@@ -20,8 +20,11 @@ pvpython and provides a display (xvfb-run); this script:
 - every body as a sphere of its radius: Glyph, glyph type Sphere, scale array radius, scale
   factor 2 (the unit sphere glyph has a diameter of 1) and glyph mode "All Points" (the
   default, "Uniform Spatial Distribution", draws at most 5,000 points: about 3,800 of 10,000);
-- the box walls as outlines and the cylinder walls as a faint shell; planes (unbounded) and
-  meshes are left out, and moving walls are drawn at their starting place;
+  a clump as its spheres (read with tools/talus_h5.py) instead of its bounding sphere;
+  capsules and ellipsoids as their bounding spheres;
+- the box walls as outlines, the cylinder walls as a faint shell, the mesh walls as a
+  translucent surface when their STL file is found; planes (unbounded) are left out, and
+  moving walls are drawn at their starting place;
 - with a camera fitted to the bodies (oblique, or from above / the side).
 
 Exit 0 with the PNG written; 1 when ParaView fails; 2 for a file that is not a Talus run or
