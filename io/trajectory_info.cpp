@@ -5,7 +5,8 @@
 // wrong: a run still writing, or one that was killed. Such files carry HDF5's "open for
 // SWMR writing" mark, which plain readers (ParaView among them) refuse. So the file is opened
 // read-only, and if that fails, read-only with the SWMR read flag; the summary says which
-// worked, since a marked file needs `h5clear -s` before ParaView opens it. A frame counts
+// worked, since a marked file needs `h5clear -s --increment=0` before ParaView opens it
+// (`-s` alone can truncate a killed file short of its last rows: docs/output-format.md). A frame counts
 // only if its index entry is complete: /frames/row_count is written last and its fill
 // value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same holds for
 // /diagnostics/step. Everything read is small (index, diagnostics, one frame's shapes),
@@ -526,7 +527,7 @@ std::string describe_trajectory(const TrajectorySummary& s) {
     if (!s.scene_path.empty()) line("scene:", s.scene_path);
     line("state:", s.closed_cleanly ? std::string("closed")
                                     : fmt::format("open for writing, or the run was killed (for ParaView, "
-                                                  "first run: h5clear -s {})",
+                                                  "first run: h5clear -s --increment=0 {}, on a copy)",
                                                   s.path));
     line("storage:", fmt::format("{} body rows, {}", s.precision,
                                  s.compression > 0 ? fmt::format("gzip level {}{}", s.compression,

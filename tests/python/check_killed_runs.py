@@ -8,8 +8,8 @@ killed with SIGKILL after a random delay (seeded, 0 to 2.2 s of wall time after 
 line, so some kills land in the first frames and some hundreds of frames in). Then:
 - `talus info` exits 0 and reports some number of frames F (0 if killed before the first);
 - h5py opens the file (in SWMR read mode, as tools/talus_h5.py does: a file killed while
-  being written keeps its "open for writing" mark until `h5clear -s`, which `talus info`
-  says) and tools/talus_h5.py finds the same F complete frames;
+  being written keeps its "open for writing" mark until `h5clear -s --increment=0`, which
+  `talus info` says) and tools/talus_h5.py finds the same F complete frames;
 - the frames are consistent: times and steps strictly increasing, steps on the 5-step
   cadence, each frame's rows right after the previous frame's, as many rows as bodies, and
   every row of the last frame finite; the diagnostics' steps run 1, 2, 3, ... without gaps

@@ -1,0 +1,13 @@
+# tools/render: pictures of a run through ParaView (included from tests/CMakeLists.txt).
+# check_render.py runs small scenes with the talus binary and renders them with tools/render
+# (pvpython, on a private Xvfb when there is no display): every one of 6,084 beads drawn where
+# it is (ParaView's default glyph mode draws at most 5,000), the default picture, a killed
+# run, and the errors. About 25 s on one core.
+if(NOT DEFINED TALUS_PYTHON)
+  set(TALUS_PYTHON /usr/bin/python3)
+endif()
+add_test(NAME render.picture
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_render.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes
+                 ${CMAKE_BINARY_DIR}/test-output/render)
+set_tests_properties(render.picture PROPERTIES TIMEOUT 300)
