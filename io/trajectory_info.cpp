@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "io/hdf5_handles.hpp"
+#include "io/text_format.hpp"
 #include "io/trajectory_writer.hpp"
 
 namespace talus {
@@ -284,22 +285,6 @@ std::string open_failure(const std::filesystem::path& path) {
                        path.string());
 }
 
-/// "1,000": digits in groups of three.
-std::string grouped(uint64_t n) {
-    const std::string digits = std::to_string(n);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
-/// "1 step", "2 steps", "1,000 steps": a count with its noun in the right number.
-std::string count_of(uint64_t n, const char* singular, const char* plural) {
-    return fmt::format("{} {}", grouped(n), n == 1 ? singular : plural);
-}
-
 /// A share as a rounded percentage that is "100 %" only when it is all and "0 %" only when
 /// it is none: "91 %", "<1 %", ">99 %".
 std::string percent_of_count(uint64_t part, uint64_t whole) {
@@ -544,7 +529,7 @@ std::string describe_trajectory(const TrajectorySummary& s) {
     if (s.frames > 0) {
         line("time:", fmt::format("{:.6g} s to {:.6g} s (steps {} to {})", s.first_time, s.last_time,
                                   s.first_step, s.last_step));
-        line("bodies:", fmt::format("{} in the last frame", s.bodies));
+        line("bodies:", fmt::format("{} in the last frame", group_digits(s.bodies)));
         if (!s.shapes.empty()) {
             std::string text;
             for (const auto& [name, n] : s.shapes)
@@ -571,7 +556,7 @@ std::string describe_trajectory(const TrajectorySummary& s) {
     line("last step:", fmt::format("{}: residual {:.3g} m/s after {} ({})", s.last_diagnostics_step,
                                    s.last_residual, count_of(s.last_iterations, "iteration", "iterations"),
                                    s.last_converged ? "converged" : "not converged"));
-    line("converged:", fmt::format("{} of {} ({})", grouped(s.converged_steps), count_of(s.steps, "step", "steps"),
+    line("converged:", fmt::format("{} of {} ({})", group_digits(s.converged_steps), count_of(s.steps, "step", "steps"),
                                    percent_of_count(s.converged_steps, s.steps)));
     if (s.max_penetration) {
         std::string text = fmt::format("largest {}", quantity(*s.max_penetration, "m"));

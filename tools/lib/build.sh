@@ -35,8 +35,8 @@ talus_build_progress() {
     local tty="$1"
     awk -v tty="$tty" -v start="$(date +%s)" '
         function elapsed(   s) { s = systime() - start; return sprintf("%d:%02d", s / 60, s % 60) }
-        match($0, /^\[ *[0-9]+%\]/) {
-            p = substr($0, RSTART + 1, RLENGTH - 3) + 0
+        match($0, /^\[ *[0-9]+%\] (Building|Linking)/) {
+            p = substr($0, 2, index($0, "%") - 2) + 0
             if (tty) { printf "\rtalus: build %3d %% (%s)", p, elapsed() > "/dev/stderr"; shown = 1 }
             else if (p >= next_mark) {
                 printf "talus: build %3d %% (%s)\n", p, elapsed() > "/dev/stderr"
