@@ -1772,7 +1772,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                                          "for about {} of them even at random close packing "
                                          "(0.64), and a random fill stops near 0.38{}",
                                          group_digits(e.count), 2.0 * r_min, room,
-                                         group_digits(uint64_t(fit)),
+                                         fit < 1.8e19 ? group_digits(uint64_t(fit)) : fmt::format("{:.3g}", fit),
                                          r_min > 0.1 ? " (radii are in metres: 5 mm is 0.005)"
                                                      : ": lower count or enlarge min/max"));
                 return std::nullopt;
@@ -2006,6 +2006,11 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
     }
 }
 
+/// A count held in a double, digits grouped ("1,000,000"; "1.2e+25" beyond 64 bits).
+std::string count_text(double n) {
+    return n >= 0.0 && n < 1.8e19 ? group_digits(uint64_t(n)) : fmt::format("{:.3g}", n);
+}
+
 /// Bodies an entry will generate (a volume-fraction fill: at least, with the largest radius).
 double entry_bodies(const BodyEntry& e) {
     switch (e.fill) {
@@ -2038,7 +2043,7 @@ void check_memory(Reader& r, double limit, double bodies, const Place& place, st
                           "three contacts per body), more than the {:.3g} GB this process may "
                           "use: fewer or larger grains, or a machine with more memory "
                           "(docs/memory.md)",
-                          what, group_digits(uint64_t(bodies)), m.least / 1e9, m.typical / 1e9,
+                          what, count_text(bodies), m.least / 1e9, m.typical / 1e9,
                           limit / 1e9));
 }
 
