@@ -1,5 +1,6 @@
 #pragma once
-/// Numbers in messages as people write them: digit groups, plurals, rounded durations.
+/// Numbers in messages as people write them (digit groups, plurals, rounded durations), and
+/// the two JSON scalars the commands' --json output needs.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -32,5 +33,22 @@ inline std::string format_seconds(double s) {
     if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
     return fmt::format("{}:{:02}", t / 60, t % 60);
 }
+
+/// A JSON string literal of s: quotes and backslashes escaped, control characters as \u00XX.
+inline std::string json_string(std::string_view s) {
+    std::string out = "\"";
+    for (const char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+/// The shortest text that reads back as the same double; JSON has no inf or nan: null.
+inline std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
 
 }  // namespace talus

@@ -312,22 +312,8 @@ std::string quantity(double x, const char* unit) {
     return fmt::format("{:.1e} {}", x, unit);
 }
 
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
-}
-
-/// Shortest text that reads back as the same double; JSON has no inf or nan: null.
-std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
-std::string json_number(const std::optional<double>& x) { return x ? json_number(*x) : "null"; }
+using talus::json_number;
+std::string json_number(const std::optional<double>& x) { return x ? talus::json_number(*x) : "null"; }
 
 }  // namespace
 

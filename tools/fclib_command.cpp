@@ -10,27 +10,9 @@
 #include <string>
 
 #include "io/fclib.hpp"
+#include "io/text_format.hpp"
 
 namespace talus {
-namespace {
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (static_cast<unsigned char>(c) < 0x20) {
-            out += fmt::format("\\u{:04x}", int(static_cast<unsigned char>(c)));
-            continue;
-        }
-        out += c;
-    }
-    return out + "\"";
-}
-
-/// Shortest text that reads back as the same double (JSON has no inf or nan: null).
-std::string json_number(double x) { return std::isfinite(x) ? fmt::format("{}", x) : "null"; }
-
-}  // namespace
 
 int cmd_fclib(const FclibOptions& o) {
     SolverSettings s;

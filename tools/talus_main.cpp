@@ -510,6 +510,16 @@ int cmd_run(const RunOptions& opt) {
         checkpointed = world.step_count;
     };
 
+    // After a failure in the step loop: close the trajectory with every frame written so far.
+    auto close_after_failure = [&] {
+        try {
+            writer->close();
+            std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
+                         world.time, out.c_str());
+        } catch (const talus::IoError& io) {
+            std::fprintf(stderr, "talus: %s\n", io.what());
+        }
+    };
     Progress progress(opt.quiet, first_step);
     // What the end-of-run lines report of this process's steps.
     RunTally tally;
@@ -598,26 +608,14 @@ int cmd_run(const RunOptions& opt) {
         std::fprintf(stderr, "\ntalus: out of memory at t = %g s (step %llu): the run needs more "
                              "than this process may use (see docs/memory.md)\n",
                      world.time, (unsigned long long)world.step_count + 1);
-        try {
-            writer->close();
-            std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
-                         world.time, out.c_str());
-        } catch (const talus::IoError& io) {
-            std::fprintf(stderr, "talus: %s\n", io.what());
-        }
+        close_after_failure();
         return kExitIo;
     } catch (const std::exception& e) {
         // a failure no check caught: the run stops as a failed simulation (exit 3), with
         // the frames written so far kept, never an abort
         std::fprintf(stderr, "\ntalus: simulation failed at t = %g s (step %llu): %s\n",
                      world.time, (unsigned long long)world.step_count + 1, e.what());
-        try {
-            writer->close();
-            std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
-                         world.time, out.c_str());
-        } catch (const talus::IoError& io) {
-            std::fprintf(stderr, "talus: %s\n", io.what());
-        }
+        close_after_failure();
         return kExitSimulation;
     }
     progress.update(world, duration, world.step_count, true);
