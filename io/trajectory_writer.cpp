@@ -64,7 +64,7 @@
 
 #include "engine/core/body_store.hpp"
 #include "engine/core/materials.hpp"
-#include "engine/world/world.hpp"
+#include "engine/world/diagnostics.hpp"
 #include "io/hdf5_handles.hpp"
 #include "io/xdmf.hpp"
 

@@ -13,6 +13,7 @@
 #include "engine/core/materials.hpp"
 #include "engine/core/settings.hpp"
 #include "engine/core/walls.hpp"
+#include "engine/world/diagnostics.hpp"
 #include "engine/flow/flow.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/colouring.hpp"
@@ -25,67 +26,6 @@ namespace talus {
 /// A step stops with an error when the broad phase finds more candidate pairs than this
 /// per body (plus 100000): the time step is far too long for the speeds (World::step).
 inline constexpr std::size_t kMaxPairsPerBody = 64;
-
-/// Per-step record written to the trajectory's diagnostics (docs/design.md §9).
-struct StepDiagnostics {
-    uint64_t step = 0;              ///< step number after the step
-    double time = 0.0;              ///< simulated time after the step [s]
-    uint32_t contacts = 0;          ///< contacts in the solve
-    uint32_t iterations = 0;        ///< solver iterations
-    uint32_t colours = 0;           ///< colours of the contact graph (parallel PGS)
-    double residual = 0.0;          ///< docs/design.md §6 residual at exit [m/s]
-    double kinetic_energy = 0.0;    ///< Σ ½ m v² + ½ ω̄ᵀ J̄ ω̄ after the step [J]
-    double potential_energy = 0.0;  ///< Σ −m g·x after the step [J]
-    double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
-    double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
-    uint32_t relinearisations = 0;  ///< extra solves of the position-level variant (§3.6)
-    /// Joint infeasibility after the step, I(q) = max_j |g_j(q)| over the joints' position
-    /// rows (Anitescu et al. 2003, eq. 3.15) [m for point rows, rad for angular rows]; 0
-    /// without joints.
-    double joint_infeasibility = 0.0;
-    /// The contact part of the same measure: the largest penetration max_i (−Φ_i)⁺ among
-    /// this step's contacts, measured at the start of the step (the narrow phase's gaps; with
-    /// position_iterations, at the last end-of-step estimate instead) [m].
-    double contact_infeasibility = 0.0;
-    /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
-    double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
-           time_integrate = 0.0;
-    bool converged = false;         ///< residual ≤ tolerance before the cap
-};
-
-/// What the bodies did to each wall, summed over the steps since the last reset: the
-/// output divides by `time` to report mean forces and torques per frame interval.
-struct WallLoads {
-    std::vector<Vec3> impulse;          ///< Σ impulse on the wall, world frame [N s]
-    std::vector<Vec3> angular_impulse;  ///< Σ (p − wall_reference_point) × impulse [N m s]
-    double time = 0.0;                  ///< simulated time the sums cover [s]
-};
-
-/// The contacts between bodies and walls in the last step, with what each did to its wall
-/// (World::record_wall_contacts; the output's optional /walls/contacts). Rows in contact
-/// order.
-struct WallContactList {
-    std::vector<uint32_t> wall;    ///< index into World::walls
-    std::vector<uint64_t> body;    ///< stable id of the body
-    std::vector<Vec3> point;       ///< contact point, world [m]
-    std::vector<Vec3> impulse;     ///< impulse on the wall over the step, world [N s]
-    /// Torque impulse on the wall about `point` over the step (rolling and spinning
-    /// resistance; 0 without them), world [N m s].
-    std::vector<Vec3> angular_impulse;
-    double step = 0.0;             ///< the step h the impulses cover [s]
-
-    std::size_t size() const { return wall.size(); }
-    void clear() {
-        wall.clear(); body.clear(); point.clear(); impulse.clear(); angular_impulse.clear();
-    }
-};
-
-/// Result of a step: OK, or the bodies whose state became non-finite or absurd.
-struct StepStatus {
-    bool ok = true;
-    std::string message;             ///< what went wrong, naming bodies by stable id
-    std::vector<uint64_t> bad_bodies;
-};
 
 class World {
 public:
