@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/contacts.hpp"
-#include "engine/core/math.hpp"
-#include "engine/core/periodic.hpp"
+#include "core/contacts.hpp"
+#include "core/math.hpp"
+#include "core/periodic.hpp"
 
 namespace talus {
 

@@ -1,11 +1,11 @@
 #pragma once
-/// Contacts of kinematic bodies (engine/core/kinematic.hpp), after the narrow phase: a
+/// Contacts of kinematic bodies (core/kinematic.hpp), after the narrow phase: a
 /// kinematic body has infinite mass, so the solver sees it as a moving wall (docs/design.md §3:
 /// "static and kinematic bodies have M⁻¹ = 0: their velocity enters the contact's free
 /// velocity only … pairs with no dynamic body are skipped").
 #include "collision/narrow_phase.hpp"
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
 
 namespace talus {
 

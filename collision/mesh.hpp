@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

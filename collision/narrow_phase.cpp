@@ -20,7 +20,7 @@
 //   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
 //     to the segment is a convex function of the segment parameter; golden-section search.
 //   ellipsoid–ellipsoid: not implemented (reported as unsupported).
-//   clumps: a clump is its spheres (engine/core/clump.hpp), sphere k at x + R c_k with
+//   clumps: a clump is its spheres (core/clump.hpp), sphere k at x + R c_k with
 //     radius r_k. Against a sphere, a plane or box face, a cylinder, a mesh or another clump,
 //     every sub-sphere (pair) is collided as a sphere and gives its own contact, carrying
 //     the clump's body index so that the solver sees one rigid body. Sub-features:
@@ -58,7 +58,7 @@
 #include <limits>
 
 #include "collision/mesh.hpp"
-#include "engine/core/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace talus {
 namespace {

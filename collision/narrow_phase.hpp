@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
-#include "engine/core/walls.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/walls.hpp"
 
 namespace talus {
 
@@ -82,7 +82,7 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 /// Contacts of the candidate `pairs` (selected by the broad phase with the bounding
 /// radii and the envelope; for two spheres every pair is a contact, for other shapes those
 /// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall,
-/// each wall at the pose `states[w]` (engine/core/walls.hpp: wall_states), when
+/// each wall at the pose `states[w]` (core/walls.hpp: wall_states), when
 /// Φ ≤ (reach_i − r_i) + wall_margin. A wall contact's velocity_a is the wall's velocity at
 /// the contact point, states[w].velocity_at(p).
 /// `reach` is the per-body bounding radius plus envelope share given to the broad phase.

@@ -7,7 +7,7 @@
 #include <array>
 #include <vector>
 
-#include "engine/core/walls.hpp"
+#include "core/walls.hpp"
 
 namespace talus {
 

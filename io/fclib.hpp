@@ -1,6 +1,6 @@
 #pragma once
 /// FCLIB frictional contact problems (HDF5; Acary, Brémond, Dubois et al.) read through
-/// Debian's libfclib into a DelassusProblem (solvers/delassus.hpp), for `talus fclib`.
+/// Debian's libfclib into a DelassusProblem (core/delassus_problem.hpp), for `talus fclib`.
 /// Local problems (/fclib_local) give W and q as stored; global ones (/fclib_global,
 /// M v = H r + f, u = Hᵀ v + w) are condensed: W = Hᵀ M⁻¹ H, q = Hᵀ M⁻¹ f + w, with a sparse
 /// LU factorisation of M (it need not be exactly symmetric). Matrices may be stored as CSR (nz = −2), CSC (nz = −1) or
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "solvers/delassus.hpp"
+#include "core/delassus_problem.hpp"
 
 namespace talus {
 

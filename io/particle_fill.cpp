@@ -7,7 +7,7 @@
 // slack makes "max = min + k·s" include its last point despite round-off.
 // Random fill: random sequential addition, to a count or to a solid volume fraction of the
 // box, with one radius law (engine/flow/size_distribution.hpp). Candidates are uniform in
-// the box and kept if they overlap nothing; a hash grid (engine/core/sphere_grid.hpp) with
+// the box and kept if they overlap nothing; a hash grid (core/sphere_grid.hpp) with
 // cells no smaller than the largest contact distance makes each test look at 27 cells
 // only. It saturates near 38 % solid fraction
 // in 3D, hence the attempt budget and an error rather than an endless loop. Random bits
@@ -17,7 +17,7 @@
 #include "io/particle_fill.hpp"
 
 #include "collision/wall_clearance.hpp"
-#include "engine/core/sphere_grid.hpp"
+#include "core/sphere_grid.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/math.hpp"
-#include "engine/core/random.hpp"
-#include "engine/core/walls.hpp"
+#include "core/math.hpp"
+#include "core/random.hpp"
+#include "core/walls.hpp"
 #include "engine/flow/size_distribution.hpp"
 
 namespace talus {

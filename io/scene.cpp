@@ -30,7 +30,7 @@
 
 #include "collision/mesh.hpp"
 #include "collision/narrow_phase.hpp"
-#include "engine/core/kinematic.hpp"
+#include "core/kinematic.hpp"
 #include "io/particle_fill.hpp"
 #include "io/text_format.hpp"
 #include "io/stl.hpp"
@@ -1072,7 +1072,7 @@ std::optional<Vec3> unit_vec3(Reader& r, const Ctx& c, std::string_view k, Need 
     return Vec3(*v / len);
 }
 
-/// The `motion = { type = …, … }` table of a wall or a [[body]] (engine/core/wall_motion.hpp);
+/// The `motion = { type = …, … }` table of a wall or a [[body]] (core/wall_motion.hpp);
 /// nullopt after a problem was reported.
 std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
     WallMotion m;
@@ -1807,7 +1807,7 @@ std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable&
     e.place = c.place;
     e.fill_place = c.place;
     bool ok = read_common(r, c, materials, e, true);
-    // `motion`: a kinematic body (engine/core/kinematic.hpp), infinite mass, moved as given.
+    // `motion`: a kinematic body (core/kinematic.hpp), infinite mass, moved as given.
     if (auto m = r.table(c, "motion", Need::Optional)) {
         if (auto motion = read_motion(r, *m))
             e.motion = *motion;

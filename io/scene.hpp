@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/core/settings.hpp"
+#include "core/settings.hpp"
 #include "engine/world/stages.hpp"
 #include "engine/world/world.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

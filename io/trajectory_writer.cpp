@@ -62,8 +62,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/materials.hpp"
+#include "core/body_store.hpp"
+#include "core/materials.hpp"
 #include "engine/world/diagnostics.hpp"
 #include "io/hdf5_handles.hpp"
 #include "io/xdmf.hpp"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/math.hpp"
-#include "engine/core/settings.hpp"
+#include "core/math.hpp"
+#include "core/settings.hpp"
 #include "engine/flow/flow.hpp"
 
 namespace talus {

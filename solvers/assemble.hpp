@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
-#include "engine/core/materials.hpp"
-#include "engine/core/settings.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/materials.hpp"
+#include "core/settings.hpp"
 #include "solvers/bilateral.hpp"
 #include "solvers/rolling.hpp"
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
-#include "engine/core/joints.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/joints.hpp"
 #include "solvers/solver_bodies.hpp"
 
 namespace talus {

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "engine/core/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace talus {
 namespace {

@@ -4,7 +4,7 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/core/contacts.hpp"
+#include "core/contacts.hpp"
 
 namespace talus {
 

@@ -2,7 +2,7 @@
 /// Euclidean projection onto the friction cone K = {γ : ‖γ_t‖ ≤ μ γ_n} (docs/design.md §5).
 #include <cmath>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/core/parallel.hpp"
+#include "core/parallel.hpp"
 #include "solvers/block_sweep.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"

@@ -7,7 +7,7 @@
 /// or slides with u_n = 0 and r_T = −μ r_n u_T/‖u_T‖; an open one has r = 0 and u_n ≥ 0.
 /// (The CCP of docs/design.md §4 drops the μ‖u_T‖ shift, so its sliding contacts separate at
 /// u_n = μ‖u_T‖.)
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

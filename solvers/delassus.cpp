@@ -241,27 +241,6 @@ struct Inner {
 
 }  // namespace
 
-std::string check_delassus(const DelassusProblem& p) {
-    const std::size_t n = p.contacts();
-    const Eigen::Index m = Eigen::Index(3 * n);
-    if (p.W.rows() != m || p.W.cols() != m || p.q.size() != m)
-        return "W must be 3n × 3n and q of length 3n for n = " + std::to_string(n) + " contacts (W is " +
-               std::to_string(p.W.rows()) + " × " + std::to_string(p.W.cols()) + ", q has " +
-               std::to_string(p.q.size()) + ")";
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(p.mu[i] >= 0.0) || !std::isfinite(p.mu[i]))
-            return "mu[" + std::to_string(i) + "] = " + std::to_string(p.mu[i]) + " is not a finite value ≥ 0";
-    if (!p.q.allFinite()) return "q has entries that are not finite";
-    for (Eigen::Index k = 0; k < p.W.outerSize(); ++k)
-        for (Sparse::InnerIterator it(p.W, k); it; ++it)
-            if (!std::isfinite(it.value())) return "W has entries that are not finite";
-    const Prepared P(p);
-    for (std::size_t i = 0; i < n; ++i)
-        if (!(P.Wii[i](0, 0) > 0.0))
-            return "contact " + std::to_string(i) + " has W_nn ≤ 0 (no body can move it)";
-    return {};
-}
-
 DelassusAccuracy delassus_accuracy(const DelassusProblem& p, const Eigen::VectorXd& r, FrictionLaw law) {
     const Prepared P(p);
     const Vec Wr = p.W * r;

@@ -1,6 +1,6 @@
 #pragma once
-/// Contact problems given by an assembled Delassus operator instead of bodies (issue 8):
-/// FCLIB's local form (io/fclib.hpp reads it), solved by the same solver kinds and settings
+/// Contact problems given by an assembled Delassus operator (core/delassus_problem.hpp),
+/// solved by the same solver kinds and settings
 /// as a step (SolverSettings in, SolverResult out):
 ///   u = W r + q,  û = u + [μ_i‖u_T,i‖, 0, 0] per contact,  K* ∋ û ⊥ r ∈ K_μ   ("coulomb"),
 /// or without the shift (the CCP of docs/design.md §4, "ccp"). Contacts are blocks of three rows,
@@ -10,24 +10,12 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <Eigen/SparseCore>
 
-#include "engine/core/settings.hpp"
+#include "core/delassus_problem.hpp"
+#include "core/settings.hpp"
 #include "solvers/solver_result.hpp"
 
 namespace talus {
-
-struct DelassusProblem {
-    Eigen::SparseMatrix<double, Eigen::RowMajor> W;  ///< 3n × 3n, symmetric positive semi-definite
-    Eigen::VectorXd q;                                ///< 3n, the velocities at r = 0
-    std::vector<double> mu;                           ///< n friction coefficients
-
-    std::size_t contacts() const { return mu.size(); }
-};
-
-/// Empty when the problem is well formed (sizes agree, finite entries, μ ≥ 0, a positive
-/// normal entry on every diagonal block); otherwise what is wrong.
-std::string check_delassus(const DelassusProblem& p);
 
 struct DelassusAccuracy {
     double error = 0.0;           ///< ‖F‖₂

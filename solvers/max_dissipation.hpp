@@ -39,7 +39,7 @@
 /// unlike the CCP, d_n = 0 always: no lift-off (docs/design.md §4).
 #include <cstdint>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

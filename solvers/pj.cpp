@@ -30,7 +30,7 @@
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_kernels.hpp"
 #include "solvers/contact_ops.hpp"
-#include "engine/core/parallel.hpp"
+#include "core/parallel.hpp"
 #include "solvers/solver.hpp"
 
 namespace talus {

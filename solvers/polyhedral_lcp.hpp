@@ -6,7 +6,7 @@
 #include <Eigen/Core>
 #include <vector>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 #include "solvers/lemke.hpp"
 
 namespace talus {

@@ -22,10 +22,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
-#include "engine/core/materials.hpp"
-#include "engine/core/math.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/materials.hpp"
+#include "core/math.hpp"
 #include "solvers/solver_bodies.hpp"
 
 namespace talus {

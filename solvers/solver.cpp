@@ -33,7 +33,7 @@
 
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
-#include "engine/core/parallel.hpp"
+#include "core/parallel.hpp"
 
 namespace talus {
 

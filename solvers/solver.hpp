@@ -4,8 +4,8 @@
 #include <chrono>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/settings.hpp"
+#include "core/body_store.hpp"
+#include "core/settings.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/body_contacts.hpp"
 #include "solvers/solver_bodies.hpp"

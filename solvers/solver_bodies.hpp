@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
+#include "core/body_store.hpp"
 
 namespace talus {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core/contacts.hpp"
-#include "engine/core/math.hpp"
+#include "core/contacts.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

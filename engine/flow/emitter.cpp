@@ -12,8 +12,8 @@
 #include <cmath>
 
 #include "collision/wall_clearance.hpp"
-#include "engine/core/random.hpp"
-#include "engine/core/sphere_grid.hpp"
+#include "core/random.hpp"
+#include "core/sphere_grid.hpp"
 #include "engine/flow/flow.hpp"
 
 namespace talus {

@@ -8,10 +8,10 @@
 #include <random>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/materials.hpp"
-#include "engine/core/math.hpp"
-#include "engine/core/walls.hpp"
+#include "core/body_store.hpp"
+#include "core/materials.hpp"
+#include "core/math.hpp"
+#include "core/walls.hpp"
 #include "engine/flow/size_distribution.hpp"
 
 namespace talus {

@@ -1,6 +1,6 @@
 // Radius distributions. Why our own sampling: std::normal_distribution and friends are
 // implementation-defined, so the same seed would give other grains with another standard
-// library. Uniform: r = min + u (max − min). Normal: Box–Muller (engine/core/random.hpp).
+// library. Uniform: r = min + u (max − min). Normal: Box–Muller (core/random.hpp).
 // Log-normal: r = exp(mu + sigma z). Truncation by rejection, whose cost is
 // 1 / window_probability() attempts per radius (the scene reader refuses windows that hold
 // less than 0.1 % of the law). Discrete: the first k with u < cumulative[k].
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/core/random.hpp"
+#include "core/random.hpp"
 
 namespace talus {
 

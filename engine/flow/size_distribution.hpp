@@ -2,7 +2,7 @@
 /// Radius distributions of generated spheres ([[particles]] fills and [[emitter]]s): one
 /// fixed radius, uniform, truncated normal, truncated log-normal, or a discrete list with
 /// weights. Draws come from a caller's std::mt19937_64 through our own formulas
-/// (engine/core/random.hpp), so a seed gives the same radii on every machine.
+/// (core/random.hpp), so a seed gives the same radii on every machine.
 #include <cstdint>
 #include <random>
 #include <vector>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/math.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 

@@ -18,8 +18,8 @@
 #include <algorithm>
 
 #include "collision/kinematic_contacts.hpp"
-#include "engine/core/kinematic.hpp"
-#include "engine/core/parallel.hpp"
+#include "core/kinematic.hpp"
+#include "core/parallel.hpp"
 #include "engine/world/world.hpp"
 #include "solvers/contact_ops.hpp"
 

@@ -13,8 +13,8 @@
 #include <string_view>
 
 #include "collision/kinematic_contacts.hpp"
-#include "engine/core/kinematic.hpp"
-#include "engine/core/parallel.hpp"
+#include "core/kinematic.hpp"
+#include "core/parallel.hpp"
 
 namespace talus {
 namespace {

@@ -7,12 +7,12 @@
 
 #include "collision/broad_phase.hpp"
 #include "collision/narrow_phase.hpp"
-#include "engine/core/body_store.hpp"
-#include "engine/core/contacts.hpp"
-#include "engine/core/joints.hpp"
-#include "engine/core/materials.hpp"
-#include "engine/core/settings.hpp"
-#include "engine/core/walls.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/joints.hpp"
+#include "core/materials.hpp"
+#include "core/settings.hpp"
+#include "core/walls.hpp"
 #include "engine/world/diagnostics.hpp"
 #include "engine/flow/flow.hpp"
 #include "solvers/assemble.hpp"
@@ -43,7 +43,7 @@ public:
     /// per step. The trajectory has the same bits either way. Not with the position-level
     /// variant, which reuses them.
     std::size_t lean_bodies = 200000;
-    /// Bilateral constraints, by stable body id (engine/core/joints.hpp); each step turns
+    /// Bilateral constraints, by stable body id (core/joints.hpp); each step turns
     /// them into solver rows at the current poses (solvers/bilateral.hpp).
     std::vector<Joint> joints;
     /// Sources and sinks (engine/flow/flow.hpp), run at the end of every step, after the

@@ -58,7 +58,7 @@ inline void add_cylinder(World& w, const Vec3& point, const Vec3& axis, double r
     w.walls.push_back(wall);
 }
 
-/// Motions for tests (engine/core/wall_motion.hpp).
+/// Motions for tests (core/wall_motion.hpp).
 inline WallMotion rotation_motion(const Vec3& centre, const Vec3& axis, double omega, double start = 0.0) {
     WallMotion m;
     m.kind = MotionKind::Rotation;

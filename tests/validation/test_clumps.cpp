@@ -1,4 +1,4 @@
-// Clumps of spheres (engine/core/clump.hpp, collision/narrow_phase.cpp) in whole scenes:
+// Clumps of spheres (core/clump.hpp, collision/narrow_phase.cpp) in whole scenes:
 //  * a three-sphere line lying on a plane, a flat triangle on a triangle-mesh floor, and a
 //    flat triangle resting in the grooves of another: at rest after 1 s;
 //  * a dumbbell dropped tilted onto a plane: the momentum change of every step equals

@@ -1,4 +1,4 @@
-// Kinematic bodies (engine/core/kinematic.hpp, collision/kinematic_contacts.hpp): bodies of
+// Kinematic bodies (core/kinematic.hpp, collision/kinematic_contacts.hpp): bodies of
 // any shape moved by a prescribed motion, with infinite mass. Their pose must follow the
 // motion exactly whatever pushes on them; dynamic bodies they touch must feel them as
 // moving walls; two kinematic bodies never interact; and runs stay thread-count independent.
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/core/kinematic.hpp"
+#include "core/kinematic.hpp"
 #include "engine/world/stages.hpp"
 #include "tests/support/world_builder.hpp"
 

@@ -1,4 +1,4 @@
-// Walls with prescribed motion (engine/core/wall_motion.hpp) against analytic results.
+// Walls with prescribed motion (core/wall_motion.hpp) against analytic results.
 //
 //  * Turntable. A plane rotating about its normal ẑ at Ω, a uniform sphere (m, r,
 //    J = 2/5 m r²) rolling on it without slipping. Friction F (horizontal) at the contact

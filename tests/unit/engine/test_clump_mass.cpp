@@ -1,4 +1,4 @@
-// Mass properties of unions of spheres (engine/core/clump_mass.cpp) against exact values.
+// Mass properties of unions of spheres (core/clump_mass.cpp) against exact values.
 // Collinear equal spheres form a solid of revolution whose section radius² is
 // ρ²(s) = r² − (s − nearest centre)², a polynomial of degree 2 in s between breakpoints
 // (sphere ends and midpoints between neighbouring centres): V = ∫ π ρ² ds,
@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/clump.hpp"
+#include "core/body_store.hpp"
+#include "core/clump.hpp"
 
 namespace talus {
 namespace {

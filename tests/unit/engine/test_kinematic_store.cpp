@@ -1,11 +1,11 @@
-// BodyStore's kinematic column (engine/core/body_store.hpp) through every operation that
-// adds, reorders, copies or removes bodies, and place_kinematic (engine/core/kinematic.hpp)
+// BodyStore's kinematic column (core/body_store.hpp) through every operation that
+// adds, reorders, copies or removes bodies, and place_kinematic (core/kinematic.hpp)
 // against the motion by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "engine/core/kinematic.hpp"
+#include "core/kinematic.hpp"
 
 namespace talus {
 namespace {

@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/core/random.hpp"
+#include "core/random.hpp"
 #include "engine/flow/size_distribution.hpp"
 
 namespace talus {

@@ -1,6 +1,6 @@
 // Scene keys of cylinder walls and wall motion: a valid scene gives exactly the geometry
 // and motion it describes; each bad value is refused with its file, line and key path.
-// Also the motion model itself (engine/core/wall_motion.hpp) against values by hand.
+// Also the motion model itself (core/wall_motion.hpp) against values by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>

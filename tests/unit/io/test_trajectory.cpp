@@ -20,8 +20,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "engine/core/body_store.hpp"
-#include "engine/core/materials.hpp"
+#include "core/body_store.hpp"
+#include "core/materials.hpp"
 #include "engine/world/world.hpp"
 #include "io/checkpoint.hpp"
 #include "io/scene.hpp"

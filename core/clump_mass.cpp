@@ -1,4 +1,4 @@
-// Mass properties of a union of overlapping spheres (engine/core/clump.hpp).
+// Mass properties of a union of overlapping spheres (core/clump.hpp).
 //
 // Why not the sum: overlapping spheres share their lens, which the sum counts twice.
 // Method: slice the union by planes x = const. A slice is a union of disks (centre
@@ -23,7 +23,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "engine/core/clump.hpp"
+#include "core/clump.hpp"
 
 namespace talus {
 namespace {

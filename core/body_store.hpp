@@ -61,7 +61,7 @@ inline MassProperties ellipsoid_mass_properties(const Vec3& s, double rho) {
 /// Prescribed motion of a kinematic body (docs/design.md §2): the rigid motion `motion` applied to
 /// the body's reference pose (x0, q0), its pose at t = 0 (before the motion's start):
 ///     x(t) = R(t) (x0 − c) + c + d(t),   q(t) = q_R(t) ⊗ q0
-/// (engine/core/wall_motion.hpp). The body has infinite mass and inertia.
+/// (core/wall_motion.hpp). The body has infinite mass and inertia.
 struct BodyMotion {
     WallMotion motion;
     Vec3 x0 = Vec3::Zero();            ///< centre of mass at the reference pose [m]
@@ -106,7 +106,7 @@ struct BodyStore {
     /// semi-axes (a, b, c); clump (template index, sphere count, 0) (exact small integers,
     /// no unit). 24 bytes per body, also for spheres.
     std::vector<Vec3> shape_param;
-    /// Clump templates shared by the clump bodies (engine/core/clump.hpp); not per body, so
+    /// Clump templates shared by the clump bodies (core/clump.hpp); not per body, so
     /// permute() leaves it alone.
     ClumpTable clumps;
     /// Per body: index into `motions` for a kinematic body (prescribed motion, infinite mass:

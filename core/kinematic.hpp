@@ -6,7 +6,7 @@
 /// so it does not drift:
 ///     x(t) = R(t) (x0 − c) + c + d(t),   q(t) = q_R(t) ⊗ q0.
 /// Over a step [t, t + h] the body moves with the motion's mean velocity field
-/// (engine/core/wall_motion.hpp): v = v_lin + ω × (x(t) − c − d(t)) at its centre of mass,
+/// (core/wall_motion.hpp): v = v_lin + ω × (x(t) − c − d(t)) at its centre of mass,
 /// ω over the step (stored in the body frame, ω̄ = q(t)⁻¹ ω), so that any point p of the body
 /// moves with WallState::velocity_at(p), exactly as a wall point does.
 #include <cmath>
