@@ -1,7 +1,9 @@
 #pragma once
 /// Parallel loops and deterministic reductions shared by every stage: fixed-size chunks,
 /// partial results in an array, combined serially in chunk order, so a sum has the same
-/// bits for any thread count (a max is exact in any order).
+/// bits for any thread count (a max is exact in any order). Every parallel loop of Talus
+/// goes through this header, with one of the named grains below: a loop's grain is then
+/// found, and tuned, in one place.
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
@@ -12,6 +14,33 @@
 namespace talus {
 
 inline constexpr std::size_t kReduceChunk = 1024;
+
+/// Indices per task of the parallel loops, by what a loop's index runs over. A grain only
+/// sets how work is cut into tasks; no result depends on it except through the fixed
+/// chunks of the reductions (kReduceChunk).
+namespace grain {
+inline constexpr std::size_t kBodies = 1024;     ///< per-body loops (gathers, integration)
+inline constexpr std::size_t kContacts = 2048;   ///< per-contact solver passes (PGS, PJ, APGD)
+inline constexpr std::size_t kExactBlocks = 256; ///< exact local solves per task (nsgs, maxdiss)
+}  // namespace grain
+
+/// f(lo, hi) over [begin, end) cut into ranges of about `grain` indices, in parallel.
+/// For loops whose iterations are independent; the result is the same for any thread count.
+template <class F>
+void parallel_ranges(std::size_t begin, std::size_t end, std::size_t grain, F&& f) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(begin, end, grain),
+                      [&](const tbb::blocked_range<std::size_t>& r) { f(r.begin(), r.end()); });
+}
+
+/// max(init, f(lo, hi) over ranges of [begin, end) of about `grain` indices), in parallel:
+/// exact in any order, so the result does not depend on the threads.
+template <class F>
+double parallel_max_ranges(std::size_t begin, std::size_t end, std::size_t grain, double init, F&& f) {
+    return tbb::parallel_reduce(
+        tbb::blocked_range<std::size_t>(begin, end, grain), init,
+        [&](const tbb::blocked_range<std::size_t>& r, double m) { return std::max(m, f(r.begin(), r.end())); },
+        [](double x, double y) { return std::max(x, y); });
+}
 
 /// Σ_{i<n} f(i), with f evaluated in parallel and summed in a fixed order.
 template <class F>
