@@ -11,6 +11,7 @@
 
 #include "io/fclib.hpp"
 #include "io/text_format.hpp"
+#include "solvers/delassus.hpp"
 
 namespace talus {
 
