@@ -17,6 +17,7 @@ extern "C" {
 #include <vector>
 
 #include "io/fclib.hpp"
+#include "solvers/delassus.hpp"
 
 namespace talus {
 namespace {
