@@ -37,22 +37,18 @@
 // projection is the identity): N and p grow by the rows G_j, every sum and max takes the
 // rows' terms too, serially in row order after the contacts'. Without rows nothing changes.
 // Every sum is a fixed-order reduction, so the result does not depend on the thread count.
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "solvers/cone_projection.hpp"
-#include "solvers/contact_ops.hpp"
 #include "core/parallel.hpp"
-#include "solvers/solver.hpp"
+#include "solvers/assembled_operator.hpp"
+#include "solvers/body_operator.hpp"
+#include "solvers/cone_projection.hpp"
+#include "solvers/methods.hpp"
 
 namespace talus {
 namespace {
-
-constexpr std::size_t kGrain = 2048;  // contacts per task of the colour scatter (fixed)
 
 // Idle contacts: a contact at γ = 0 whose velocity d separates it by more than
 // kIdleMargin × tolerance (d_n ≥ μ ‖d_t‖ + margin) leaves the gathers and projections until
@@ -60,109 +56,7 @@ constexpr std::size_t kGrain = 2048;  // contacts per task of the colour scatter
 constexpr double kIdleMargin = 10.0;
 constexpr int kIdleCheck = 5;
 
-// The per-body scratch lines are what both passes over the contacts wait for (measured with
-// perf: the loads of a contact's bodies were a quarter of the gather's time): ask for them
-// this many contacts ahead. A hint only, no effect on results.
-constexpr std::size_t kPrefetch = 8;
-
-void prefetch_bodies(const AssembledBatch& c, const SolverBodies& s, std::size_t j) {
-    const int32_t a = c.a[j], b = c.b[j];
-    if (a != kNoBody) __builtin_prefetch(&s.body[std::size_t(a)], 1);
-    if (b != kNoBody) __builtin_prefetch(&s.body[std::size_t(b)], 1);
-}
-
 bool is_zero(const Vec3& g) { return g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0; }
-
-/// What the pass after a product by N reduces over the contacts, in one go: three sums
-/// (taken per fixed chunk and combined in chunk order) and a max.
-struct Reductions {
-    double sum[3] = {0.0, 0.0, 0.0};
-    double max = 0.0;
-};
-
-/// out_i = D_iᵀ (the per-body scratch) for the contacts i = list[k], k < count, and
-/// terms(i, out_i, max) reduced over them: per fixed chunk of the list, combined in chunk
-/// order (`max`: the running max of the chunk so far, below which a term need not be
-/// computed exactly).
-template <class Terms>
-Reductions gather(const AssembledBatch& c, SolverWorkspace& work, const uint32_t* list,
-                  std::size_t count, std::vector<Vec3>& out, std::vector<Reductions>& partial,
-                  Terms&& terms) {
-    SolverBodies& s = work.scratch;
-    const std::size_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
-    partial.assign(chunks, Reductions{});
-    tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t k) {
-        Reductions r;
-        const std::size_t end = std::min(count, (k + 1) * kReduceChunk);
-        for (std::size_t q = k * kReduceChunk; q < end; ++q) {
-            if (q + kPrefetch < end) prefetch_bodies(c, s, list[q + kPrefetch]);
-            const std::size_t i = list[q];
-            out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
-            const Reductions t = terms(i, out[i], r.max);
-            for (int j = 0; j < 3; ++j) r.sum[j] += t.sum[j];
-            r.max = std::max(r.max, t.max);
-        }
-        partial[k] = r;
-    });
-    Reductions total;
-    for (const Reductions& r : partial) {
-        for (int j = 0; j < 3; ++j) total.sum[j] += r.sum[j];
-        total.max = std::max(total.max, r.max);
-    }
-    return total;
-}
-
-/// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows, using the
-/// workspace's per-body scratch (its inverse masses loaded): M⁻¹ (D z + G z_l) accumulated
-/// on it (contacts colour by colour, then the rows serially in order), then Dᵀ of it for the
-/// contacts of `live` and Gᵀ for the rows. The pass writing `out` also reduces terms over
-/// `live` (gather above), so the step's dot products and residual cost no pass of their
-/// own. Contacts outside `live` keep their `out`; the scratch then holds M⁻¹ D z for a
-/// later gather over them.
-template <class Terms>
-Reductions apply_n(const AssembledBatch& c, SolverWorkspace& work, const std::vector<uint32_t>& live,
-                   const std::vector<Vec3>& z, const std::vector<double>& z_l, std::vector<Vec3>& out,
-                   std::vector<double>& out_l, std::vector<Reductions>& partial, Terms&& terms) {
-    SolverBodies& s = work.scratch;
-    parallel_each(s.size(), [&](std::size_t b) {
-        s.body[b].v = Vec3::Zero();
-        s.body[b].w = Vec3::Zero();
-    });
-    // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
-    // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
-    // nothing; not even reading them spares streaming the whole batch once per product.
-    auto scatter = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t q = lo; q < hi; ++q) {
-            const std::size_t i = live[q];
-            if (q + kPrefetch < hi && !is_zero(z[live[q + kPrefetch]]))
-                prefetch_bodies(c, s, live[q + kPrefetch]);
-            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
-            // +0 and never become −0), and spares the bodies' cache lines.
-            if (is_zero(z[i])) continue;
-            apply_impulse(c, contact_frame(c, i), s, i, z[i]);
-        }
-    };
-    const std::size_t colours = c.colour_start.size() < 2 ? 0 : c.colour_start.size() - 1;
-    for (std::size_t k = 0; k < colours; ++k) {
-        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c.colour_start[k]) - live.begin();
-        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c.colour_start[k + 1]) - live.begin();
-        // contacts of the overflow colour may share bodies: in order, serially
-        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= kGrain) {
-            scatter(lo, hi);
-            continue;
-        }
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(lo, hi, kGrain),
-                          [&](const tbb::blocked_range<std::size_t>& r) { scatter(r.begin(), r.end()); });
-    }
-    const BilateralBatch& rows = c.bilateral;
-    if (!rows.empty()) add_row_impulses(rows, z_l, s);
-    out.resize(c.size());
-    const Reductions total = gather(c, work, live.data(), live.size(), out, partial, terms);
-    out_l.resize(rows.size());
-    for (std::size_t j = 0; j < rows.size(); ++j)
-        out_l[j] = row_jacobian_velocity(rows, s, j);
-    return total;
-}
 
 /// Σ_j f(j) over the rows, serially (0 without rows).
 template <class F>
@@ -174,50 +68,39 @@ double row_sum(std::size_t m, F&& f) {
 
 }  // namespace
 
-SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work) {
-    const detail::SolveScope scope(batch, bodies, work);
+template <class Op>
+SolverResult apgd_method(Op& op, const SolverSettings& settings) {
     SolverResult result;
-    const std::size_t n = batch.size();
+    const std::size_t n = op.size();
     const double tol = settings.tolerance;
     std::vector<Reductions> partial;
-    std::vector<Vec3>& p = work.c0;    // Dᵀ ν* + rhs
-    std::vector<Vec3>& nx = work.c1;   // N x_k
-    std::vector<Vec3>& y = work.c2;    // y_k
-    std::vector<Vec3>& ny = work.c3;   // N y_k
-    std::vector<Vec3>& xn = work.c4;   // x_{k+1}
-    std::vector<Vec3>& nxn = work.c5;  // N x_{k+1}
-    std::vector<Vec3>& best = work.c6; // lowest-residual iterate
-    std::vector<Vec3>& x = batch.gamma;
-    BilateralBatch& rows = batch.bilateral;
-    const std::size_t m = rows.size();
+    std::vector<Vec3>& p = op.scratch(0);    // Dᵀ ν* + rhs
+    std::vector<Vec3>& nx = op.scratch(1);   // N x_k
+    std::vector<Vec3>& y = op.scratch(2);    // y_k
+    std::vector<Vec3>& ny = op.scratch(3);   // N y_k
+    std::vector<Vec3>& xn = op.scratch(4);   // x_{k+1}
+    std::vector<Vec3>& nxn = op.scratch(5);  // N x_{k+1}
+    std::vector<Vec3>& best = op.scratch(6); // lowest-residual iterate
+    std::vector<Vec3>& x = op.gamma();
+    const std::size_t m = op.row_count();
     // the rows' parts of the same vectors (empty without joints)
     std::vector<double> lp(m), lnx, ly, lny, lxn(m), lnxn, lbest;
-    std::vector<double>& lx = rows.lambda;
+    std::vector<double>& lx = op.lambda();
     bool stopped_early = n == 0 && m == 0;
 
     if (n > 0 || m > 0) {
-        work.scratch.body = work.bodies.body;  // inverse masses; velocities are overwritten
-        work.scratch.inv_inertia_world = work.bodies.inv_inertia_world;
+        op.begin_products();
         p.resize(n);
         xn.resize(n);
         y.resize(n);
         ny.resize(n);
-        parallel_each(n, [&](std::size_t i) { p[i] = contact_velocity(batch, work.bodies, i); });
-        for (std::size_t j = 0; j < m; ++j) lp[j] = row_velocity(rows, work.bodies, j);
+        parallel_each(n, [&](std::size_t i) { p[i] = op.free_velocity(i); });
+        for (std::size_t j = 0; j < m; ++j) lp[j] = op.row_velocity(j);
 
-        // docs/design.md §6's residual term ‖g − Π_K(g − η d)‖/η of contact i at impulse g with
-        // N g = ng, where it may exceed `floor`; else 0, which leaves a max above `floor`
-        // unchanged. The square root and the division were a fifth of the gather's time,
-        // and most terms lie far below the running max: a term whose square is below
-        // 0.999 (floor η)² is below floor whatever the rounding, so the max keeps its bits.
+        // contact i's residual term at impulse g with N g = ng where it may exceed `floor`
+        // (the square root and the division were a fifth of the gather's time)
         auto residual_term = [&](std::size_t i, const Vec3& g, const Vec3& ng, double floor) {
-            const Vec3 d = ng + p[i];
-            const double eta = batch.eta[i];
-            const double e2 = (g - project_friction_cone(g - eta * d, batch.mu[i])).squaredNorm();
-            const double bound = floor * eta;
-            if (e2 < 0.999 * (bound * bound)) return 0.0;
-            return std::sqrt(e2) / eta;
+            return residual_term_above(op, i, g, Vec3(ng + p[i]), floor);
         };
         auto rows_residual = [&](const std::vector<double>& lng, double r) {
             for (std::size_t j = 0; j < m; ++j) r = std::max(r, std::abs(lng[j] + lp[j]));
@@ -230,7 +113,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         const double idle_margin = kIdleMargin * tol;
         auto separating = [&](std::size_t i, const Vec3& ng) {
             const Vec3 d = ng + p[i];
-            return d[0] >= batch.mu[i] * std::hypot(d[1], d[2]) + idle_margin;
+            return d[0] >= op.mu(i) * std::hypot(d[1], d[2]) + idle_margin * (op.sigma(i) / op.rho(i));
         };
         std::vector<uint32_t> live(n), idle;
         for (std::size_t i = 0; i < n; ++i) live[i] = uint32_t(i);
@@ -257,13 +140,13 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             return woke;
         };
 
-        const Reductions start = apply_n(batch, work, live, x, lx, nx, lnx, partial,
+        const Reductions start = op.product(live, x, lx, nx, lnx, partial,
                                          [&](std::size_t i, const Vec3& nxi, double floor) {
             Reductions t;
             t.max = residual_term(i, x[i], nxi, floor);
             return t;
         });
-        double r_best = rows_residual(lnx, start.max);
+        double r_best = op.refine_residual(rows_residual(lnx, start.max), x, nx, p);
         // Where the lowest-residual iterate is: still in x or xn, whose vectors swap every
         // iteration, or copied to `best` when the projection is about to overwrite it. It
         // usually is the latest iterate, and then is never copied (at 180 k contacts a copy
@@ -275,7 +158,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
         // masses change little between steps, so it spares the backtracking that an
         // underestimate costs: a product by N per doubling); otherwise
         // ‖N(γ₀ − γ̂₀)‖/‖γ₀ − γ̂₀‖ with γ₀ − γ̂₀ = −1, a vector of ones.
-        double L = batch.lipschitz;
+        double L = op.lipschitz();
         if (!stopped_early && !(L > 0.0)) {
             // xn is free until the first iteration writes it: no vector of its own
             // (at a million contacts, 24 MB on the first step's peak).
@@ -284,7 +167,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             std::fill(ones.begin(), ones.end(), Vec3::Ones());
             std::fill(lones.begin(), lones.end(), 1.0);
             // (live still lists every contact: the idle ones are sorted out below)
-            const Reductions r = apply_n(batch, work, live, ones, lones, ny, lny, partial,
+            const Reductions r = op.product(live, ones, lones, ny, lny, partial,
                                          [](std::size_t, const Vec3& v, double) {
                 Reductions t;
                 t.sum[0] = v.squaredNorm();
@@ -333,13 +216,13 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                             ny[i] = (1.0 + beta) * nx[i] - beta * nxn[i];
                         }
                     }
-                    xn[i] = project_friction_cone(y[i] - t * (ny[i] + p[i]), batch.mu[i]);
+                    xn[i] = project_friction_cone(y[i] - t * (ny[i] + p[i]), op.mu(i));
                 });
                 first = false;
                 // ‖x−y‖², (x−y)ᵀ(Nx − Ny), ∇f(y)ᵀ(x_{k+1} − x_k) and the residual at x_{k+1}
                 // (idle contacts add zeros to the sums: x = y = x_{k+1} = 0 there)
                 result.gathers += live.size();
-                acc = apply_n(batch, work, live, xn, lxn, nxn, lnxn, partial,
+                acc = op.product(live, xn, lxn, nxn, lnxn, partial,
                               [&](std::size_t i, const Vec3& nxni, double floor) {
                     const Vec3 step = xn[i] - y[i];
                     Reductions r;
@@ -369,7 +252,7 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             bool known = idle.empty();
             bool woke = false;
             if (!known && (r <= tol || it % kIdleCheck == 0 || it == settings.max_iterations)) {
-                const Reductions rest = gather(batch, work, idle.data(), idle.size(), nxn, partial,
+                const Reductions rest = op.gather(idle.data(), idle.size(), nxn, partial,
                                                [&](std::size_t i, const Vec3& nxni, double floor) {
                     Reductions t;
                     t.max = residual_term(i, xn[i], nxni, floor);
@@ -380,13 +263,14 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
                 known = true;
                 woke = sort_contacts(xn, x, nxn);
             }
+            if (known) r = op.refine_residual(r, xn, nxn, p);
             result.iterations = it;
-            if (settings.record_history) result.history.push_back({it, scope.seconds(), r});
+            if (settings.record_history) result.history.push_back({it, op.seconds(), r});
             if (known && r < r_best) {
                 r_best = r;
                 best_in = Best::InXn;
             }
-            batch.lipschitz = L;  // the estimate this iteration was accepted with
+            op.lipschitz() = L;  // the estimate this iteration was accepted with
             if (known && r <= tol) {
                 stopped_early = true;
                 break;
@@ -413,13 +297,10 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             lx.swap(lxn);
             lnx.swap(lnxn);
             L *= 0.9;
-            detail::note_iteration(it, settings.max_iterations, x, work);
+            op.note_iteration(it, settings.max_iterations);
         }
         // the growth test looks at the last iterate, where an unbounded ray shows
-        if (!stopped_early) {
-            detail::finish_solve(batch, nullptr, work);
-            result.unbounded_contacts = detail::find_unbounded(batch, bodies, work, tol);
-        }
+        if (!stopped_early) result.unbounded_contacts = op.unbounded_contacts(tol);
         if (best_in == Best::InXn) {
             x.swap(xn);
             lx.swap(lxn);
@@ -428,8 +309,17 @@ SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSe
             if (m > 0) lx = lbest;
         }
     }
-    scope.finish(batch, bodies, tol, false, result);
+    op.finish(tol, false, result);
     return result;
+}
+
+template SolverResult apgd_method(BodyOperator&, const SolverSettings&);
+template SolverResult apgd_method(AssembledOperator&, const SolverSettings&);
+
+SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                        SolverWorkspace& work) {
+    BodyOperator op(batch, bodies, work);
+    return apgd_method(op, settings);
 }
 
 }  // namespace talus

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "solvers/cone_projection.hpp"
+#include "solvers/body_operator.hpp"
 #include "solvers/contact_ops.hpp"
 
 namespace talus {
@@ -42,46 +43,23 @@ TALUS_HOT void prefetch_bodies(const AssembledBatch& batch, const SolverBodies& 
     if (b != kNoBody) __builtin_prefetch(&bodies.body[std::size_t(b)], 1);
 }
 
-/// One block update; returns ‖γ − Π(γ − η d)‖² − tol2 η² before it (no division needed).
+/// The scalar kernels are the per-block rules of solvers/contact_operator.hpp on the bodies.
 TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t i,
                             double omega, double tol2) {
-    const ContactFrame f = contact_frame(batch, i);
-    const Vec3 d = contact_velocity(batch, f, sb, i);
-    const Vec3 g0 = batch.gamma[i];
-    const double eta = batch.eta[i];
-    const double oe = omega * eta;
-    const Vec3 g = project_friction_cone(
-        Vec3(g0[0] - oe * d[0], g0[1] - oe * d[1], g0[2] - oe * d[2]), batch.mu[i]);
-    const Vec3 full = omega == 1.0 ? g
-        : project_friction_cone(Vec3(g0[0] - eta * d[0], g0[1] - eta * d[1], g0[2] - eta * d[2]),
-                                batch.mu[i]);
-    batch.gamma[i] = g;
-    apply_impulse(batch, f, sb, i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
-    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
-    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+    BodyBlocks blocks(batch, sb);
+    return pgs_block(blocks, i, omega, tol2);
 }
 
-/// PJ's contact pass on contact i: next_i = Π_K(γ_i − s_i d_i); returns the docs/design.md §6
-/// residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i.
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {
-    const Vec3 d = contact_velocity(batch, contact_frame(batch, i), sb, i);
-    const Vec3& g0 = batch.gamma[i];
-    const double s = step[i], eta = batch.eta[i];
-    next[i] = project_friction_cone(Vec3(g0[0] - s * d[0], g0[1] - s * d[1], g0[2] - s * d[2]),
-                                    batch.mu[i]);
-    const Vec3 full = project_friction_cone(
-        Vec3(g0[0] - eta * d[0], g0[1] - eta * d[1], g0[2] - eta * d[2]), batch.mu[i]);
-    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
-    return std::sqrt((e0 * e0 + e1 * e1) + e2 * e2) / eta;
+    // the probe only reads: the blocks' view is const
+    const BodyBlocks blocks(const_cast<AssembledBatch&>(batch), const_cast<SolverBodies&>(sb));
+    return pj_block(blocks, i, step[i], next[i]);
 }
 
-/// PJ's second pass on contact i: ν += M⁻¹ D_i (next_i − γ_i), γ_i ← next_i.
 TALUS_HOT void pj_apply(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
-    const Vec3 g0 = batch.gamma[i];
-    const Vec3& g = next[i];
-    batch.gamma[i] = g;
-    apply_impulse(batch, contact_frame(batch, i), sb, i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
+    BodyBlocks blocks(batch, sb);
+    pj_apply_block(blocks, i, next[i]);
 }
 
 // ---- four contacts at a time (AVX) ----------------------------------------------------

@@ -1,4 +1,5 @@
-// Exact Coulomb friction on bodies (issue 8; settings.friction = "coulomb"), two ways:
+// Exact Coulomb friction (issue 8; settings.friction = "coulomb"), two ways, each written
+// once over the contact operator (solvers/contact_operator.hpp):
 //
 // 1. "nsgs": non-linear block Gauss–Seidel. Per contact, d_i from the current velocities,
 //    W_ii = D_iᵀ M⁻¹ D_i, q_i = d_i − W_ii γ_i (the velocity without its own impulse), γ_i ←
@@ -18,22 +19,16 @@
 #include <cmath>
 
 #include "core/parallel.hpp"
-#include "solvers/block_sweep.hpp"
+#include "solvers/assembled_operator.hpp"
+#include "solvers/body_operator.hpp"
+#include "solvers/iteration.hpp"
+#include "solvers/methods.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/coulomb_local.hpp"
 #include "solvers/solver.hpp"
 
 namespace talus {
-namespace {
-
-double nsgs_sweep(AssembledBatch& batch, SolverBodies& bodies) {
-    return exact_block_sweep(batch, bodies, [](const Mat3& W, const Vec3& q, double mu, const Vec3& g0) {
-        return solve_coulomb_contact(W, q, mu, g0).r;
-    });
-}
-
-}  // namespace
 
 double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb) {
     return parallel_max(c.size(), [&](std::size_t i) {
@@ -44,44 +39,43 @@ double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb) {
     });
 }
 
-SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work) {
-    const detail::SolveScope scope(batch, bodies, work);
+template <class Op>
+SolverResult nsgs_method(Op& op, const SolverSettings& settings) {
     SolverResult result;
     const double tol = settings.tolerance;
-    if (batch.size() == 0) {
-        scope.finish(batch, bodies, tol, false, result);
+    if (op.size() == 0) {
+        op.finish(tol, false, result);
         return result;
     }
-    solver_velocities(batch, work.body_contacts, batch.gamma, work.bodies);  // ν* + M⁻¹ D γ⁰
-    bool stopped_early = false;
-    for (int it = 1; it <= settings.max_iterations; ++it) {
-        const double change = nsgs_sweep(batch, work.bodies);
-        result.iterations = it;
-        detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
-        if (settings.record_history)
-            result.history.push_back({it, scope.seconds(), coulomb_residual(batch, work.bodies)});
-        // a sweep that changed nothing more than tol is the moment to look at the residual
-        if (change <= tol && coulomb_residual(batch, work.bodies) <= tol) {
-            stopped_early = true;
-            break;
-        }
-    }
-    scope.finish(batch, bodies, tol, !stopped_early, result);  // rebuilds ν⁺ from ν* and γ
-    result.residual = coulomb_residual(batch, work.bodies);
+    op.warm_start();  // ν* + M⁻¹ D γ⁰
+    const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
+        const double change = exact_block_sweep(op, grain::kExactBlocks, [](const Mat3& W, const Vec3& q, double mu, const Vec3& g0) {
+            return solve_coulomb_contact(W, q, mu, g0).r;
+        });
+        IterationStep step;
+        if (ctx.history) step.residual = op.coulomb_residual();
+        // A sweep that changed nothing more than tol is the moment to look at the residual.
+        // Where the residual costs little next to a sweep the operator asks for it more often
+        // (every residual_check_interval() sweeps): in a hyperstatic pack the impulses may
+        // drift along directions that move nothing (W Δγ = 0) with the residual already met.
+        const int every = op.residual_check_interval();
+        step.done = (change <= tol || (every > 0 && ctx.k % every == 0)) && op.coulomb_residual() <= tol;
+        return step;
+    });
+    op.finish(tol, !stopped_early, result);  // rebuilds ν⁺ from ν* and γ
+    result.residual = op.coulomb_residual();
     result.converged = result.residual <= tol;
     return result;
 }
 
-SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
-                                       const SolverSettings& settings, SolverWorkspace& work) {
+template <class Op>
+SolverResult coulomb_fixed_point(Op& op, const SolverSettings& settings) {
     const auto start = std::chrono::steady_clock::now();
-    const std::size_t n = batch.size();
+    const std::size_t n = op.size();
     SolverSettings inner = settings;
     inner.friction = FrictionLaw::CCP;
     const double tol = settings.tolerance;
-    // ν* of the store, put back before every solve (a solve leaves ν⁺ there)
-    const std::vector<Vec3> v_free = bodies.velocity, w_free = bodies.angular_velocity;
+    op.keep_free_velocities();  // put back before every solve (a solve leaves ν⁺)
     std::vector<double> shift(n, 0.0);
     SolverResult total;
     SolverResult last;
@@ -91,13 +85,14 @@ SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
         inner.max_iterations = settings.max_iterations - total.iterations;
         if (inner.max_iterations <= 0) break;
         inner.tolerance = first ? 10.0 * tol : std::clamp(0.1 * residual, tol, 100.0 * tol);
-        if (!first) {
-            bodies.velocity = v_free;
-            bodies.angular_velocity = w_free;
+        if (!first) op.restart();
+        for (std::size_t i = 0; i < n; ++i) op.shift_normal(i, shift[i]);
+        switch (inner.type) {
+            case SolverType::PJ: last = pj_method(op, inner); break;
+            case SolverType::APGD: last = apgd_method(op, inner); break;
+            default: last = pgs_method(op, inner); break;
         }
-        for (std::size_t i = 0; i < n; ++i) batch.rhs[i][0] += shift[i];
-        last = solve_ccp(batch, bodies, inner, work);
-        for (std::size_t i = 0; i < n; ++i) batch.rhs[i][0] -= shift[i];
+        for (std::size_t i = 0; i < n; ++i) op.shift_normal(i, -shift[i]);
         total.iterations += std::max(last.iterations, 1);
         total.gathers += last.gathers;
         for (IterationRecord rec : last.history) {
@@ -106,12 +101,12 @@ SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
         }
         if (!last.refused.empty() || !last.unbounded_contacts.empty()) break;
         first = false;
-        residual = coulomb_residual(batch, work.bodies);  // work.bodies hold ν⁺ of this γ
+        residual = op.coulomb_residual();  // at ν⁺ of this γ
         if (residual <= tol) break;
         ++total.friction_updates;
         for (std::size_t i = 0; i < n; ++i) {
-            const Vec3 d = contact_velocity(batch, work.bodies, i);
-            shift[i] = batch.mu[i] * std::hypot(d[1], d[2]);
+            const Vec3 d = op.velocity(i);
+            shift[i] = op.mu(i) * std::hypot(d[1], d[2]);
         }
     }
     total.refused = last.refused;
@@ -120,6 +115,23 @@ SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
     total.converged = total.residual <= tol && total.refused.empty();
     total.wall_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return total;
+}
+
+template SolverResult nsgs_method(BodyOperator&, const SolverSettings&);
+template SolverResult nsgs_method(AssembledOperator&, const SolverSettings&);
+template SolverResult coulomb_fixed_point(BodyOperator&, const SolverSettings&);
+template SolverResult coulomb_fixed_point(AssembledOperator&, const SolverSettings&);
+
+SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                        SolverWorkspace& work) {
+    BodyOperator op(batch, bodies, work);
+    return nsgs_method(op, settings);
+}
+
+SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
+                                       const SolverSettings& settings, SolverWorkspace& work) {
+    BodyOperator op(batch, bodies, work);
+    return coulomb_fixed_point(op, settings);
 }
 
 }  // namespace talus

@@ -19,7 +19,11 @@
 #include <cmath>
 #include <limits>
 
-#include "solvers/block_sweep.hpp"
+#include "core/parallel.hpp"
+#include "solvers/assembled_operator.hpp"
+#include "solvers/body_operator.hpp"
+#include "solvers/iteration.hpp"
+#include "solvers/methods.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/solver.hpp"
 
@@ -202,46 +206,37 @@ MaxDissipationImpulse solve_max_dissipation_contact(const Mat3& W_in, const Vec3
     return finish(x, ImpactState::Sliding);
 }
 
-namespace {
-
-/// One sweep over all colours; returns the largest ‖Δγ_i‖ / η_i [m/s].
-double sweep(AssembledBatch& batch, SolverBodies& bodies) {
-    return exact_block_sweep(batch, bodies, [](const Mat3& W, const Vec3& free, double mu, const Vec3&) {
-        return solve_max_dissipation_contact(W, free, mu).gamma;
-    });
-}
-
-}  // namespace
-
-SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
-                                      const SolverSettings& settings, SolverWorkspace& work) {
-    const detail::SolveScope scope(batch, bodies, work);
+template <class Op>
+SolverResult maxdiss_method(Op& op, const SolverSettings& settings) {
     SolverResult result;
-    if (batch.size() == 0) {
-        scope.finish(batch, bodies, settings.tolerance, false, result);
+    const double tol = settings.tolerance;
+    if (op.size() == 0) {
+        op.finish(tol, false, result);
         result.residual = 0.0;
         result.converged = true;
         return result;
     }
-    // ν = ν* + M⁻¹ D γ⁰ (warm start)
-    solver_velocities(batch, work.body_contacts, batch.gamma, work.bodies);
-    const double tol = settings.tolerance;
-    bool stopped_early = false;
+    op.warm_start();  // ν = ν* + M⁻¹ D γ⁰
     double change = 0.0;
-    for (int it = 1; it <= settings.max_iterations; ++it) {
-        change = sweep(batch, work.bodies);
-        result.iterations = it;
-        detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
-        if (settings.record_history) result.history.push_back({it, scope.seconds(), change});
-        if (change <= tol) {
-            stopped_early = true;
-            break;
-        }
-    }
-    scope.finish(batch, bodies, tol, !stopped_early, result);  // rebuilds ν⁺ from ν* and γ
+    const bool stopped_early = iterate(op, settings, result, [&](IterationContext&) {
+        change = exact_block_sweep(op, grain::kExactBlocks, [](const Mat3& W, const Vec3& free, double mu, const Vec3&) {
+            return solve_max_dissipation_contact(W, free, mu).gamma;
+        });
+        return IterationStep{change, change <= tol};
+    });
+    op.finish(tol, !stopped_early, result);  // rebuilds ν⁺ from ν* and γ
     result.residual = change;  // the fixed-point residual, not the CCP one (see top)
     result.converged = stopped_early;
     return result;
+}
+
+template SolverResult maxdiss_method(BodyOperator&, const SolverSettings&);
+template SolverResult maxdiss_method(AssembledOperator&, const SolverSettings&);
+
+SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
+                                      const SolverSettings& settings, SolverWorkspace& work) {
+    BodyOperator op(batch, bodies, work);
+    return maxdiss_method(op, settings);
 }
 
 }  // namespace talus

@@ -1,5 +1,7 @@
 // Projected Gauss–Seidel on the cone complementarity problem (docs/design.md §4–§6; seed 001),
-// parallel by contact colouring.
+// parallel by contact colouring. Written once over the contact operator
+// (solvers/contact_operator.hpp): the rule is pgs_block, the pass op.pgs_sweep, the loop
+// solvers/iteration.hpp.
 //
 // Matrix-free block sweep: for each contact, d_i from the current velocities,
 // γ_i ← Π_K(γ_i − ω η_i d_i), and the change applied at once to both bodies, so later
@@ -18,65 +20,45 @@
 // Rolling/spinning torque entries (solvers/rolling.hpp), when there are any, are swept
 // right after the contacts of each range: they touch the same two bodies as their contact,
 // so a colour stays race-free. Without them the range runs the contact kernel alone.
-#include <algorithm>
-
-#include "solvers/colour_sweep.hpp"
-#include "solvers/contact_ops.hpp"
-#include "solvers/contact_kernels.hpp"
-#include "solvers/solver.hpp"
+#include "solvers/assembled_operator.hpp"
+#include "solvers/body_operator.hpp"
+#include "solvers/iteration.hpp"
+#include "solvers/methods.hpp"
 
 namespace talus {
-namespace {
 
-constexpr std::size_t kGrain = 2048;  // contacts per task within a colour (fixed: determinism)
-
-/// One sweep over all colours; returns the largest excess of a contact's residual term
-/// over the tolerance when visited (≤ 0: every contact was within it).
-double sweep(AssembledBatch& batch, SolverBodies& bodies, double omega, double tol2) {
-    return sweep_colours(batch, kGrain, -1.0, [&](std::size_t lo, std::size_t hi, bool independent) {
-        const double e = pgs_range(batch, bodies, lo, hi, omega, tol2, independent);
-        if (batch.rolling.empty()) return e;
-        return std::max(e, pgs_rolling_contacts(batch, bodies, lo, hi, omega, tol2));
+template <class Op>
+SolverResult pgs_method(Op& op, const SolverSettings& settings) {
+    SolverResult result;
+    const double tol = settings.tolerance;
+    if (op.empty()) {
+        op.finish(tol, false, result);
+        return result;
+    }
+    op.warm_start();
+    const double omega = settings.effective_relaxation();
+    const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
+        IterationStep step;
+        const double excess = op.pgs_sweep(omega, tol * tol);
+        if (ctx.history) {  // the extra residual pass is not the solver's time
+            const double t = op.seconds();
+            step.residual = op.residual();
+            ctx.excluded = op.seconds() - t;
+        }
+        step.done = excess <= 0.0 && op.residual() <= tol;
+        return step;
     });
+    op.finish(tol, !stopped_early, result);
+    return result;
 }
 
-}  // namespace
+template SolverResult pgs_method(BodyOperator&, const SolverSettings&);
+template SolverResult pgs_method(AssembledOperator&, const SolverSettings&);
 
 SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
-    const detail::SolveScope scope(batch, bodies, work);
-    SolverResult result;
-    BilateralBatch& rows = batch.bilateral;
-    if (batch.size() == 0 && rows.empty()) {
-        scope.finish(batch, bodies, settings.tolerance, false, result);
-        return result;
-    }
-    // ν = ν* + M⁻¹ D γ⁰ (warm start)
-    SolverBodies& sb = work.bodies;
-    solver_velocities(batch, work.body_contacts, batch.gamma, sb);
-    if (!batch.rolling.empty()) add_rolling_impulses(batch, sb);  // + torques of γ_r⁰, γ_s⁰
-    if (!rows.empty()) add_row_impulses(rows, rows.lambda, sb);  // + M⁻¹ G λ⁰
-    const double omega = settings.effective_relaxation();
-    const double tol = settings.tolerance;
-    bool stopped_early = false;
-    double history_cost = 0.0;
-    for (int it = 1; it <= settings.max_iterations; ++it) {
-        double excess = batch.size() > 0 ? sweep(batch, sb, omega, tol * tol) : -1.0;
-        if (!rows.empty()) excess = std::max(excess, sweep_rows(rows, sb, omega, tol * tol));
-        result.iterations = it;
-        detail::note_iteration(it, settings.max_iterations, batch.gamma, work);
-        if (settings.record_history) {  // the extra residual pass is not the solver's time
-            const double t = scope.seconds();
-            result.history.push_back({it, t - history_cost, ccp_residual(batch, sb)});
-            history_cost += scope.seconds() - t;
-        }
-        if (excess <= 0.0 && ccp_residual(batch, sb) <= tol) {
-            stopped_early = true;
-            break;
-        }
-    }
-    scope.finish(batch, bodies, tol, !stopped_early, result);
-    return result;
+    BodyOperator op(batch, bodies, work);
+    return pgs_method(op, settings);
 }
 
 }  // namespace talus

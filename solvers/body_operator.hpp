@@ -1,0 +1,248 @@
+#pragma once
+/// The contact operator of a step (solvers/contact_operator.hpp): the batch's contacts on
+/// the solver bodies, matrix-free. d_i = D_iᵀ ν + rhs_i, a change Δγ_i moves both bodies by
+/// M⁻¹ D_i Δγ_i (solvers/contact_ops.hpp). Blocks are visited colour by colour
+/// (solvers/colour_sweep.hpp), so every pass is parallel and its result independent of the
+/// thread count. Besides the contacts, a pass of PGS or PJ covers the step's other block
+/// types: rolling/spinning torque rows (solvers/rolling.hpp), swept with their contact, and
+/// joint rows (solvers/bilateral.hpp), swept serially after the colours in row order.
+/// Constructing one starts the solve (detail::SolveScope): loads ν* from the store and builds
+/// the body-major view; finish() writes ν⁺ = ν* + M⁻¹ D γ back.
+#include <optional>
+#include <vector>
+
+#include "core/parallel.hpp"
+#include "solvers/colour_sweep.hpp"
+#include "solvers/contact_operator.hpp"
+#include "solvers/contact_ops.hpp"
+#include "solvers/solver.hpp"
+
+namespace talus {
+
+/// The blocks alone: the batch's contacts on the solver bodies, what the per-block rules of
+/// solvers/contact_operator.hpp need (the contact kernels use it without a solve around).
+class BodyBlocks {
+public:
+    BodyBlocks(AssembledBatch& batch, SolverBodies& bodies) : batch_(batch), sb_(bodies) {}
+
+    std::size_t size() const { return batch_.size(); }
+    std::vector<Vec3>& gamma() { return batch_.gamma; }
+    const std::vector<Vec3>& gamma() const { return batch_.gamma; }
+    double mu(std::size_t i) const { return batch_.mu[i]; }
+    double eta(std::size_t i) const { return batch_.eta[i]; }
+    double rho(std::size_t i) const { return batch_.eta[i]; }
+    double sigma(std::size_t i) const { return batch_.eta[i]; }
+    TALUS_HOT Vec3 velocity(std::size_t i) const { return contact_velocity(batch_, sb_, i); }
+    TALUS_HOT void apply(std::size_t i, const Vec3& dg) {
+        apply_impulse(batch_, contact_frame(batch_, i), sb_, i, dg);
+    }
+    Mat3 diagonal(std::size_t i) const { return delassus_block(batch_, sb_, i); }
+    template <class F>
+    double sweep(std::size_t grain, double init, F&& f) {
+        return sweep_colours(batch_, grain, init, f);
+    }
+
+protected:
+    AssembledBatch& batch_;
+    SolverBodies& sb_;
+};
+
+/// The blocks and the solve around them.
+class BodyOperator : public BodyBlocks {
+public:
+    BodyOperator(AssembledBatch& batch, BodyStore& store, SolverWorkspace& work)
+        : BodyBlocks(batch, work.bodies), store_(store), work_(work) {
+        scope_.emplace(batch, store, work);
+    }
+
+    /// Nothing to solve: no contacts and no joint rows.
+    bool empty() const { return batch_.size() == 0 && batch_.bilateral.empty(); }
+
+    // ---- the solve around the iterations -------------------------------------------------
+    /// ν = ν* + M⁻¹ D γ⁰ (+ rolling torques and M⁻¹ G λ⁰): the warm start's velocities.
+    void warm_start();
+    double residual() const { return ccp_residual(batch_, sb_); }
+    /// A residual pass costs a sweep here: methods ask for it only behind their gates (0).
+    int residual_check_interval() const { return 0; }
+    double coulomb_residual() const { return talus::coulomb_residual(batch_, sb_); }
+    void note_iteration(int k, int cap) { detail::note_iteration(k, cap, batch_.gamma, work_); }
+    double seconds() const { return scope_->seconds(); }
+    /// ν⁺ into the store; residual, convergence, wall time and (check_unbounded) the
+    /// over-constrained contacts into `result`.
+    void finish(double tolerance, bool check_unbounded, SolverResult& result) {
+        scope_->finish(batch_, store_, tolerance, check_unbounded, result);
+    }
+
+    /// Keep the store's ν*, for restart().
+    void keep_free_velocities() {
+        kept_v_ = store_.velocity;
+        kept_w_ = store_.angular_velocity;
+    }
+    /// Start the solve again from the kept ν* (finish() wrote ν⁺ into the store).
+    void restart() {
+        store_.velocity = kept_v_;
+        store_.angular_velocity = kept_w_;
+        scope_.reset();
+        scope_.emplace(batch_, store_, work_);
+    }
+    /// rhs_n,i += s (the De Saxcé fixed point shifts and restores it).
+    void shift_normal(std::size_t i, double s) { batch_.rhs[i][0] += s; }
+
+    // ---- passes over every block type ----------------------------------------------------
+    /// One PGS sweep (contact kernels with their rolling rows, colour by colour; then the
+    /// joint rows); returns the largest ‖γ − Π(γ − η d)‖² − tol2 η² when visited.
+    double pgs_sweep(double omega, double tol2);
+    /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
+    void pj_prepare(double omega);
+    /// next = Π(γ − s d) for every block at the same ν; returns the §6 residual there.
+    double pj_probe();
+    /// ν += M⁻¹ D (next − γ), γ ← next (contacts colour by colour; rolling and joint rows
+    /// serially in order).
+    void pj_apply();
+
+    // ---- APGD's products (docs/design.md §6; solvers/apgd.cpp) ------------------------------
+    /// q_i = D_iᵀ ν* + rhs_i: before warm_start() the solver bodies still hold ν*.
+    Vec3 free_velocity(std::size_t i) const { return contact_velocity(batch_, sb_, i); }
+    /// Per-contact vectors kept between steps (k < 7), so that the iterations allocate nothing.
+    std::vector<Vec3>& scratch(int k) {
+        std::vector<Vec3>* v[7] = {&work_.c0, &work_.c1, &work_.c2, &work_.c3, &work_.c4, &work_.c5, &work_.c6};
+        return *v[k];
+    }
+    std::size_t row_count() const { return batch_.bilateral.size(); }
+    std::vector<double>& lambda() { return batch_.bilateral.lambda; }
+    double row_velocity(std::size_t j) const { return talus::row_velocity(batch_.bilateral, sb_, j); }
+    /// The accepted Lipschitz estimate, carried to the next step by the warm start.
+    double& lipschitz() { return batch_.lipschitz; }
+    /// The residual of an iterate g with N g = ng, given the max of its terms: that max.
+    double refine_residual(double max_term, const std::vector<Vec3>&, const std::vector<Vec3>&,
+                           const std::vector<Vec3>&) const {
+        return max_term;
+    }
+    /// Load the inverse masses into the per-body scratch the products accumulate on.
+    void begin_products() {
+        work_.scratch.body = sb_.body;  // velocities are overwritten by every product
+        work_.scratch.inv_inertia_world = sb_.inv_inertia_world;
+    }
+    /// After a solve that hit its cap: the over-constrained contacts at the batch's γ.
+    std::vector<uint32_t> unbounded_contacts(double tolerance) {
+        detail::finish_solve(batch_, nullptr, work_);
+        return detail::find_unbounded(batch_, store_, work_, tolerance);
+    }
+    /// out_i = D_iᵀ (the per-body scratch) for the contacts i = list[k], k < count, and
+    /// terms(i, out_i, max) reduced over them: per fixed chunk of the list, combined in chunk
+    /// order (`max`: the running max of the chunk so far, below which a term need not be
+    /// computed exactly).
+    template <class Terms>
+    Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
+                      std::vector<Reductions>& partial, Terms&& terms);
+    /// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows: M⁻¹ (D z +
+    /// G z_l) accumulated on the per-body scratch (contacts colour by colour, then the rows
+    /// serially in order), then Dᵀ of it for the contacts of `live` and Gᵀ for the rows.
+    /// The pass writing `out` also reduces terms over `live` (gather), so an iteration's
+    /// dot products and residual cost no pass of their own. Contacts outside `live` keep
+    /// their `out`; the scratch then holds M⁻¹ D z for a later gather over them.
+    template <class Terms>
+    Reductions product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
+                       const std::vector<double>& z_l, std::vector<Vec3>& out,
+                       std::vector<double>& out_l, std::vector<Reductions>& partial, Terms&& terms);
+
+    AssembledBatch& batch() { return batch_; }
+    SolverWorkspace& work() { return work_; }
+    BodyStore& store() { return store_; }
+
+private:
+    BodyStore& store_;
+    SolverWorkspace& work_;
+    std::optional<detail::SolveScope> scope_;
+    std::vector<Vec3> kept_v_, kept_w_;  // the store's ν* (keep_free_velocities)
+    // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
+    std::vector<Vec3> next_r_;
+    std::vector<double> step_r_, next_l_, step_l_;
+};
+
+// The per-body scratch lines are what both passes over the contacts wait for (measured with
+// perf: the loads of a contact's bodies were a quarter of the gather's time): ask for them
+// this many contacts ahead. A hint only, no effect on results.
+inline constexpr std::size_t kProductPrefetch = 8;
+
+inline void prefetch_contact_bodies(const AssembledBatch& c, const SolverBodies& s, std::size_t j) {
+    const int32_t a = c.a[j], b = c.b[j];
+    if (a != kNoBody) __builtin_prefetch(&s.body[std::size_t(a)], 1);
+    if (b != kNoBody) __builtin_prefetch(&s.body[std::size_t(b)], 1);
+}
+
+template <class Terms>
+Reductions BodyOperator::gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
+                                std::vector<Reductions>& partial, Terms&& terms) {
+    const AssembledBatch& c = batch_;
+    SolverBodies& s = work_.scratch;
+    const std::size_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
+    partial.assign(chunks, Reductions{});
+    parallel_each(chunks, [&](std::size_t k) {
+        Reductions r;
+        const std::size_t end = std::min(count, (k + 1) * kReduceChunk);
+        for (std::size_t q = k * kReduceChunk; q < end; ++q) {
+            if (q + kProductPrefetch < end) prefetch_contact_bodies(c, s, list[q + kProductPrefetch]);
+            const std::size_t i = list[q];
+            out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
+            const Reductions t = terms(i, out[i], r.max);
+            for (int j = 0; j < 3; ++j) r.sum[j] += t.sum[j];
+            r.max = std::max(r.max, t.max);
+        }
+        partial[k] = r;
+    }, 1);
+    Reductions total;
+    for (const Reductions& r : partial) {
+        for (int j = 0; j < 3; ++j) total.sum[j] += r.sum[j];
+        total.max = std::max(total.max, r.max);
+    }
+    return total;
+}
+
+template <class Terms>
+Reductions BodyOperator::product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
+                                 const std::vector<double>& z_l, std::vector<Vec3>& out,
+                                 std::vector<double>& out_l, std::vector<Reductions>& partial,
+                                 Terms&& terms) {
+    const AssembledBatch& c = batch_;
+    SolverBodies& s = work_.scratch;
+    parallel_each(s.size(), [&](std::size_t b) {
+        s.body[b].v = Vec3::Zero();
+        s.body[b].w = Vec3::Zero();
+    });
+    // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
+    // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
+    // nothing; not even reading them spares streaming the whole batch once per product.
+    auto scatter = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t q = lo; q < hi; ++q) {
+            const std::size_t i = live[q];
+            if (q + kProductPrefetch < hi && !(z[live[q + kProductPrefetch]].array() == 0.0).all())
+                prefetch_contact_bodies(c, s, live[q + kProductPrefetch]);
+            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
+            // +0 and never become −0), and spares the bodies' cache lines.
+            const Vec3& g = z[i];
+            if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
+            apply_impulse(c, contact_frame(c, i), s, i, g);
+        }
+    };
+    const std::size_t colours = c.colour_start.size() < 2 ? 0 : c.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k) {
+        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c.colour_start[k]) - live.begin();
+        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c.colour_start[k + 1]) - live.begin();
+        // contacts of the overflow colour may share bodies: in order, serially
+        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= grain::kContacts) {
+            scatter(lo, hi);
+            continue;
+        }
+        parallel_ranges(lo, hi, grain::kContacts, scatter);
+    }
+    const BilateralBatch& rows = c.bilateral;
+    if (!rows.empty()) add_row_impulses(rows, z_l, s);
+    out.resize(c.size());
+    const Reductions total = gather(live.data(), live.size(), out, partial, terms);
+    out_l.resize(rows.size());
+    for (std::size_t j = 0; j < rows.size(); ++j) out_l[j] = row_jacobian_velocity(rows, s, j);
+    return total;
+}
+
+}  // namespace talus

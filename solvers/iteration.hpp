@@ -1,0 +1,51 @@
+#pragma once
+/// The one iteration loop of the iterative solvers (PGS, PJ, APGD, nsgs, maxdiss), whatever
+/// contact operator they run on (solvers/contact_operator.hpp): it counts the iterations up
+/// to the cap, lets the operator take the growth snapshots of the over-constrained check
+/// (docs/design.md §4), records the convergence history when asked, and stops when an
+/// iteration says it is done. The method supplies one iteration; the loop is written once.
+#include <limits>
+
+#include "core/settings.hpp"
+#include "solvers/solver_result.hpp"
+
+namespace talus {
+
+/// What one iteration tells the loop.
+struct IterationStep {
+    /// The residual after the iteration, for the history; NaN when not computed (the
+    /// history is off, or the method only knows it at some iterations).
+    double residual = std::numeric_limits<double>::quiet_NaN();
+    bool done = false;  ///< converged: stop after this iteration
+};
+
+/// What the loop tells one iteration.
+struct IterationContext {
+    int k;                      ///< 1-based index of this iteration
+    int cap;                    ///< settings.max_iterations
+    bool history;               ///< settings.record_history: report the residual
+    double excluded = 0.0;      ///< seconds this iteration spent on the history alone [s]
+};
+
+/// Run iterations k = 1 … settings.max_iterations of `iteration(IterationContext&) →
+/// IterationStep` on `op`; returns true when an iteration said it was done (stopped
+/// before the cap). result.iterations counts the iterations run; with
+/// settings.record_history, result.history gets one record per iteration, its time
+/// without what the iterations spent on the history itself.
+template <class Op, class Iteration>
+bool iterate(Op& op, const SolverSettings& settings, SolverResult& result, Iteration&& iteration) {
+    double excluded = 0.0;
+    const int cap = settings.max_iterations;
+    for (int k = 1; k <= cap; ++k) {
+        IterationContext ctx{k, cap, settings.record_history};
+        const IterationStep step = iteration(ctx);
+        excluded += ctx.excluded;
+        result.iterations = k;
+        op.note_iteration(k, cap);
+        if (settings.record_history) result.history.push_back({k, op.seconds() - excluded, step.residual});
+        if (step.done) return true;
+    }
+    return false;
+}
+
+}  // namespace talus
