@@ -3,8 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "math.hpp"
-#include "periodic.hpp"
+#include "core/math.hpp"
+#include "core/periodic.hpp"
+#include "core/solver_table.hpp"
 
 namespace talus {
 
@@ -17,33 +18,6 @@ struct SimulationSettings {
                                               ///< (Morton cell) order for locality; 0 = never
     PeriodicBox periodic;                     ///< periodic axes and their ranges (none by default)
 };
-
-/// The CCP solvers (docs/design.md §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
-/// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either), and the
-/// non-linear Gauss–Seidel with exact single-contact Coulomb solves (friction = "coulomb" only).
-/// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs".
-enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss, Lemke, NSGS };
-
-inline const char* solver_name(SolverType t) {
-    switch (t) {
-        case SolverType::PGS: return "pgs";
-        case SolverType::PJ: return "pj";
-        case SolverType::APGD: return "apgd";
-        case SolverType::MaxDiss: return "maxdiss";
-        case SolverType::Lemke: return "lemke";
-        case SolverType::NSGS: return "nsgs";
-    }
-    return "?";
-}
-
-/// The friction law the contact solvers enforce (issue 8). "ccp": the cone complementarity
-/// relaxation of docs/design.md §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
-/// "coulomb": the exact law in De Saxcé's form, c_n + μ‖c_t‖ in place of c_n
-/// (solvers/coulomb_local.hpp): "nsgs" solves it directly; "pgs", "pj" and "apgd" by a fixed
-/// point over CCP solves whose normal term is shifted by μ‖c_t‖ between solves.
-enum class FrictionLaw : uint8_t { CCP, Coulomb };
-
-inline const char* friction_law_name(FrictionLaw f) { return f == FrictionLaw::CCP ? "ccp" : "coulomb"; }
 
 struct SolverSettings {
     SolverType type = SolverType::PGS;

@@ -808,23 +808,13 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     const auto c = r.table(root, "solver", Need::Optional);
     if (!c) return s;
     if (auto t = r.string(*c, "type", Need::Optional)) {
-        if (*t == "pgs")
-            s.type = SolverType::PGS;
-        else if (*t == "pj")
-            s.type = SolverType::PJ;
-        else if (*t == "apgd")
-            s.type = SolverType::APGD;
-        else if (*t == "maxdiss")
-            s.type = SolverType::MaxDiss;
-        else if (*t == "lemke")
-            s.type = SolverType::Lemke;
-        else if (*t == "nsgs")
-            s.type = SolverType::NSGS;
-        else
-            r.problem_at(*c, "type",
-                         fmt::format("unknown solver type '{}'{}", *t,
-                                     suggest(*t, {"pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs"},
-                                             "known")));
+        if (const std::optional<SolverType> type = solver_from_name(*t)) {
+            s.type = *type;
+        } else {
+            std::vector<std::string_view> names;
+            for (const SolverCapabilities& k : kSolverTable) names.push_back(k.name);
+            r.problem_at(*c, "type", fmt::format("unknown solver type '{}'{}", *t, suggest(*t, names, "known")));
+        }
     }
     bool friction_given = false;
     if (auto f = r.string(*c, "friction", Need::Optional)) {
@@ -837,19 +827,18 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             r.problem_at(*c, "friction", fmt::format("unknown friction law '{}'{}", *f,
                                                      suggest(*f, {"ccp", "coulomb"}, "known")));
     }
-    // "nsgs" exists only for the exact law; it implies it unless told otherwise
-    if (s.type == SolverType::NSGS) {
-        if (!friction_given) s.friction = FrictionLaw::Coulomb;
-        else if (s.friction != FrictionLaw::Coulomb)
-            r.problem_at(*c, "friction", "the \"nsgs\" solver solves the exact Coulomb law only: "
-                                         "set friction = \"coulomb\" or choose \"pgs\", \"pj\" or \"apgd\"");
-    }
-    if (s.friction == FrictionLaw::Coulomb &&
-        (s.type == SolverType::MaxDiss || s.type == SolverType::Lemke))
+    // a solver of the exact law only (nsgs) implies it unless told otherwise
+    if (!capabilities(s.type).ccp && !friction_given) s.friction = FrictionLaw::Coulomb;
+    if (!supports_law(s.type, s.friction)) {
+        const bool ccp = s.friction == FrictionLaw::CCP;
+        const std::string others = solvers_where([&](const SolverCapabilities& k) { return ccp ? k.ccp && k.coulomb : k.coulomb; });
         r.problem_at(*c, "friction",
-                     fmt::format("friction = \"coulomb\" works with the \"nsgs\", \"pgs\", \"pj\" and "
-                                 "\"apgd\" solvers, not \"{}\" (it has its own friction model)",
-                                 solver_name(s.type)));
+                     ccp ? fmt::format("the \"{}\" solver solves the exact Coulomb law only: set friction = "
+                                       "\"coulomb\" or choose {}", solver_name(s.type), others)
+                         : fmt::format("friction = \"coulomb\" works with the {} solvers, not \"{}\"{}",
+                                       others, solver_name(s.type),
+                                       capabilities(s.type).own_model ? " (it has its own friction model)" : ""));
+    }
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);
     if (auto v = r.number(
@@ -937,10 +926,11 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
     return s;
 }
 
-/// Rolling and spinning resistance need a solver with the torque block (solvers/rolling.hpp).
-/// (Not yet under friction = "coulomb".)
-bool solver_has_rolling(const SolverSettings& s) {
-    return (s.type == SolverType::PGS || s.type == SolverType::PJ) && s.friction == FrictionLaw::CCP;
+/// Rolling and spinning resistance need a solver with the torque block (solvers/rolling.hpp;
+/// core/solver_table.hpp).
+bool solver_has_rolling(const SolverSettings& s) { return supports_rolling(s.type, s.friction); }
+std::string rolling_solvers() {
+    return solvers_where([](const SolverCapabilities& k) { return k.rolling; });
 }
 
 /// `rolling_friction` or `spinning_friction` of `c` (≥ 0, [m]); a positive value with a
@@ -951,11 +941,11 @@ std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view 
     if (v && *v > 0.0 && !solver_has_rolling(solver))
         r.problem_at(c, key,
                      solver.friction == FrictionLaw::Coulomb
-                         ? std::string("friction = \"coulomb\" does not support rolling or spinning "
-                                       "resistance yet (use friction = \"ccp\" with \"pgs\" or \"pj\")")
+                         ? fmt::format("friction = \"coulomb\" does not support rolling or spinning "
+                                       "resistance yet (use friction = \"ccp\" with {})", rolling_solvers())
                          : fmt::format("the \"{}\" solver does not support rolling or spinning "
-                                       "resistance (use \"pgs\" or \"pj\")",
-                                       solver_name(solver.type)));
+                                       "resistance (use {})",
+                                       solver_name(solver.type), rolling_solvers()));
     return v;
 }
 

@@ -37,47 +37,39 @@
 
 namespace talus {
 
+/// Why the batch cannot be solved by settings.type under settings.friction ("" if it can),
+/// from the capability table (core/solver_table.hpp).
+std::string refusal(const AssembledBatch& batch, const SolverSettings& s) {
+    const SolverCapabilities& c = capabilities(s.type);
+    const std::string quoted = std::string("\"") + c.name + "\"";
+    if (!batch.bilateral.empty() && !c.joints)
+        return "the " + quoted + " solver does not support joints (bilateral constraints); use " +
+               solvers_where([](const SolverCapabilities& x) { return x.joints; });
+    if (!batch.rolling.empty() && !c.rolling)
+        return "the " + quoted + " solver does not support rolling or spinning resistance; use " +
+               solvers_where([](const SolverCapabilities& x) { return x.rolling; }) +
+               ", or set rolling_friction and spinning_friction to 0";
+    if (!supports_law(s.type, s.friction))
+        return s.friction == FrictionLaw::CCP
+                   ? "the " + quoted + " solver solves the exact Coulomb law only (friction = \"coulomb\")"
+                   : "friction = \"coulomb\" does not apply to the " + quoted + " solver";
+    if ((!batch.bilateral.empty() && !supports_joints(s.type, s.friction)) ||
+        (!batch.rolling.empty() && !supports_rolling(s.type, s.friction)))
+        return "friction = \"coulomb\" does not support joints or rolling and spinning resistance yet; "
+               "use friction = \"ccp\"";
+    return {};
+}
+
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work) {
-    if (!batch.bilateral.empty() && settings.type == SolverType::MaxDiss) {
+    if (std::string why = refusal(batch, settings); !why.empty()) {
         SolverResult refused;
-        refused.refused = std::string("the \"") + solver_name(settings.type) +
-                          "\" solver does not support joints (bilateral constraints); use "
-                          "\"pgs\", \"pj\", \"apgd\" or \"lemke\"";
+        refused.refused = std::move(why);
         return refused;
     }
-    if (!batch.rolling.empty() && settings.type != SolverType::PGS && settings.type != SolverType::PJ) {
-        SolverResult refused;
-        refused.refused = std::string("the \"") + solver_name(settings.type) +
-                          "\" solver does not support rolling or spinning resistance; use "
-                          "\"pgs\" or \"pj\", or set rolling_friction and spinning_friction to 0";
-        return refused;
-    }
-    if (settings.type == SolverType::NSGS && settings.friction != FrictionLaw::Coulomb) {
-        SolverResult refused;
-        refused.refused = "the \"nsgs\" solver solves the exact Coulomb law only (friction = \"coulomb\")";
-        return refused;
-    }
-    if (settings.friction == FrictionLaw::Coulomb) {
-        if (!batch.bilateral.empty() || !batch.rolling.empty()) {
-            SolverResult refused;
-            refused.refused = "friction = \"coulomb\" does not support joints or rolling and spinning "
-                              "resistance yet; use friction = \"ccp\"";
-            return refused;
-        }
-        switch (settings.type) {
-            case SolverType::NSGS: return solve_nsgs(batch, bodies, settings, work);
-            case SolverType::PGS:
-            case SolverType::PJ:
-            case SolverType::APGD: return solve_coulomb_fixed_point(batch, bodies, settings, work);
-            default: {
-                SolverResult refused;
-                refused.refused = std::string("friction = \"coulomb\" does not apply to the \"") +
-                                  solver_name(settings.type) + "\" solver";
-                return refused;
-            }
-        }
-    }
+    if (settings.friction == FrictionLaw::Coulomb)
+        return settings.type == SolverType::NSGS ? solve_nsgs(batch, bodies, settings, work)
+                                                 : solve_coulomb_fixed_point(batch, bodies, settings, work);
     switch (settings.type) {
         case SolverType::NSGS:  // refused above
         case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);

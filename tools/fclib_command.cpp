@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "io/fclib.hpp"
@@ -17,15 +18,12 @@ namespace talus {
 
 int cmd_fclib(const FclibOptions& o) {
     SolverSettings s;
-    if (o.solver == "nsgs") s.type = SolverType::NSGS;
-    else if (o.solver == "pgs") s.type = SolverType::PGS;
-    else if (o.solver == "pj") s.type = SolverType::PJ;
-    else if (o.solver == "apgd") s.type = SolverType::APGD;
-    else if (o.solver == "maxdiss") s.type = SolverType::MaxDiss;
-    else if (o.solver == "lemke") s.type = SolverType::Lemke;
-    else {
-        std::fprintf(stderr, "talus fclib: --solver: '%s' is not one of nsgs, pgs, pj, apgd, maxdiss, lemke\n",
-                     o.solver.c_str());
+    if (const std::optional<SolverType> t = solver_from_name(o.solver)) {
+        s.type = *t;
+    } else {
+        std::string names;
+        for (const SolverCapabilities& c : kSolverTable) names += (names.empty() ? "" : ", ") + std::string(c.name);
+        std::fprintf(stderr, "talus fclib: --solver: '%s' is not one of %s\n", o.solver.c_str(), names.c_str());
         return 2;
     }
     s.friction_directions = o.friction_directions;
@@ -35,8 +33,9 @@ int cmd_fclib(const FclibOptions& o) {
         std::fprintf(stderr, "talus fclib: --friction: '%s' is not one of coulomb, ccp\n", o.friction.c_str());
         return 2;
     }
-    if (s.type == SolverType::NSGS && s.friction != FrictionLaw::Coulomb) {
-        std::fprintf(stderr, "talus fclib: --solver nsgs solves the exact Coulomb law only (--friction coulomb)\n");
+    if (!capabilities(s.type).ccp && s.friction != FrictionLaw::Coulomb) {
+        std::fprintf(stderr, "talus fclib: --solver %s solves the exact Coulomb law only (--friction coulomb)\n",
+                     solver_name(s.type));
         return 2;
     }
     s.tolerance = o.tolerance;
@@ -63,7 +62,7 @@ int cmd_fclib(const FclibOptions& o) {
     // nsgs, pgs, pj, apgd: the accuracy is their stopping test; maxdiss, lemke: their own
     // test (their friction models are not the law the accuracy measures)
     const bool converged = res.converged;
-    const bool own_model = s.type == SolverType::MaxDiss || s.type == SolverType::Lemke;
+    const bool own_model = capabilities(s.type).own_model;
     if (o.json) {
         std::string out = fmt::format(
             "{{\"file\": {}, \"formulation\": \"{}\", \"title\": {}, \"contacts\": {}, \"dofs\": {}, "
