@@ -21,6 +21,7 @@ inline constexpr std::size_t kReduceChunk = 1024;
 namespace grain {
 inline constexpr std::size_t kBodies = 1024;     ///< per-body loops (gathers, integration)
 inline constexpr std::size_t kContacts = 2048;   ///< per-contact solver passes (PGS, PJ, APGD)
+inline constexpr std::size_t kAssembly = 1024;   ///< per-contact set-up (frames, right-hand sides)
 inline constexpr std::size_t kExactBlocks = 256; ///< exact local solves per task (nsgs, maxdiss)
 }  // namespace grain
 

@@ -1887,7 +1887,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 break;
             }
             case BodyEntry::Fill::Random: {
-                RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed};
+                RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed, {}};
                 if (e.size) spec.size = *e.size;
                 spec.volume_fraction = e.volume_fraction;
                 if (r.progress)
@@ -2225,7 +2225,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         for (std::size_t i = 0; i < bodies.size(); ++i) {
             if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];
-            double dist;
+            double dist = 0.0;
             Vec3 n;
             if (bodies.shape[i] == Shape::Clump) {
                 const ClumpTable& t = bodies.clumps;

@@ -13,11 +13,9 @@
 // Rolling/spinning torque entries, when a material has them: solvers/rolling.cpp.
 #include "solvers/assemble.hpp"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include <algorithm>
 
+#include "core/parallel.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/warm_start.hpp"
@@ -37,9 +35,8 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     if (contacts.colour_start.empty()) out.overflow_colour = true;
     out.lipschitz = settings.warm_start ? warm.lipschitz() : 0.0;
 
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+    parallel_ranges(0, n, grain::kAssembly, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i != hi; ++i) {
             const int32_t a = contacts.a[i], b = contacts.b[i];
             const Vec3& nrm = contacts.normal[i];
             Vec3 u, w_unused;

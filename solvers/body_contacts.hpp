@@ -1,12 +1,10 @@
 #pragma once
 /// Per-body lists of contacts, to rebuild ν = ν* + M⁻¹ D γ body by body: in parallel, with
 /// each body's sum taken in contact order, so the result does not depend on the threads.
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-
 #include <cstdint>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/contact_ops.hpp"
 
@@ -30,9 +28,8 @@ inline constexpr std::size_t kGatherPrefetch = 8;
 template <class Out>
 void for_each_body_impulse(const AssembledBatch& c, const BodyContacts& bc,
                            const std::vector<Vec3>& gamma, Out&& out) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bc.body_count(), 1024),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t b = r.begin(); b != r.end(); ++b) {
+    parallel_ranges(0, bc.body_count(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t b = lo; b != hi; ++b) {
             Vec3 f = Vec3::Zero(), t = Vec3::Zero();
             for (uint32_t k = bc.start[b]; k < bc.start[b + 1]; ++k) {
                 if (k + kGatherPrefetch < bc.entry.size()) {  // contacts come scattered

@@ -1,16 +1,14 @@
 #pragma once
 /// One sweep of a block Gauss–Seidel method over a coloured batch (PGS, maximum
 /// dissipation): colours in their fixed order, each colour a oneTBB parallel loop over
-/// fixed-size ranges. Within a colour no two contacts share a dynamic body, so each range
+/// ranges of a named grain (core/parallel.hpp). Within a colour no two contacts share a dynamic body, so each range
 /// reads and writes bodies no other range touches and the result does not depend on the
 /// number of threads. The overflow colour (contacts that may share bodies) and colours of
 /// at most one range run serially.
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_reduce.h>
-
 #include <algorithm>
 #include <cstddef>
 
+#include "core/parallel.hpp"
 #include "solvers/assemble.hpp"
 
 namespace talus {
@@ -30,12 +28,9 @@ double sweep_colours(const AssembledBatch& batch, std::size_t grain, double init
             result = std::max(result, range(lo, hi, !overflow));
             continue;
         }
-        result = std::max(result, tbb::parallel_reduce(
-            tbb::blocked_range<std::size_t>(lo, hi, grain), init,
-            [&](const tbb::blocked_range<std::size_t>& r, double m) {
-                return std::max(m, range(r.begin(), r.end(), true));
-            },
-            [](double x, double y) { return std::max(x, y); }));
+        result = std::max(result, parallel_max_ranges(lo, hi, grain, init, [&](std::size_t a, std::size_t b) {
+            return range(a, b, true);
+        }));
     }
     return result;
 }
