@@ -1887,7 +1887,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 break;
             }
             case BodyEntry::Fill::Random: {
-                RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed, {}};
+                RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed, {}, 0.0, {}};
                 if (e.size) spec.size = *e.size;
                 spec.volume_fraction = e.volume_fraction;
                 if (r.progress)
