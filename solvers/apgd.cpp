@@ -316,10 +316,4 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
 template SolverResult apgd_method(BodyOperator&, const SolverSettings&);
 template SolverResult apgd_method(AssembledOperator&, const SolverSettings&);
 
-SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return apgd_method(op, settings);
-}
-
 }  // namespace talus

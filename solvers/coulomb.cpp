@@ -122,16 +122,4 @@ template SolverResult nsgs_method(AssembledOperator&, const SolverSettings&);
 template SolverResult coulomb_fixed_point(BodyOperator&, const SolverSettings&);
 template SolverResult coulomb_fixed_point(AssembledOperator&, const SolverSettings&);
 
-SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return nsgs_method(op, settings);
-}
-
-SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
-                                       const SolverSettings& settings, SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return coulomb_fixed_point(op, settings);
-}
-
 }  // namespace talus

@@ -43,18 +43,6 @@ double relative_error(const DelassusProblem& p, const Vec& r, bool coulomb) {
     return std::sqrt(sum) / (1.0 + p.q.norm());
 }
 
-/// The method settings.type (under settings.friction) on `op`, one round.
-SolverResult run_method(AssembledOperator& op, const SolverSettings& s) {
-    if (s.type == SolverType::MaxDiss) return maxdiss_method(op, s);
-    if (s.type == SolverType::NSGS) return nsgs_method(op, s);
-    if (s.friction == FrictionLaw::Coulomb) return coulomb_fixed_point(op, s);
-    switch (s.type) {
-        case SolverType::PJ: return pj_method(op, s);
-        case SolverType::APGD: return apgd_method(op, s);
-        default: return pgs_method(op, s);
-    }
-}
-
 /// Lemke on the Stewart–Trinkle LCP of the problem (its own friction model).
 void solve_lemke(const DelassusProblem& p, const SolverSettings& settings, Vec& r, SolverResult& result) {
     const std::size_t n = p.contacts();

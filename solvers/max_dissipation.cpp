@@ -233,10 +233,4 @@ SolverResult maxdiss_method(Op& op, const SolverSettings& settings) {
 template SolverResult maxdiss_method(BodyOperator&, const SolverSettings&);
 template SolverResult maxdiss_method(AssembledOperator&, const SolverSettings&);
 
-SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
-                                      const SolverSettings& settings, SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return maxdiss_method(op, settings);
-}
-
 }  // namespace talus

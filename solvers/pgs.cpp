@@ -55,10 +55,4 @@ SolverResult pgs_method(Op& op, const SolverSettings& settings) {
 template SolverResult pgs_method(BodyOperator&, const SolverSettings&);
 template SolverResult pgs_method(AssembledOperator&, const SolverSettings&);
 
-SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                       SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return pgs_method(op, settings);
-}
-
 }  // namespace talus

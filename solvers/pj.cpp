@@ -59,10 +59,4 @@ SolverResult pj_method(Op& op, const SolverSettings& settings) {
 template SolverResult pj_method(BodyOperator&, const SolverSettings&);
 template SolverResult pj_method(AssembledOperator&, const SolverSettings&);
 
-SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                      SolverWorkspace& work) {
-    BodyOperator op(batch, bodies, work);
-    return pj_method(op, settings);
-}
-
 }  // namespace talus

@@ -31,7 +31,9 @@
 
 #include <algorithm>
 
+#include "solvers/body_operator.hpp"
 #include "solvers/cone_projection.hpp"
+#include "solvers/methods.hpp"
 #include "solvers/contact_ops.hpp"
 #include "core/parallel.hpp"
 
@@ -67,18 +69,9 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
         refused.refused = std::move(why);
         return refused;
     }
-    if (settings.friction == FrictionLaw::Coulomb)
-        return settings.type == SolverType::NSGS ? solve_nsgs(batch, bodies, settings, work)
-                                                 : solve_coulomb_fixed_point(batch, bodies, settings, work);
-    switch (settings.type) {
-        case SolverType::NSGS:  // refused above
-        case SolverType::PGS: return solve_pgs(batch, bodies, settings, work);
-        case SolverType::PJ: return solve_pj(batch, bodies, settings, work);
-        case SolverType::APGD: return solve_apgd(batch, bodies, settings, work);
-        case SolverType::MaxDiss: return solve_max_dissipation_gs(batch, bodies, settings, work);
-        case SolverType::Lemke: return solve_lcp_stepper(batch, bodies, settings, work);
-    }
-    return {};
+    if (settings.type == SolverType::Lemke) return solve_lcp_stepper(batch, bodies, settings, work);
+    BodyOperator op(batch, bodies, work);
+    return run_method(op, settings);
 }
 
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {

@@ -30,19 +30,12 @@ struct SolverWorkspace {
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work);
 
-// The solvers themselves (solvers/pgs.cpp, pj.cpp, apgd.cpp, max_dissipation.cpp), same contract.
-SolverResult solve_pgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                       SolverWorkspace& work);
-SolverResult solve_pj(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                      SolverWorkspace& work);
-SolverResult solve_apgd(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work);
-/// Not a CCP solver: the maximum-dissipation model (Preclik & Rüde 2017; docs/design.md §6) by
-/// non-linear block Gauss–Seidel with exact single-contact solves (solvers/max_dissipation.cpp).
-/// Same contract, but `residual` is its fixed-point residual max_i ‖Δγ_i‖ / η_i over the
-/// last sweep [m/s] and `converged` means that it reached the tolerance.
-SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
-                                      const SolverSettings& settings, SolverWorkspace& work);
+// The iterative methods (PGS, PJ, APGD, maxdiss, nsgs, the De Saxcé fixed point) are
+// templates over a contact operator (solvers/methods.hpp); solve_ccp runs them on the bodies.
+// The maximum-dissipation model (Preclik & Rüde 2017; docs/design.md §6) is not a CCP: its
+// `residual` is its fixed-point residual max_i ‖Δγ_i‖ / η_i over the last sweep [m/s] and
+// `converged` means that it reached the tolerance. Under friction = "coulomb" (nsgs, or the
+// fixed point over pgs, pj, apgd) `residual` is the Coulomb residual below.
 
 /// Not a CCP solver: the Stewart–Trinkle LCP time-stepper (seed 000 §3.4) with a polyhedral
 /// friction cone of settings.friction_directions directions, solved densely by Lemke's method
@@ -51,15 +44,6 @@ SolverResult solve_max_dissipation_gs(AssembledBatch& batch, BodyStore& bodies,
 /// Refuses (SolverResult::refused) an LCP of more than kLcpMaxUnknowns unknowns.
 SolverResult solve_lcp_stepper(AssembledBatch& batch, BodyStore& bodies,
                                const SolverSettings& settings, SolverWorkspace& work);
-/// Exact Coulomb friction (settings.friction = "coulomb"; solvers/coulomb.cpp): the
-/// non-linear Gauss–Seidel with exact single-contact solves ("nsgs"), and De Saxcé's fixed
-/// point over the CCP solvers (shifting the normal term by μ‖c_t‖ between solves), which
-/// solve_ccp calls for "pgs", "pj" and "apgd" under "coulomb". Same contract; `residual` is
-/// the Coulomb residual below.
-SolverResult solve_nsgs(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
-                        SolverWorkspace& work);
-SolverResult solve_coulomb_fixed_point(AssembledBatch& batch, BodyStore& bodies,
-                                       const SolverSettings& settings, SolverWorkspace& work);
 /// docs/design.md §6's residual with c_n + μ‖c_t‖ for c_n (zero at a Coulomb solution) [m/s].
 double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb);
 

@@ -8,3 +8,8 @@ add_test(NAME docs.references_resolve
 # tools/run's build: only the talus target, with its progress shown (tools/lib/build.sh).
 add_test(NAME tools.build_progress
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/check_build_progress.sh)
+
+# The folders' include graph points down the layers (tools/include_graph.py: core/ at the
+# bottom, collision/ and solvers/ beside each other, then engine/, io/, tools/).
+add_test(NAME layout.include_graph
+         COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tools/include_graph.py --check ${PROJECT_SOURCE_DIR})
