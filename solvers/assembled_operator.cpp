@@ -10,13 +10,15 @@ namespace talus {
 namespace {
 using Sparse = Eigen::SparseMatrix<double, Eigen::RowMajor>;
 
-/// Rows 3i..3i+2 of W z, z given per contact.
+static_assert(sizeof(Vec3) == 3 * sizeof(double), "a vector of Vec3 is 3n contiguous doubles");
+
+/// Rows 3i..3i+2 of W z, z given per contact (read as its 3n contiguous values).
 Vec3 row_product(const Sparse& W, const std::vector<Vec3>& z, std::size_t i) {
+    const double* flat = z.empty() ? nullptr : z[0].data();
     Vec3 out = Vec3::Zero();
     for (int k = 0; k < 3; ++k) {
         double sum = 0.0;
-        for (Sparse::InnerIterator it(W, Eigen::Index(3 * i + k)); it; ++it)
-            sum += it.value() * z[std::size_t(it.col()) / 3][int(it.col() % 3)];
+        for (Sparse::InnerIterator it(W, Eigen::Index(3 * i + k)); it; ++it) sum += it.value() * flat[it.col()];
         out[k] = sum;
     }
     return out;
