@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 #include "core/parallel.hpp"
@@ -51,11 +50,12 @@ constexpr Offset kForward[13] = {
 
 }  // namespace
 
-void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
-                 double envelope, PairList& out, BroadPhaseScratch& s, const PeriodicBox& periodic) {
+std::string broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
+                        double envelope, PairList& out, BroadPhaseScratch& s,
+                        const PeriodicBox& periodic) {
     out.clear();
     const std::size_t n = position.size();
-    if (n < 2) return;
+    if (n < 2) return {};
 
     double rmax = 0.0;
     Vec3 lo = position[0], hi = position[0];
@@ -66,7 +66,7 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     }
     const double cell = 2.0 * rmax + envelope;
     if (!(cell > 0.0) || !std::isfinite(cell) || !lo.allFinite() || !hi.allFinite())
-        throw std::runtime_error("broad phase: non-finite positions or cell size");
+        return "broad phase: non-finite positions or cell size";
     // Along a periodic axis the grid tiles the period exactly: ncell cells of edge L/ncell ≥
     // cell, and neighbour cells wrap around. At least 3 cells, so that the 13 forward
     // neighbours never reach one cell twice (and nearest images are unique).
@@ -77,18 +77,17 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
         const double L = periodic.length(k);
         ncell[k] = int64_t(std::floor(L / cell));
         if (ncell[k] < 3)
-            throw std::runtime_error(
-                "broad phase: the periodic length along " + std::string(1, "xyz"[k]) + " (" +
-                std::to_string(L) + " m) must be at least 3 × (largest diameter + envelope) = " +
-                std::to_string(3.0 * cell) + " m");
+            return "broad phase: the periodic length along " + std::string(1, "xyz"[k]) + " (" +
+                   std::to_string(L) + " m) must be at least 3 × (largest diameter + envelope) = " +
+                   std::to_string(3.0 * cell) + " m";
         if (ncell[k] >= kAxisCells - 2) ncell[k] = kAxisCells - 3;
         lo[k] = periodic.lo[k];
         inv[k] = double(ncell[k]) / L;
     }
     for (int k = 0; k < 3; ++k)
         if (!periodic.on[k] && (hi[k] - lo[k]) * inv[k] >= double(kAxisCells - 2))
-            throw std::runtime_error("broad phase: bodies spread over more than 2^21 cells "
-                                     "along one axis (a body escaped far away?)");
+            return "broad phase: bodies spread over more than 2^21 cells along one axis (a body "
+                   "escaped far away?)";
 
     auto cell_of = [&](const Vec3& x, int k) {
         const int64_t c = int64_t(std::floor((x[k] - lo[k]) * inv[k]));
@@ -213,6 +212,7 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
         if (wrapped)
             out.shift.insert(out.shift.end(), s.chunk_pairs[c].shift.begin(), s.chunk_pairs[c].shift.end());
     }
+    return {};
 }
 
 void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,
