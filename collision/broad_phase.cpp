@@ -10,22 +10,22 @@
 // depend on the number of threads. Pairs are reported with a < b.
 #include "collision/broad_phase.hpp"
 
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/parallel_sort.h>
-
 #include <algorithm>
 #include <array>
-#include <string>
 #include <cmath>
-#include <stdexcept>
+#include <string>
+
+#include "core/parallel.hpp"
 
 namespace talus {
 namespace {
 
 constexpr uint32_t kAxisBits = 21;
 constexpr int64_t kAxisCells = int64_t(1) << kAxisBits;
-constexpr std::size_t kChunk = 1024;  // bodies per parallel chunk (fixed: determinism)
+// Bodies per chunk of the pair search, each with its own output list. The lists are
+// concatenated in chunk order, so the pairs come out in sorted-body order whatever the
+// chunk size or the threads.
+constexpr std::size_t kChunk = grain::kBodies;
 
 uint64_t spread_bits(uint64_t x) {  // 21 bits -> every third bit of 63
     x &= 0x1fffff;
@@ -50,11 +50,12 @@ constexpr Offset kForward[13] = {
 
 }  // namespace
 
-void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
-                 double envelope, PairList& out, BroadPhaseScratch& s, const PeriodicBox& periodic) {
+std::string broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
+                        double envelope, PairList& out, BroadPhaseScratch& s,
+                        const PeriodicBox& periodic) {
     out.clear();
     const std::size_t n = position.size();
-    if (n < 2) return;
+    if (n < 2) return {};
 
     double rmax = 0.0;
     Vec3 lo = position[0], hi = position[0];
@@ -65,7 +66,7 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     }
     const double cell = 2.0 * rmax + envelope;
     if (!(cell > 0.0) || !std::isfinite(cell) || !lo.allFinite() || !hi.allFinite())
-        throw std::runtime_error("broad phase: non-finite positions or cell size");
+        return "broad phase: non-finite positions or cell size";
     // Along a periodic axis the grid tiles the period exactly: ncell cells of edge L/ncell ≥
     // cell, and neighbour cells wrap around. At least 3 cells, so that the 13 forward
     // neighbours never reach one cell twice (and nearest images are unique).
@@ -76,18 +77,17 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
         const double L = periodic.length(k);
         ncell[k] = int64_t(std::floor(L / cell));
         if (ncell[k] < 3)
-            throw std::runtime_error(
-                "broad phase: the periodic length along " + std::string(1, "xyz"[k]) + " (" +
-                std::to_string(L) + " m) must be at least 3 × (largest diameter + envelope) = " +
-                std::to_string(3.0 * cell) + " m");
+            return "broad phase: the periodic length along " + std::string(1, "xyz"[k]) + " (" +
+                   std::to_string(L) + " m) must be at least 3 × (largest diameter + envelope) = " +
+                   std::to_string(3.0 * cell) + " m";
         if (ncell[k] >= kAxisCells - 2) ncell[k] = kAxisCells - 3;
         lo[k] = periodic.lo[k];
         inv[k] = double(ncell[k]) / L;
     }
     for (int k = 0; k < 3; ++k)
         if (!periodic.on[k] && (hi[k] - lo[k]) * inv[k] >= double(kAxisCells - 2))
-            throw std::runtime_error("broad phase: bodies spread over more than 2^21 cells "
-                                     "along one axis (a body escaped far away?)");
+            return "broad phase: bodies spread over more than 2^21 cells along one axis (a body "
+                   "escaped far away?)";
 
     auto cell_of = [&](const Vec3& x, int k) {
         const int64_t c = int64_t(std::floor((x[k] - lo[k]) * inv[k]));
@@ -97,16 +97,15 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
 
     s.cell_key.resize(n);
     s.order.resize(n);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kChunk),
-                      [&](const tbb::blocked_range<std::size_t>& r) {
-                          for (std::size_t i = r.begin(); i != r.end(); ++i) {
-                              const Vec3& x = position[i];
-                              s.cell_key[i] = morton(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2));
-                              s.order[i] = uint32_t(i);
-                          }
-                      });
+    parallel_ranges(0, n, grain::kBodies, [&](std::size_t lo_i, std::size_t hi_i) {
+        for (std::size_t i = lo_i; i != hi_i; ++i) {
+            const Vec3& x = position[i];
+            s.cell_key[i] = morton(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2));
+            s.order[i] = uint32_t(i);
+        }
+    });
     // (key, index) is a total order, so the sorted result is unique whatever the threads.
-    tbb::parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
+    parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
         return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
     });
 
@@ -134,22 +133,23 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
     };
     if (dense) {
         s.dense.assign(std::size_t(dense_cells), -1);
-        tbb::parallel_for(std::size_t(0), s.cell_keys.size(), [&](std::size_t c) {
-            const Vec3& x = position[s.order[s.cell_start[c]]];
-            s.dense[linear(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2))] = int32_t(c);
+        parallel_ranges(0, s.cell_keys.size(), grain::kCells, [&](std::size_t c0, std::size_t c1) {
+            for (std::size_t c = c0; c != c1; ++c) {
+                const Vec3& x = position[s.order[s.cell_start[c]]];
+                s.dense[linear(cell_of(x, 0), cell_of(x, 1), cell_of(x, 2))] = int32_t(c);
+            }
         });
     } else {
         s.dense.clear();
     }
 
-    const std::size_t chunks = (n + kChunk - 1) / kChunk;
+    const std::size_t chunks = chunk_count(n, kChunk);
     if (s.chunk_pairs.size() < chunks) s.chunk_pairs.resize(chunks);
 
-    tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t c) {
+    parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
         PairList& local = s.chunk_pairs[c];
         local.clear();
-        const std::size_t end = std::min(n, (c + 1) * kChunk);
-        for (std::size_t k = c * kChunk; k < end; ++k) {
+        for (std::size_t k = begin; k < end; ++k) {
             const uint32_t i = s.order[k];
             const Vec3& xi = position[i];
             const int64_t cx = cell_of(xi, 0), cy = cell_of(xi, 1), cz = cell_of(xi, 2);
@@ -212,6 +212,7 @@ void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& r
         if (wrapped)
             out.shift.insert(out.shift.end(), s.chunk_pairs[c].shift.begin(), s.chunk_pairs[c].shift.end());
     }
+    return {};
 }
 
 void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,

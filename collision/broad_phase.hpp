@@ -1,6 +1,7 @@
 #pragma once
 /// Broad phase: candidate sphere pairs by spatial hashing on a uniform grid (docs/design.md §7).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/contacts.hpp"
@@ -25,11 +26,14 @@ struct BroadPhaseScratch {
 /// in an order that depends only on the input (not on the number of threads).
 /// With periodic axes, the distance is to b's nearest image and PairList::shift holds the
 /// image shift per pair; positions must lie in the periodic range (PeriodicBox::wrap).
-/// Throws std::runtime_error if the bodies span more than 2²¹ cells on an axis, or if a
-/// periodic length is below 3 × (largest diameter + envelope).
-void broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
-                 double envelope, PairList& out, BroadPhaseScratch& scratch,
-                 const PeriodicBox& periodic = PeriodicBox{});
+/// Returns "" when the pairs were found; otherwise why no grid could be built (positions
+/// or cell size not finite, bodies spanning more than 2²¹ cells on an axis, or a periodic
+/// length below 3 × (largest diameter + envelope)), with `out` left empty. It returns
+/// rather than throws because it runs inside a step, which reports its failures as a
+/// value (engine/world/step_error.hpp); a caller must not ignore it.
+std::string broad_phase(const std::vector<Vec3>& position, const std::vector<double>& radius,
+                        double envelope, PairList& out, BroadPhaseScratch& scratch,
+                        const PeriodicBox& periodic = PeriodicBox{});
 
 /// Reference: all pairs by brute force, same criterion, sorted by (a, b). For tests.
 void all_pairs(const std::vector<Vec3>& position, const std::vector<double>& radius,

@@ -556,7 +556,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             const int32_t a = pairs.a[k], b = pairs.b[k];
             const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
             scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
-        });
+        }, grain::kPairs);
         for (std::size_t k = 0; k < np; ++k) {
             if (scratch.pair_count[k + 1] == uint32_t(-1)) {
                 scratch.unsupported.push_back(uint32_t(k));
@@ -600,7 +600,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             });
         }
         scratch.wall_count[i + 1] = c;
-    });
+    }, grain::kBodies);
     scratch.unsupported_mesh.clear();
     scratch.unsupported_cylinder.clear();
     for (std::size_t i = 0; i < nb; ++i) {
@@ -641,7 +641,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.material_a[at] = bodies.material[a];
             out.shift_b[at] = shift;
         }
-    });
+    }, grain::kPairs);
 
     parallel_each(nb, [&](std::size_t i) {
         std::size_t k = n_pair_contacts + scratch.wall_count[i];
@@ -681,7 +681,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
                     put(w, m.triangle | (sub << kMeshSubFeatureShift), m.point, m.normal, m.gap);
             });
         }
-    });
+    }, grain::kBodies);
 }
 
 }  // namespace talus

@@ -7,6 +7,7 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
+#include <oneapi/tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <vector>
@@ -23,7 +24,30 @@ inline constexpr std::size_t kBodies = 1024;     ///< per-body loops (gathers, i
 inline constexpr std::size_t kContacts = 2048;   ///< per-contact solver passes (PGS, PJ, APGD)
 inline constexpr std::size_t kAssembly = 1024;   ///< per-contact set-up (frames, right-hand sides)
 inline constexpr std::size_t kExactBlocks = 256; ///< exact local solves per task (nsgs, maxdiss)
+inline constexpr std::size_t kPairs = 1024;      ///< per-candidate-pair loops (narrow phase)
+inline constexpr std::size_t kCells = 1024;      ///< per-grid-cell loops (broad phase)
 }  // namespace grain
+
+/// Number of chunks of `chunk` indices that cover [0, n).
+inline std::size_t chunk_count(std::size_t n, std::size_t chunk) { return (n + chunk - 1) / chunk; }
+
+/// f(c, lo, hi) for every chunk c = [lo, hi) of `chunk` consecutive indices of [0, n), in
+/// parallel. The chunks depend only on n and `chunk`, not on the threads, so a loop that
+/// writes one output per chunk and merges them in chunk order is deterministic.
+template <class F>
+void parallel_chunks(std::size_t n, std::size_t chunk, F&& f) {
+    tbb::parallel_for(std::size_t(0), chunk_count(n, chunk), [&](std::size_t c) {
+        f(c, c * chunk, std::min(n, (c + 1) * chunk));
+    });
+}
+
+/// Sorts [first, last) by `less` in parallel. Under a total order (no two elements
+/// equivalent) the sorted sequence is unique, so the result does not depend on the threads;
+/// under a weaker order it may.
+template <class It, class Less>
+void parallel_sort(It first, It last, Less&& less) {
+    tbb::parallel_sort(first, last, less);
+}
 
 /// f(lo, hi) over [begin, end) cut into ranges of about `grain` indices, in parallel.
 /// For loops whose iterations are independent; the result is the same for any thread count.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/math.hpp"
+#include "engine/world/step_error.hpp"  // StepStatus: whether a step succeeded
 
 namespace talus {
 
@@ -62,13 +63,6 @@ struct WallContactList {
     void clear() {
         wall.clear(); body.clear(); point.clear(); impulse.clear(); angular_impulse.clear();
     }
-};
-
-/// Result of a step: OK, or the bodies whose state became non-finite or absurd.
-struct StepStatus {
-    bool ok = true;
-    std::string message;             ///< what went wrong, naming bodies by stable id
-    std::vector<uint64_t> bad_bodies;
 };
 
 }  // namespace talus

@@ -17,51 +17,65 @@
 // are kept as built at q^l (velocity level, γ-stabilised), their λ warm from the last solve.
 #include <algorithm>
 
-#include "collision/kinematic_contacts.hpp"
 #include "core/kinematic.hpp"
 #include "core/parallel.hpp"
+#include "engine/world/pipeline.hpp"
 #include "engine/world/world.hpp"
 #include "solvers/contact_ops.hpp"
 
 namespace talus {
 
-void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star) {
+void World::relinearise(double h, double wall_margin, StepAt at) {
+    StepPipeline& p = pipeline_;
     for (int k = 0; k < solver.position_iterations; ++k) {
         // q̂ = q^l + h ν̂, with ν̂ the last solve's velocities (still in `bodies`).
-        BodyStore& pred = predicted_;
+        BodyStore& pred = p.predicted;
         pred = bodies;
         parallel_each(pred.size(), [&](std::size_t i) {
             pred.position[i] += h * pred.velocity[i];
             pred.orientation[i] = integrate_orientation(pred.orientation[i], pred.angular_velocity[i], h);
-        });
+        }, grain::kBodies);
         // kinematic bodies where they will be, moving as over this step (like the walls)
         place_kinematic(pred, time + h, time, h, true);
 
-        // Walls at t + h, moving as over this step.
-        narrow_phase(pred, walls, wall_states(walls, time + h, time, h), pairs_, reach_,
-                     wall_margin_, next_contacts_, narrow_scratch_);
-        route_kinematic_contacts(pred, next_contacts_);
-        colour_contacts(pred.size(), next_contacts_, colouring_);
+        // The step's own collide-and-assemble stage, at q̂ with the step's candidate pairs
+        // and reaches; walls at t + h, moving as over this step; full stabilisation (the
+        // condition is Φ(q^{l+1}) ≥ 0). Its report of shapes with no contact routine is not
+        // read here: the pairs are the step's, already checked at q^l, and bodies near a
+        // mesh or cylinder wall at q̂ are checked where they really arrive, by the next step.
         SolverSettings full = solver;
         full.stabilization = 1.0;
-        assemble(pred, next_contacts_, materials, full, h, warm_, next_batch_);
-        next_batch_.bilateral = batch_.bilateral;  // joints stay linearised at q^l (λ: warm)
+        const std::vector<WallState> wall_at = wall_states(walls, time + h, time, h);
+        collide_and_assemble({.bodies = pred,
+                              .walls = walls,
+                              .states = wall_at,
+                              .pairs = p.pairs,
+                              .reach = p.reach,
+                              .wall_margin = wall_margin,
+                              .materials = materials,
+                              .solver = full,
+                              .h = h,
+                              .warm = warm_,
+                              .lean = false,
+                              .at = at},
+                             p.next_contacts, p.next_batch, p.collide);
+        p.next_batch.bilateral = batch_.bilateral;  // joints stay linearised at q^l (λ: warm)
 
         // Shift each contact by the relative normal velocity ν̂ gives it at q̂ (wall terms
         // cancel: rhs_n = b − n·v_wall and the shift is n·(v̂_B − v_wall) for a wall).
         SolverBodies hat(pred);  // world-frame ν̂ at q̂
-        AssembledBatch& c = next_batch_;
+        AssembledBatch& c = p.next_batch;
         parallel_each(c.size(), [&](std::size_t i) {
             // d_n = n·v̂_rel(bodies) + b − n·v_wall, so the shift n·v̂_rel − n·v_wall = d_n − b.
             const double shift = contact_velocity(c, hat, i)[0] - c.stab[i];
             c.stab[i] -= shift;
             c.rhs[i][0] -= shift;
-        });
+        }, grain::kContacts);
 
         // Solve at q̂ from ν* again.
-        std::copy(v_star.begin(), v_star.end(), pred.velocity.begin());
-        std::copy(w_star.begin(), w_star.end(), pred.angular_velocity.begin());
-        SolverResult r = solve_ccp(next_batch_, pred, solver, solver_work_);
+        std::copy(p.star_v.begin(), p.star_v.end(), pred.velocity.begin());
+        std::copy(p.star_w.begin(), p.star_w.end(), pred.angular_velocity.begin());
+        SolverResult r = solve_ccp(p.next_batch, pred, solver, p.solver);
         const bool refused = !r.refused.empty();
         double change = 0.0;
         for (std::size_t i = 0; i < bodies.size() && !refused; ++i)
@@ -73,8 +87,8 @@ void World::relinearise(double h, const std::vector<Vec3>& v_star, const std::ve
         std::copy(pred.velocity.begin(), pred.velocity.end(), bodies.velocity.begin());
         std::copy(pred.angular_velocity.begin(), pred.angular_velocity.end(),
                   bodies.angular_velocity.begin());
-        std::swap(contacts_, next_contacts_);
-        std::swap(batch_, next_batch_);
+        std::swap(contacts_, p.next_contacts);
+        std::swap(batch_, p.next_batch);
         ++diag_.relinearisations;
         if (change <= solver.tolerance) return;
     }

@@ -1,32 +1,28 @@
 #pragma once
 /// World: everything one run simulates, and `step`, the pipeline of docs/design.md §1 as a short
-/// list of stage calls. Each stage lives in its own folder and takes its data explicitly.
+/// list of stage calls (engine/world/pipeline.hpp). Each stage takes its data explicitly.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "collision/broad_phase.hpp"
-#include "collision/narrow_phase.hpp"
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
 #include "core/joints.hpp"
 #include "core/materials.hpp"
 #include "core/settings.hpp"
 #include "core/walls.hpp"
-#include "engine/world/diagnostics.hpp"
 #include "engine/flow/flow.hpp"
+#include "engine/world/diagnostics.hpp"
+#include "engine/world/pipeline.hpp"
+#include "engine/world/step_error.hpp"
 #include "solvers/assemble.hpp"
-#include "solvers/colouring.hpp"
-#include "solvers/solver.hpp"
 #include "solvers/solver_result.hpp"
 #include "solvers/warm_start.hpp"
 
 namespace talus {
 
-/// A step stops with an error when the broad phase finds more candidate pairs than this
-/// per body (plus 100000): the time step is far too long for the speeds (World::step).
-inline constexpr std::size_t kMaxPairsPerBody = 64;
-
+/// The state of a run and its step. The stages (engine/world/pipeline.hpp) read and write
+/// only what World passes them; their scratch lives in a StepPipeline, not in World.
 class World {
 public:
     SimulationSettings simulation;
@@ -57,8 +53,11 @@ public:
     double time = 0.0;       ///< [s]
     uint64_t step_count = 0;
 
-    /// Advance by one step h = simulation.dt. Returns a failure status (and leaves the
-    /// state as it was before the step) if a body's state became NaN/Inf.
+    /// Advance by one step h = simulation.dt. On failure (a StepError: non-finite or too
+    /// fast bodies, too many candidate pairs, shapes with no contact routine, a joint whose
+    /// body is gone, a refused or over-constrained contact problem) returns it and leaves
+    /// the state as it was before the step (except for a renumbering of the bodies, which
+    /// changes no stable id).
     StepStatus step();
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -105,57 +104,40 @@ public:
     }
 
 private:
-    double choose_margins();
-    /// Stages 1–4 of a step (forces … assembly); returns the envelope and colour count.
-    std::pair<double, std::size_t> prepare_solve(double h);
-    void apply_forces(double h);
-    /// Stage 4b: the joints' rows at the current poses into batch_.bilateral.
-    void build_joint_rows(double h);
-    void integrate_positions(double h);
-    /// NaN, Inf or a speed beyond simulation.max_speed; `when` names the stage in the message.
-    StepStatus check_finite(const char* when = "after the solve") const;
-    StepStatus check_bounded() const;
-    /// Fails when the narrow phase met a pair of shapes it cannot collide.
-    StepStatus check_supported() const;
-    void renumber();
+    /// What stages 1–4 hand on to the solve.
+    struct Prepared {
+        Margins margins;
+        std::size_t colours = 0;
+        StepError error;
+    };
+    /// Stages 1–4 of a step (forces … assembly and joint rows), stopping at the first
+    /// stage that fails.
+    Prepared prepare_solve(double h, StepAt at);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
+    /// Restores the velocities saved at the step's start and returns `e`.
+    StepError fail(StepError e);
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
-    /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is given.
-    void relinearise(double h, const std::vector<Vec3>& v_star, const std::vector<Vec3>& w_star);
+    /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is in the
+    /// pipeline's star_v, star_w.
+    void relinearise(double h, double wall_margin, StepAt at);
 
     /// Adds this step's contact impulses on walls to wall_loads_.
     void accumulate_wall_loads(double h);
 
+    // State carried from step to step (carried_state) and the last step's results.
     StepDiagnostics diag_;
     WallLoads wall_loads_;
     WallContactList wall_contacts_;
-    PairList pairs_;
-    BroadPhaseScratch broad_scratch_;
-    NarrowPhaseScratch narrow_scratch_;
-    ColouringScratch colouring_;
     ContactList contacts_;
     AssembledBatch batch_;
     SolverResult result_;
     WarmStartCache warm_;
-    SolverWorkspace solver_work_;
-    double wall_margin_ = 0.0;   // a wall's share of the envelope [m]
-    std::vector<WallState> wall_states_;  // walls' poses at t and motion over the step
-    std::vector<double> reach_;         // per body: radius + its share of the envelope [m]
-    std::vector<uint32_t> renumbered_;  // old index -> new index of the last renumbering
-    std::vector<Vec3> saved_v_, saved_w_;  // velocities at step start, restored on failure
-    std::vector<Vec3> star_v_, star_w_;    // ν* of the step (position-level variant)
-    BodyStore predicted_;                  // q̂ of the position-level variant
-    ContactList next_contacts_;            // its contacts and batch
-    AssembledBatch next_batch_;
-    std::vector<int32_t> joint_a_, joint_b_;  // dense indices of each joint's bodies
-    std::string joint_error_;                 // a joint whose body is gone ("" if none)
-    // why this step cannot go on before the solve ("" if it can): too many candidate pairs,
-    // or velocities after the forces already non-finite or beyond max_speed
-    std::string crowded_;
+    // The stages' scratch: buffers only, no state.
+    StepPipeline pipeline_;
 };
 
 }  // namespace talus

@@ -165,7 +165,27 @@ TEST(BroadPhase, PeriodicLengthBelowThreeCellsIsRefused) {
     c.r = {0.05, 0.05};
     PairList out;
     BroadPhaseScratch s;
-    EXPECT_THROW(broad_phase(c.x, c.r, 0.0, out, s, box), std::runtime_error);  // 0.25 < 3 × 0.1
+    // 0.25 < 3 × 0.1: refused with a reason, no pairs, and no exception (it runs in a step)
+    std::string error;
+    EXPECT_NO_THROW(error = broad_phase(c.x, c.r, 0.0, out, s, box));
+    EXPECT_NE(error.find("broad phase: the periodic length along x (0.250000 m) must be at least "
+                         "3 × (largest diameter + envelope) = 0.300000 m"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(out.size(), 0u);
+}
+
+// Bodies spread over more than 2^21 cells (one escaped far away) are refused with a reason.
+TEST(BroadPhase, BodiesSpreadTooFarAreRefused) {
+    Cloud c;
+    c.x = {Vec3(0, 0, 0), Vec3(0.1, 0, 0), Vec3(1e6, 0, 0)};
+    c.r = {0.05, 0.05, 0.05};
+    PairList out;
+    BroadPhaseScratch s;
+    const std::string error = broad_phase(c.x, c.r, 0.0, out, s);
+    EXPECT_NE(error.find("broad phase: bodies spread over more than 2^21 cells"), std::string::npos)
+        << error;
+    EXPECT_EQ(out.size(), 0u);
 }
 
 }  // namespace

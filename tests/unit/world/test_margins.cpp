@@ -1,6 +1,7 @@
-// The collision margins (World::choose_margins, docs/design.md §3): every pair that can close in one
-// step is a contact before the step, and gravity, which moves every grain alike, does not
-// make resting grains see their neighbours across gaps they cannot close.
+// The collision margins (choose_margins in engine/world/pipeline.cpp, docs/design.md §3):
+// every pair that can close in one step is a contact before the step, and gravity, which
+// moves every grain alike, does not make resting grains see their neighbours across gaps
+// they cannot close.
 #include <gtest/gtest.h>
 
 #include "tests/support/world_builder.hpp"

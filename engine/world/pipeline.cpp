@@ -1,0 +1,349 @@
+// The stages of a step (engine/world/pipeline.hpp). Each reads and writes only what its
+// parameters name; the order they run in, and what a failure leaves behind, is World::step's.
+// Semi-implicit Euler (docs/design.md §4): velocities first (free velocities, then contact
+// impulses), then positions with the new velocities, orientations by ε ⊗ exp(h ω̄/2).
+#include "engine/world/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "collision/kinematic_contacts.hpp"
+#include "core/kinematic.hpp"
+#include "core/parallel.hpp"
+#include "solvers/bilateral.hpp"
+
+namespace talus {
+
+void apply_forces(BodyStore& bodies, const Vec3& gravity, double h) {
+    // ν* = ν + h M⁻¹ f: gravity, and the gyroscopic torque −ω̄ × J̄ω̄ in the body frame.
+    const Vec3 dv = h * gravity;
+    parallel_each(bodies.size(), [&](std::size_t i) {
+        if (bodies.inv_mass[i] == 0.0) return;
+        bodies.velocity[i] += dv;
+        const Vec3& inv_j = bodies.inv_inertia[i];
+        const Vec3& w = bodies.angular_velocity[i];
+        const Vec3 jw = w.cwiseQuotient(inv_j);
+        bodies.angular_velocity[i] -= h * inv_j.cwiseProduct(w.cross(jw));
+    }, grain::kBodies);
+}
+
+Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& walls,
+                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach) {
+    // δ must cover the largest closing distance in one step (docs/design.md §3): h (v_i + v_j)
+    // between grains, h (v + v_wall) at walls. Each body gets the margin
+    // m_i = max(δ_min/2, 1.25 h ‖v*_i‖) on top of its radius, so a pair is a contact when
+    // Φ ≤ m_i + m_j: never less than the scene's envelope δ_min, and always more than the
+    // pair can close in one step (ν* bounds the speeds the solve starts from). A wall
+    // contact needs Φ ≤ δ_min + 1.25 h (‖v*_i‖ + ‖v_wall‖): the body's margin plus the
+    // wall's share, so the wall margin is δ_min/2 + 1.25 h max ‖v_wall‖, the wall speed
+    // taken over the step's mean motion (a rotating wall's at the bodies' distance from
+    // its axis).
+    //
+    // Gravity's share is counted exactly, not through ν*: it adds h g to every dynamic
+    // body's ν* and cancels between two grains moving freely, and the most it can close in
+    // one step is a grain released from rest beside a supported one (or a wall): v⁺ = h g,
+    // a closing of ‖g‖ h² (semi-implicit Euler, no estimate involved). So a body's margin
+    // is max(δ_min/2, 1.25 h ‖v*_i − h g‖ + ½ ‖g‖ h²), and walls add ½ ‖g‖ h² to theirs.
+    // A bed at rest then keeps 0.5 ‖g‖ h² per grain instead of 1.25 ‖g‖ h², which at h = 5 ms
+    // was more than the 0.3 mm gaps of a loose lattice and tripled its (inactive) contacts.
+    // (Subtracting the grains' mean velocity as well, which also cancels between two free
+    // grains, broke a falling lattice: at impact a grain stopped by its support closes on
+    // the next one at the full fall speed, so ν*'s common part does not cancel.)
+    reach.resize(bodies.size());
+    const double half = 0.5 * envelope;
+    const Vec3 dv = h * gravity;  // what apply_forces added to every dynamic body
+    const double fall = 0.5 * dv.norm() * h;
+    const double margin_max = parallel_max(bodies.size(), [&](std::size_t i) {
+        double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm()
+                                                : bodies.velocity[i].norm();
+        // A non-sphere's surface also moves by its rotation: ≤ ‖ω̄‖ × bounding radius.
+        if (bodies.shape[i] != Shape::Sphere)
+            speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        const double margin = std::max(half, 1.25 * h * speed + fall);
+        reach[i] = bodies.radius[i] + margin;
+        return margin;
+    });
+    // A rotating wall's speed grows with the distance from its axis: bound it at the bodies.
+    double wall_speed = 0.0;
+    for (const WallState& s : walls) {
+        if (!s.rotates) {
+            wall_speed = std::max(wall_speed, s.velocity.norm());
+            continue;
+        }
+        wall_speed = std::max(wall_speed, parallel_max(bodies.size(), [&](std::size_t i) {
+                                  return s.speed_near(bodies.position[i], reach[i]);
+                              }));
+    }
+    Margins m;
+    m.wall = half + 1.25 * h * wall_speed + fall;
+    m.envelope = std::max(2.0 * margin_max, margin_max + m.wall);
+    return m;
+}
+
+StepError check_finite(const BodyStore& bodies, double max_speed, const char* when, StepAt at,
+                       const SolverResult* solve) {
+    // NaN, Inf, or a speed beyond simulation.max_speed after the solve: the run has blown
+    // up (or is about to: the envelope would swallow the whole domain next step). Checked
+    // after the forces too: absurd forces (gravity of 1e300) give margins no broad phase
+    // can grid.
+    std::vector<uint64_t> bad;
+    bool too_fast = false;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const bool finite = bodies.velocity[i].allFinite() &&
+                            bodies.angular_velocity[i].allFinite() && bodies.position[i].allFinite();
+        // a kinematic body moves as prescribed: only its finiteness is checked
+        const bool fast = finite && !bodies.kinematic(i) && bodies.velocity[i].norm() > max_speed;
+        if (!finite || fast) {
+            too_fast = too_fast || fast;
+            if (bad.size() < 20) bad.push_back(bodies.id[i]);
+        }
+    }
+    if (bad.empty()) return {};
+    std::ostringstream m;
+    m << (too_fast ? "velocity beyond max_speed = " + std::to_string(max_speed) + " m/s or non-finite"
+                   : std::string("non-finite velocity"))
+      << ' ' << when << " at t = " << at.time << " s (step " << at.step << "), bodies with id";
+    for (uint64_t id : bad) m << ' ' << id;
+    if (solve && !solve->converged)
+        m << "; the solver did not converge (residual " << solve->residual << " m/s)";
+    return StepError::of(StepFault::NonFinite, m.str(), bad);
+}
+
+StepError check_kinematic_periodic(const BodyStore& bodies, const PeriodicBox& periodic) {
+    // collision/kinematic_contacts.hpp: image shifts are not handled (the scene refuses it)
+    if (!periodic.any() || bodies.motions.empty()) return {};
+    std::vector<uint64_t> bad;
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (bodies.kinematic(i) && bad.size() < 20) bad.push_back(bodies.id[i]);
+    if (bad.empty()) return {};
+    std::string text = "kinematic bodies (with a prescribed motion) are not supported with "
+                       "periodic boundaries; bodies with id";
+    for (uint64_t id : bad) text += ' ' + std::to_string(id);
+    return StepError::of(StepFault::KinematicPeriodic, text, bad);
+}
+
+StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
+                     const PeriodicBox& periodic, StepAt at, PairList& pairs,
+                     BroadPhaseScratch& scratch) {
+    const std::string why = broad_phase(bodies.position, reach, 0.0, pairs, scratch, periodic);
+    if (why.empty()) return {};
+    std::ostringstream m;
+    m << "at t = " << at.time << " s (step " << at.step << "): " << why;
+    return StepError::of(StepFault::BroadPhase, m.str());
+}
+
+void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector<double>& reach,
+              PairList& pairs, std::vector<Vec3>& saved_v, std::vector<Vec3>& saved_w,
+              std::vector<uint32_t>& renumbered) {
+    // Bodies take the broad phase's order (sorted by Morton cell key), so neighbours sit
+    // near each other in memory; the candidate pairs are mapped to the new indices (their
+    // order is kept, so it stays deterministic). Stable ids, and hence warm start and
+    // output, are unaffected.
+    if (order.size() != bodies.size()) return;
+    bodies.permute(order);
+    apply_order(order, reach);
+    renumbered.resize(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) renumbered[order[k]] = uint32_t(k);
+    const bool periodic = !pairs.shift.empty();
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        const int32_t a = int32_t(renumbered[pairs.a[p]]), b = int32_t(renumbered[pairs.b[p]]);
+        pairs.a[p] = std::min(a, b);
+        pairs.b[p] = std::max(a, b);
+        // the image shift belongs to the second body: it changes sign when the two swap
+        if (periodic && a > b) pairs.shift[p] = -pairs.shift[p];
+    }
+    // keep the restore copies (velocities at step start) in step with the new numbering
+    apply_order(order, saved_v);
+    apply_order(order, saved_w);
+}
+
+StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double envelope, double h,
+                         StepAt at) {
+    // A step far too long for the speeds gives every body margins spanning many grains:
+    // hundreds of candidate pairs each, and the contacts built from them (≈ 700 bytes
+    // each) would fill the memory (a 24k-grain bed at dt = 10 ms reached 24 GB). Equal
+    // spheres have at most 12 neighbours and a settling bed's margins add a few more, so
+    // past 64 per body the run stops and says why, before the narrow phase allocates.
+    if (pairs.size() <= kMaxPairsPerBody * bodies.size() + 100000) return {};
+    double vmax = 0.0;
+    for (const Vec3& v : bodies.velocity) vmax = std::max(vmax, v.norm());
+    std::ostringstream m;
+    m << "at t = " << at.time << " s (step " << at.step << "): " << pairs.size()
+      << " candidate pairs for " << bodies.size() << " bodies (more than " << kMaxPairsPerBody
+      << " per body): collision margins of up to " << envelope
+      << " m (1.25 dt |v| per body, speeds up to " << vmax << " m/s) span many grains; "
+      << "simulation.dt = " << h << " s is too long for these speeds, reduce it";
+    return StepError::of(StepFault::Crowded, m.str());
+}
+
+namespace {
+
+/// The narrow phase's "no contact routine" lists as a StepError (empty when both are).
+StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
+                            const NarrowPhaseScratch& narrow, StepAt at) {
+    StepError e;
+    std::vector<uint64_t> bad;  // shared cap of 20 over every list
+    if (!narrow.unsupported.empty()) {
+        // Name each kind of pair once, in the order met.
+        const auto name = [](Shape sh) {
+            switch (sh) {
+                case Shape::Sphere: return "sphere";
+                case Shape::Capsule: return "capsule";
+                case Shape::Ellipsoid: return "ellipsoid";
+                case Shape::Clump: return "clump";
+            }
+            return "?";
+        };
+        std::vector<std::string> kinds;
+        for (uint32_t k : narrow.unsupported) {
+            Shape sa = bodies.shape[pairs.a[k]], sb = bodies.shape[pairs.b[k]];
+            if (sa > sb) std::swap(sa, sb);
+            const std::string kind = std::string(name(sa)) + "–" + name(sb);
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+        }
+        std::ostringstream m;
+        m << "no contact routine for these shape pairs at t = " << at.time << " s (step "
+          << at.step << "): ";
+        for (std::size_t k = 0; k < kinds.size(); ++k) m << (k ? ", " : "") << kinds[k];
+        m << " contact is not implemented; bodies with id";
+        std::vector<uint64_t> named;
+        for (uint32_t k : narrow.unsupported)
+            for (int32_t i : {pairs.a[k], pairs.b[k]})
+                if (std::find(bad.begin(), bad.end(), bodies.id[i]) == bad.end() && bad.size() < 20) {
+                    bad.push_back(bodies.id[i]);
+                    named.push_back(bodies.id[i]);
+                    m << ' ' << bodies.id[i];
+                }
+        e.raise(StepFault::UnsupportedPair, m.str(), named);
+    }
+    for (const char* kind : {"mesh", "cylinder"}) {
+        const bool mesh = kind[0] == 'm';
+        const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh : narrow.unsupported_cylinder;
+        if (list.empty()) continue;
+        std::ostringstream m;
+        m << "no contact routine for these bodies and a " << kind << " wall at t = " << at.time
+          << " s (step " << at.step << "): " << kind
+          << (mesh ? " walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
+                     "triangles); bodies with id"
+                   : " walls collide with spheres and clumps only; bodies with id");
+        std::vector<uint64_t> named;
+        for (uint32_t i : list)
+            if (bad.size() < 20) {
+                bad.push_back(bodies.id[i]);
+                named.push_back(bodies.id[i]);
+                m << ' ' << bodies.id[i];
+            }
+        e.raise(StepFault::UnsupportedWall, m.str(), named);
+    }
+    return e;
+}
+
+}  // namespace
+
+Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, AssembledBatch& batch,
+                              CollideScratch& scratch) {
+    Collided out;
+    StageClock clock;
+    narrow_phase(in.bodies, in.walls, in.states, in.pairs, in.reach, in.wall_margin, contacts,
+                 scratch.narrow);                                          // 3.
+    route_kinematic_contacts(in.bodies, contacts);  // kinematic bodies act as moving walls
+    forget_kinematic_unsupported(in.bodies, in.pairs, scratch.narrow);
+    out.error = unsupported_error(in.bodies, in.pairs, scratch.narrow, in.at);
+    clock.lap(out.narrow_seconds);
+    out.colours = colour_contacts(in.bodies.size(), contacts, scratch.colouring, in.lean);
+    if (in.lean) scratch.colouring = ColouringScratch{};
+    assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm, batch);  // 4.
+    // the batch holds what the rest of the step needs (lean_bodies)
+    if (in.lean) contacts.release_geometry();
+    clock.lap(out.assemble_seconds);
+    return out;
+}
+
+StepError build_joint_rows(const std::vector<Joint>& joints, const BodyStore& bodies,
+                           const SolverSettings& solver, double h, StepAt at,
+                           std::vector<int32_t>& joint_a, std::vector<int32_t>& joint_b,
+                           BilateralBatch& rows) {
+    // Joints name bodies by stable id; the dense indices are looked up again only after a
+    // renumbering. Rows are built at the poses of the step's start, like the contacts.
+    if (joints.empty()) {
+        rows.clear();
+        return {};
+    }
+    const std::string gone = map_joint_bodies(joints, bodies, joint_a, joint_b);
+    if (!gone.empty()) {
+        rows.clear();
+        return StepError::of(StepFault::Joint, "at t = " + std::to_string(at.time) + " s: " + gone);
+    }
+    build_bilateral_rows(joints, joint_a, joint_b, bodies, solver.stabilization, h,
+                         solver.warm_start, rows);
+    return {};
+}
+
+namespace {
+
+/// The solver found impulses growing without bound (docs/design.md §4): the contact problem
+/// has no solution. Names the bodies and walls involved instead of letting them blow up.
+StepError check_bounded(const SolverResult& result, const ContactList& contacts,
+                        const AssembledBatch& batch, const std::vector<Wall>& walls, StepAt at) {
+    if (result.unbounded_contacts.empty()) return {};
+    std::vector<uint64_t> bad;
+    std::ostringstream m;
+    m << "over-constrained contacts at t = " << at.time << " s (step " << at.step
+      << "): impulses grow without bound while the residual stalls at " << result.residual
+      << " m/s, so no contact impulses can keep these bodies apart:";
+    std::size_t shown = 0;
+    for (uint32_t i : result.unbounded_contacts) {
+        const uint64_t ka = contacts.key_a[i], kb = contacts.key_b[i];
+        if (std::find(bad.begin(), bad.end(), kb) == bad.end()) bad.push_back(kb);
+        if (++shown > 20) continue;
+        m << "\n  body " << kb << " against ";
+        if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Mesh)
+            m << "wall " << (ka & ~kWallKeyBit) << " (triangle "
+              << (contacts.feature[i] & ((1u << kMeshSubFeatureShift) - 1)) << ")";
+        else if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Cylinder)
+            m << "wall " << (ka & ~kWallKeyBit) << " (cylinder)";
+        else if (ka & kWallKeyBit)
+            m << "wall " << (ka & ~kWallKeyBit) << " (face "
+              << (contacts.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";
+        else
+            m << "body " << ka;
+        m << ", normal impulse " << batch.gamma[i][0] << " N s, gap " << contacts.gap[i] << " m";
+    }
+    if (shown > 20) m << "\n  and " << shown - 20 << " more contacts";
+    m << "\n(a grain jammed between opposing walls, or squeezed by a moving wall)";
+    return StepError::of(StepFault::OverConstrained, m.str(), bad);
+}
+
+}  // namespace
+
+StepError check_solution(const SolverResult& result, const BodyStore& bodies,
+                         const ContactList& contacts, const AssembledBatch& batch,
+                         const std::vector<Wall>& walls, double max_speed, StepAt at) {
+    if (!result.refused.empty()) {
+        // solvers/ say why they refused as a string; the step makes it its error
+        std::ostringstream m;
+        m << "the solver refused the contact problem at t = " << at.time << " s (step " << at.step
+          << "): " << result.refused;
+        return StepError::of(StepFault::SolverRefused, m.str());
+    }
+    if (StepError e = check_finite(bodies, max_speed, "after the solve", at, &result); !e.ok) return e;
+    return check_bounded(result, contacts, batch, walls, at);
+}
+
+void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1) {
+    const bool wrap = periodic.any();
+    parallel_each(bodies.size(), [&](std::size_t i) {
+        bodies.position[i] += h * bodies.velocity[i];
+        if (wrap) bodies.position[i] = periodic.wrap(bodies.position[i]);  // leave at hi, enter at lo
+        bodies.orientation[i] =
+            integrate_orientation(bodies.orientation[i], bodies.angular_velocity[i], h);
+    }, grain::kBodies);
+    // Kinematic bodies: the exact pose of their motion at t + h (t = k h, as in World::step),
+    // not the integrated one, so they do not drift.
+    place_kinematic(bodies, t1, t1, h, false);
+}
+
+}  // namespace talus

@@ -1,0 +1,165 @@
+#pragma once
+/// The stages of a step (docs/design.md §1) as functions whose inputs and outputs are their
+/// parameters, and StepPipeline, the scratch buffers they reuse from one step to the next.
+/// World (world.hpp) owns the state and calls the stages in order; the position-level
+/// variant (position_level.cpp) calls the same collide-and-assemble stage at its estimates.
+/// A stage that can fail returns a StepError (step_error.hpp); none throws.
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "collision/broad_phase.hpp"
+#include "collision/narrow_phase.hpp"
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/joints.hpp"
+#include "core/materials.hpp"
+#include "core/periodic.hpp"
+#include "core/settings.hpp"
+#include "core/walls.hpp"
+#include "engine/world/step_error.hpp"
+#include "solvers/assemble.hpp"
+#include "solvers/colouring.hpp"
+#include "solvers/solver.hpp"
+#include "solvers/solver_result.hpp"
+#include "solvers/warm_start.hpp"
+
+namespace talus {
+
+/// A step stops with an error when the broad phase finds more candidate pairs than this
+/// per body (plus 100000): the time step is far too long for the speeds (check_crowding).
+inline constexpr std::size_t kMaxPairsPerBody = 64;
+
+/// The time at the start of the step being taken and its number (step_count + 1): what
+/// every failure message names.
+struct StepAt {
+    double time = 0.0;  ///< [s]
+    uint64_t step = 0;
+};
+
+/// The collision margins of a step (choose_margins).
+struct Margins {
+    double envelope = 0.0;  ///< largest envelope δ of a pair [m] (diagnostics)
+    double wall = 0.0;      ///< a wall's share of a body–wall envelope [m]
+};
+
+/// Buffers of the narrow phase and the colouring, which collide_and_assemble reuses.
+struct CollideScratch {
+    NarrowPhaseScratch narrow;
+    ColouringScratch colouring;
+};
+
+/// Scratch of the stages: nothing here is state (a World rebuilt from its state and a fresh
+/// pipeline continues with the same bits); it only spares the step its allocations.
+struct StepPipeline {
+    std::vector<double> reach;          ///< per body: radius + its share of the envelope [m]
+    PairList pairs;                     ///< the broad phase's candidate pairs
+    BroadPhaseScratch broad;
+    CollideScratch collide;
+    SolverWorkspace solver;
+    std::vector<uint32_t> renumbered;   ///< old index → new index of the last renumbering
+    std::vector<Vec3> saved_v, saved_w; ///< velocities at step start, restored on failure
+    std::vector<Vec3> star_v, star_w;   ///< ν* of the step (position-level variant)
+    BodyStore predicted;                ///< q̂ of the position-level variant
+    ContactList next_contacts;          ///< its contacts and batch
+    AssembledBatch next_batch;
+    std::vector<int32_t> joint_a, joint_b;  ///< dense indices of each joint's bodies
+};
+
+/// Wall-clock seconds between successive laps, for the per-stage breakdown.
+class StageClock {
+public:
+    void restart() { t0_ = Clock::now(); }
+    void lap(double& into) {
+        const auto t1 = Clock::now();
+        into = std::chrono::duration<double>(t1 - t0_).count();
+        t0_ = t1;
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point t0_ = Clock::now();
+};
+
+/// Stage 1: ν* = ν + h M⁻¹ f (gravity and the gyroscopic torque) on dynamic bodies.
+void apply_forces(BodyStore& bodies, const Vec3& gravity, double h);
+
+/// Stage 1b: each body's reach (radius + margin, into `reach`) and the wall margin, from ν*
+/// (docs/design.md §3). `envelope` is the scene's δ_min [m].
+Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& walls,
+                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach);
+
+/// NaN, Inf or a speed beyond max_speed [m/s]; `when` names the stage in the message, and
+/// `solve` (after the solve only) adds whether the solver converged.
+StepError check_finite(const BodyStore& bodies, double max_speed, const char* when, StepAt at,
+                       const SolverResult* solve = nullptr);
+
+/// Kinematic bodies with periodic boundaries, which the contact routing cannot handle.
+StepError check_kinematic_periodic(const BodyStore& bodies, const PeriodicBox& periodic);
+
+/// Stage 2: candidate pairs of the bodies' reaches into `pairs`.
+StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
+                     const PeriodicBox& periodic, StepAt at, PairList& pairs,
+                     BroadPhaseScratch& scratch);
+
+/// Stage 2b: bodies take the broad phase's order (`order`), and every array keyed by dense
+/// index that the step holds so far follows: reach, pairs, the velocities saved at the
+/// step's start. `renumbered` receives old index → new index.
+void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector<double>& reach,
+              PairList& pairs, std::vector<Vec3>& saved_v, std::vector<Vec3>& saved_w,
+              std::vector<uint32_t>& renumbered);
+
+/// Too many candidate pairs per body (kMaxPairsPerBody): the step is far too long.
+StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double envelope, double h,
+                         StepAt at);
+
+/// What collide_and_assemble reads.
+struct CollideInput {
+    const BodyStore& bodies;
+    const std::vector<Wall>& walls;
+    const std::vector<WallState>& states;  ///< the walls' poses and motion (wall_states)
+    const PairList& pairs;
+    const std::vector<double>& reach;
+    double wall_margin = 0.0;  ///< [m]
+    const MaterialTable& materials;
+    const SolverSettings& solver;
+    double h = 0.0;  ///< [s]
+    const WarmStartCache& warm;
+    /// give the colouring's tables and the contacts' geometry back once used (lean_bodies)
+    bool lean = false;
+    StepAt at;
+};
+
+/// What collide_and_assemble hands on besides the contacts and the batch.
+struct Collided {
+    std::size_t colours = 0;
+    double narrow_seconds = 0.0, assemble_seconds = 0.0;  ///< wall clock, for the breakdown
+    /// shape pairs or wall kinds with no contact routine: stepping on would let those
+    /// bodies pass through each other silently
+    StepError error;
+};
+
+/// Stages 3–4: the narrow phase on the candidate pairs (kinematic bodies turned into moving
+/// walls), the colouring and the assembly with its warm start, into `contacts` and `batch`
+/// (joint rows are not touched: build_joint_rows).
+Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, AssembledBatch& batch,
+                              CollideScratch& scratch);
+
+/// Stage 4b: the joints' rows at the current poses into `rows` (their λ is the warm start
+/// and is kept); `joint_a`, `joint_b` receive each joint's dense body indices.
+StepError build_joint_rows(const std::vector<Joint>& joints, const BodyStore& bodies,
+                           const SolverSettings& solver, double h, StepAt at,
+                           std::vector<int32_t>& joint_a, std::vector<int32_t>& joint_b,
+                           BilateralBatch& rows);
+
+/// After stage 5: the solver refused the problem, the state became non-finite or too fast,
+/// or impulses grew without bound (checked in that order; the first found is reported).
+StepError check_solution(const SolverResult& result, const BodyStore& bodies,
+                         const ContactList& contacts, const AssembledBatch& batch,
+                         const std::vector<Wall>& walls, double max_speed, StepAt at);
+
+/// Stage 6: positions and orientations with the new velocities over h; kinematic bodies at
+/// the exact pose of their motion at t1 = t + h.
+void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1);
+
+}  // namespace talus
