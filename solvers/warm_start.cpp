@@ -4,11 +4,10 @@
 // world-frame vector so it survives a change of tangent basis between steps.
 #include "solvers/warm_start.hpp"
 
-#include <oneapi/tbb/parallel_sort.h>
-
 #include <algorithm>
 #include <tuple>
 
+#include "core/parallel.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/contact_ops.hpp"
 
@@ -31,7 +30,7 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
         const Vec3 f = g[1] * frame.u + g[2] * frame.w;
         entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
     }
-    tbb::parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
+    parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
     torques_.clear();
     const RollingBatch& rb = batch.rolling;
     for (std::size_t k = 0; k < rb.size(); ++k) {
@@ -41,7 +40,7 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
         torques_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i],
                             contact_frame(batch, i).to_world(g), h});
     }
-    if (!torques_.empty()) tbb::parallel_sort(torques_.begin(), torques_.end(), key_less<TorqueEntry>);
+    if (!torques_.empty()) parallel_sort(torques_.begin(), torques_.end(), key_less<TorqueEntry>);
 }
 
 const WarmStartCache::TorqueEntry* WarmStartCache::find_torque(uint64_t key_a, uint64_t key_b,
