@@ -19,6 +19,17 @@ enum class Shape : uint8_t {
     Clump      ///< rigid union of spheres: template BodyStore::clumps[shape_param.x()]
 };
 
+/// The shape's name in messages ("sphere", "capsule", "ellipsoid", "clump").
+inline const char* shape_name(Shape sh) {
+    switch (sh) {
+        case Shape::Sphere: return "sphere";
+        case Shape::Capsule: return "capsule";
+        case Shape::Ellipsoid: return "ellipsoid";
+        case Shape::Clump: return "clump";
+    }
+    return "?";
+}
+
 /// Mass [kg] and principal inertia J̄ about the centre of mass, body frame [kg m²].
 struct MassProperties {
     double mass = 0.0;            ///< [kg]

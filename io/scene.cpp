@@ -2080,15 +2080,6 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         }
         body_overlaps.push_back(o);
     }
-    const auto shape_name = [](Shape sh) {
-        switch (sh) {
-            case Shape::Sphere: return "sphere";
-            case Shape::Capsule: return "capsule";
-            case Shape::Ellipsoid: return "ellipsoid";
-            case Shape::Clump: return "clump";
-        }
-        return "?";
-    };
     for (const BodyOverlap& o : unsupported) {
         if (listed == kMaxListedOverlaps) {
             ++unlisted;

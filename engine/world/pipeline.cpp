@@ -188,15 +188,7 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
     std::vector<uint64_t> bad;  // shared cap of 20 over every list
     if (!narrow.unsupported.empty()) {
         // Name each kind of pair once, in the order met.
-        const auto name = [](Shape sh) {
-            switch (sh) {
-                case Shape::Sphere: return "sphere";
-                case Shape::Capsule: return "capsule";
-                case Shape::Ellipsoid: return "ellipsoid";
-                case Shape::Clump: return "clump";
-            }
-            return "?";
-        };
+        const auto name = shape_name;
         std::vector<std::string> kinds;
         for (uint32_t k : narrow.unsupported) {
             Shape sa = bodies.shape[pairs.a[k]], sb = bodies.shape[pairs.b[k]];
