@@ -45,6 +45,7 @@
 #include "solvers/assembled_operator.hpp"
 #include "solvers/body_operator.hpp"
 #include "solvers/cone_projection.hpp"
+#include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
 
 namespace talus {
@@ -183,7 +184,8 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
         double theta = 1.0, beta = 0.0;
         bool first = true;
 
-        for (int it = 1; it <= settings.max_iterations && !stopped_early; ++it) {
+        if (!stopped_early) stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
+            const int it = ctx.k;
             // gradient at y is ny + p; projected step with backtracking on L. The first
             // trial also forms y_k = x_k + β (x_k − x_{k−1}) and N y_k from the products
             // kept (x_{k−1} and N x_{k−1} sit in xn and nxn after the swaps below).
@@ -264,17 +266,12 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
                 woke = sort_contacts(xn, x, nxn);
             }
             if (known) r = op.refine_residual(r, xn, nxn, p);
-            result.iterations = it;
-            if (settings.record_history) result.history.push_back({it, op.seconds(), r});
             if (known && r < r_best) {
                 r_best = r;
                 best_in = Best::InXn;
             }
             op.lipschitz() = L;  // the estimate this iteration was accepted with
-            if (known && r <= tol) {
-                stopped_early = true;
-                break;
-            }
+            if (known && r <= tol) return IterationStep{r, true};
             if (restart_test > 0.0 || woke) {
                 // momentum points uphill, or a contact came back from idle with no N x_{k−1}
                 // kept: restart from x_{k+1}
@@ -297,8 +294,8 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
             lx.swap(lxn);
             lnx.swap(lnxn);
             L *= 0.9;
-            op.note_iteration(it, settings.max_iterations);
-        }
+            return IterationStep{r, false};
+        });
         // the growth test looks at the last iterate, where an unbounded ray shows
         if (!stopped_early) result.unbounded_contacts = op.unbounded_contacts(tol);
         if (best_in == Best::InXn) {
