@@ -1,6 +1,7 @@
 // Checkpoints (io/checkpoint.hpp). Layout of the file:
 //   /state         attributes: format, format_version, talus_version, time, step_count,
-//                  next_id, bodies, stage, monitor_end_step, monitor_below_since; the text
+//                  next_id, bodies, stage, monitor_end_step, monitor_below_since,
+//                  monitor_end_time; the text
 //                  trajectory (the file the run appends its frames to; may be empty);
 //                  finished_time, finished_step once the run has ended (mark_checkpoint_finished)
 //   /scene         text, path, override.K (bytes)
@@ -184,6 +185,7 @@ void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosi
         f.put(g.get(), "stage", uint64_t(run.stage));
         f.put(g.get(), "monitor_end_step", run.monitor.end_step);
         f.put(g.get(), "monitor_below_since", run.monitor.below_since);
+        f.put(g.get(), "monitor_end_time", run.monitor.end_time);
         f.text(g.get(), "trajectory", trajectory.string());
     }
     {
@@ -351,6 +353,8 @@ Resumed read_checkpoint(const std::filesystem::path& path) {
     r.run.stage = f.get_u64(state.get(), "stage");
     r.run.monitor.end_step = f.get_u64(state.get(), "monitor_end_step");
     r.run.monitor.below_since = f.get_f64(state.get(), "monitor_below_since");
+    if (H5Aexists(state.get(), "monitor_end_time") > 0)
+        r.run.monitor.end_time = f.get_f64(state.get(), "monitor_end_time");
     if (r.run.stage >= r.scene.stages.size())
         f.fail(fmt::format("stage {} of a scene with {} stages", r.run.stage, r.scene.stages.size()));
 

@@ -59,7 +59,8 @@ using Fields = std::vector<Field>;
 
 const Fields kStopKeys{{"kinetic_energy_below"}, {"hold"}};
 const Fields kSimulationKeys{{"dt"},        {"duration"},          {"gravity"},
-                             {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys}};
+                             {"max_speed"}, {"renumber_interval"}, {"stop", Kind::Table, &kStopKeys},
+                             {"max_dt"},    {"min_dt"},            {"step_fraction"}};
 const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys}, {"remove_walls"},
                        {"start_motion"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
@@ -587,10 +588,29 @@ void apply_override(toml::table& root, const std::string& text, Reader& r) {
 
 SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     SimulationSettings s;
+    // Without `dt` the step is adaptive (World::choose_step); with it, fixed.
+    s.adaptive = true;
     const auto c = r.table(root, "simulation", Need::Optional);
     if (!c) return s;
     const auto positive = [](double v) { return v > 0.0; };
-    if (auto v = r.number(*c, "dt", Need::Optional, positive, "> 0")) s.dt = *v;
+    if (auto v = r.number(*c, "dt", Need::Optional, positive, "> 0")) {
+        s.dt = *v;
+        s.adaptive = false;
+        for (const char* key : {"max_dt", "min_dt", "step_fraction"})
+            if (r.find(*c, key))
+                r.problem_at(*c, key,
+                             "applies to the adaptive step, and this scene sets a fixed step "
+                             "`dt`: remove dt to step adaptively, or remove this key");
+    }
+    if (auto v = r.number(*c, "max_dt", Need::Optional, positive, "> 0")) s.max_dt = *v;
+    if (auto v = r.number(*c, "min_dt", Need::Optional, positive, "> 0")) s.min_dt = *v;
+    if (auto v = r.number(*c, "step_fraction", Need::Optional,
+                          [](double x) { return x > 0.0 && x <= 1.0; }, "in (0, 1]"))
+        s.step_fraction = *v;
+    if (s.adaptive && s.min_dt > s.max_dt)
+        r.problem_at(*c, r.find(*c, "min_dt") ? "min_dt" : "max_dt",
+                     fmt::format("min_dt = {:g} s is longer than max_dt = {:g} s", s.min_dt,
+                                 s.max_dt));
     if (auto v = r.number(*c, "duration", Need::Optional, positive, "> 0")) s.duration = *v;
     if (auto v = r.number(*c, "max_speed", Need::Optional, positive, "> 0")) s.max_speed = *v;
     if (auto v = r.integer(*c, "renumber_interval", Need::Optional, 0, INT_MAX))
@@ -613,6 +633,7 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
 /// be honoured.
 void check_step(Reader& r, const Ctx& root, const SimulationSettings& sim,
                 const std::vector<Stage>& stages, const OutputSettings& out) {
+    if (sim.adaptive) return;  // adaptive steps land on frame and stage times exactly
     const auto sim_table = r.table(root, "simulation", Need::Optional);
     const Ctx sim_ctx = sim_table ? *sim_table : Ctx{nullptr, "simulation", root.place};
     for (const Stage& st : stages)

@@ -193,6 +193,7 @@ struct TrajectoryWriter::Impl {
     FrameRows sync_rows;                           ///< the buffer when not in background
     uint64_t frames_handed = 0, rows_handed = 0;   ///< what the main thread handed over
     uint64_t last_step = 0;                        ///< step of the last frame handed or kept
+    double last_time = 0.0;                        ///< its time [s]
     double write_seconds = 0.0;  ///< wall time in write_rows (on the writer's thread) [s]
 
     // /bodies
@@ -210,10 +211,10 @@ struct TrajectoryWriter::Impl {
     std::size_t n_walls = 0;
     // /walls/contacts (optional): rows of body–wall contacts, indexed per frame
     bool wall_contacts = false;
-    Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count;
+    Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count, wc_dt;
     uint64_t wc_rows = 0;
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
-        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility;
+        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt;
 
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
@@ -245,7 +246,7 @@ struct TrajectoryWriter::Impl {
         if (n_walls > 0) out.insert(out.end(), {&w_force, &w_torque});
         if (wall_contacts)
             out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
-                                   &wc_first_row, &wc_row_count});
+                                   &wc_first_row, &wc_row_count, &wc_dt});
         if (n_emitters > 0)
             out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
                                    &f_emitted_total_mass});
@@ -254,10 +255,10 @@ struct TrajectoryWriter::Impl {
                                    &f_removed_total_mass});
         return out;
     }
-    std::array<Column*, 12> diagnostic_columns() {
+    std::array<Column*, 13> diagnostic_columns() {
         return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
                 &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
-                &d_contact_infeasibility};
+                &d_contact_infeasibility, &d_dt};
     }
 
     [[noreturn]] void fail(const std::string& what) const {
@@ -529,6 +530,8 @@ struct TrajectoryWriter::Impl {
                           "per frame: first row of the frame's contacts in /walls/contacts/*");
             create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
                           "per frame: number of the frame's contacts");
+            create_column(wc_dt, "/walls/contacts/dt", f64, nf64, 1, k, "s",
+                          "per frame: the step the frame's impulses cover (its last step)");
         }
         flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
                  f_emitted_total_mass);
@@ -560,6 +563,8 @@ struct TrajectoryWriter::Impl {
                       k, "m",
                       "largest penetration among the step's contacts, at the start of the step "
                       "(Anitescu 2003 eq. 3.15, contact part); 0 without penetration");
+        create_column(d_dt, "/diagnostics/dt", f64, nf64, 1, k, "s",
+                      "the step just taken (fixed, or chosen by the adaptive step)");
     }
 
     void open_columns() {
@@ -780,6 +785,7 @@ struct TrajectoryWriter::Impl {
         diag_rows = k.diag_rows;
         wc_rows = k.wc_rows;
         last_step = k.step[k.frames - 1];
+        last_time = k.time[k.frames - 1];
         read_tallies(f, k.frames - 1, last_emitted, last_removed);
     }
 
@@ -905,6 +911,7 @@ struct TrajectoryWriter::Impl {
             const auto converged = rows(d_converged, uint8_t{}, d, n);
             const auto joint = rows(d_joint_infeasibility, double{}, d, n);
             const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
+            const auto dt = rows(d_dt, double{}, d, n);
             for (std::size_t i = 0; i < n; ++i) {
                 StepDiagnostics& s = into.diagnostics[i];
                 s.step = diag_steps[d + i];
@@ -919,6 +926,7 @@ struct TrajectoryWriter::Impl {
                 s.converged = converged[i] != 0;
                 s.joint_infeasibility = joint[i];
                 s.contact_infeasibility = penetration[i];
+                s.dt = dt[i];
             }
             d += n;
         };
@@ -973,6 +981,7 @@ struct TrajectoryWriter::Impl {
                 fr.contacts.point = rows(wc_point, Vec3(0, 0, 0), ca, cn);
                 fr.contacts.impulse = rows(wc_impulse, Vec3(0, 0, 0), ca, cn);
                 fr.contacts.angular_impulse = rows(wc_angular, Vec3(0, 0, 0), ca, cn);
+                fr.contacts.step = rows(wc_dt, double{}, i, 1)[0];
             }
             write_rows_unguarded(fr);
         }
@@ -980,6 +989,7 @@ struct TrajectoryWriter::Impl {
         diagnostics_up_to(std::numeric_limits<uint64_t>::max(), fr);
         write_rows_unguarded(fr);
         last_step = k.step[k.frames - 1];
+        last_time = k.time[k.frames - 1];
     }
 
     /// Creates the HDF5 file at `at` in the latest format (which SWMR needs: superblock 3,
@@ -1065,7 +1075,7 @@ struct TrajectoryWriter::Impl {
         if (n == 0) return;
         std::vector<uint64_t> step(n);
         std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
-            joint(n), penetration(n);
+            joint(n), penetration(n), dt(n);
         std::vector<uint32_t> contacts(n), iterations(n);
         std::vector<uint8_t> converged(n);
         for (std::size_t i = 0; i < n; ++i) {
@@ -1081,6 +1091,7 @@ struct TrajectoryWriter::Impl {
             envelope[i] = d.envelope;
             joint[i] = d.joint_infeasibility;
             penetration[i] = d.contact_infeasibility;
+            dt[i] = d.dt;
             converged[i] = d.converged ? 1 : 0;
         }
         const hsize_t r = diag_rows;
@@ -1094,6 +1105,7 @@ struct TrajectoryWriter::Impl {
         append(d_envelope, r, n, envelope.data());
         append(d_joint_infeasibility, r, n, joint.data());
         append(d_contact_infeasibility, r, n, penetration.data());
+        append(d_dt, r, n, dt.data());
         append(d_converged, r, n, converged.data());
         for (Column* c : diagnostic_columns())
             if (c != &d_step) flush(*c);
@@ -1241,6 +1253,7 @@ struct TrajectoryWriter::Impl {
             }
             append(wc_first_row, f, 1, &first);
             append(wc_row_count, f, 1, &count);
+            append(wc_dt, f, 1, &wc.step);
             wc_rows += count;
         }
         for (Column* col : flow_columns()) flush(*col);
@@ -1514,6 +1527,7 @@ void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_
     m.frames_handed += 1;
     m.rows_handed += bodies.size();
     m.last_step = step;
+    m.last_time = time;
 }
 
 void TrajectoryWriter::write_diagnostics(const StepDiagnostics& diagnostics) {
@@ -1564,6 +1578,7 @@ const std::filesystem::path& TrajectoryWriter::path() const { return impl_->path
 std::filesystem::path TrajectoryWriter::sidecar_path() const { return xdmf_sidecar_path(impl_->path); }
 uint64_t TrajectoryWriter::frames_written() const { return impl_->frames_handed; }
 uint64_t TrajectoryWriter::last_frame_step() const { return impl_->last_step; }
+double TrajectoryWriter::last_frame_time() const { return impl_->last_time; }
 uint64_t TrajectoryWriter::rows_written() const { return impl_->rows_handed; }
 double TrajectoryWriter::write_seconds() const { return impl_->write_seconds; }
 

@@ -150,6 +150,8 @@ public:
     /// Step of the last frame handed over, or, before any, of the last frame in the file
     /// (an appended file's, after the cut).
     uint64_t last_frame_step() const;
+    /// Its simulated time [s].
+    double last_frame_time() const;
     uint64_t rows_written() const;               ///< body rows over those frames
     /// Wall time spent writing frames (on the writer's thread in the background) [s];
     /// complete after flush() or close().

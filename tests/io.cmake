@@ -143,7 +143,9 @@ add_test(NAME io.run_failures
 # threads; [output] checkpoint_interval keeps the checkpoint of the last multiple reached;
 # SIGHUP stops a run like SIGTERM; a finished run is not resumed again (its checkpoint is
 # marked finished), and its original command on a stopped output says how to continue.
-foreach(mode stop signals periodic finished)
+# adaptive: the scene without its dt (the adaptive step): frames exactly on their time
+# cadence, the same bits on 1 and 3 threads, and stopped and resumed on 2 threads.
+foreach(mode stop signals periodic finished adaptive)
   add_test(NAME io.resume_${mode}
            COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_resume.py
                    $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml

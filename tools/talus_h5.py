@@ -59,8 +59,9 @@ DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kine
 # the shape was not recorded)
 OPTIONAL_BODY_FIELDS = ("shape", "clump")
 SHAPE_NAMES = ("sphere", "capsule", "ellipsoid", "clump")  # /bodies/shape codes 0, 1, 2, 3
-# written since joints (and the contact infeasibility) were added; older files lack them
-OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility")
+# written since joints (and the contact infeasibility, and later each step's dt) were added;
+# older files lack them
+OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility", "dt")
 # /flow: one row per frame, one column per emitter (emitted_*) or outlet (removed_*)
 FLOW_FIELDS = tuple(f"{what}_{kind}" for what in ("emitted", "removed")
                     for kind in ("count", "mass", "total_count", "total_mass"))
@@ -211,7 +212,8 @@ class Trajectory:
         a = int(c["first_row"][k])
         b = a + int(c["row_count"][k])
         out = {name: c[name][a:b] for name in ("wall", "body", "point", "impulse", "angular_impulse")}
-        out["dt"] = float(c.attrs["dt"])
+        # per frame since the adaptive step (its steps vary); the fixed step's attribute before
+        out["dt"] = float(c["dt"][k]) if "dt" in c else float(c.attrs["dt"])
         return out
 
     def _body_fields(self):

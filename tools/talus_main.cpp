@@ -53,8 +53,12 @@ class Progress {
 public:
     /// `first_step`: the step the run starts from (a resumed run's checkpoint), so that
     /// steps/s counts the steps of this process only.
-    Progress(bool quiet, uint64_t first_step)
-        : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0), first_step_(first_step) {}
+    Progress(bool quiet, uint64_t first_step, double first_time)
+        : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0), first_step_(first_step),
+          first_time_(first_time) {}
+
+    /// `total_steps` = 0: not known in advance (the adaptive step); the ETA then follows
+    /// the simulated time instead.
 
     void update(const talus::World& w, double duration, uint64_t total_steps, bool final) {
         if (quiet_) return;
@@ -63,7 +67,10 @@ public:
         if (!final && since < (tty_ ? 0.25 : 5.0)) return;
         const double elapsed = std::chrono::duration<double>(now - start_).count();
         const double rate = elapsed > 0 ? double(w.step_count - first_step_) / elapsed : 0.0;
-        const double eta = rate > 0 && total_steps > w.step_count
+        const double time_rate = elapsed > 0 ? (w.time - first_time_) / elapsed : 0.0;
+        const double eta = total_steps == 0
+                               ? (time_rate > 0 ? std::max(0.0, duration - w.time) / time_rate : NAN)
+                           : rate > 0 && total_steps > w.step_count
                                ? double(total_steps - w.step_count) / rate
                                : (rate > 0 ? 0.0 : NAN);
         const auto& d = w.diagnostics();
@@ -88,6 +95,7 @@ public:
 private:
     bool quiet_, tty_;
     uint64_t first_step_;
+    double first_time_;
     bool open_line_ = false;
     std::string stage_;
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
@@ -258,9 +266,13 @@ struct RunTally {
     uint64_t steps = 0, converged = 0;
     double max_penetration = 0.0;
     double smallest_radius = 0.0;
+    double dt_min = std::numeric_limits<double>::infinity(), dt_max = 0.0, dt_sum = 0.0;
 
     void add(const talus::StepDiagnostics& d) {
         ++steps;
+        dt_min = std::min(dt_min, d.dt);
+        dt_max = std::max(dt_max, d.dt);
+        dt_sum += d.dt;
         converged += d.converged ? 1 : 0;
         max_penetration = std::max(max_penetration, d.contact_infeasibility);
     }
@@ -279,12 +291,15 @@ struct RunTally {
                                        100.0 * max_penetration / diameter).c_str()
                          : "",
                      world.diagnostics().kinetic_energy);
+        if (world.simulation.adaptive)
+            std::fprintf(stderr, "talus: time steps: adaptive, from %.3g to %.3g s (mean %.3g s)\n",
+                         dt_min, dt_max, dt_sum / double(steps));
         if (converged * 2 < steps)
             std::fprintf(stderr,
                          "talus: note: most steps stopped at the iteration cap (%d) before the "
                          "residual reached the tolerance; the penetration above says whether "
-                         "that matters. To converge: raise [solver] max_iterations, lower dt, "
-                         "or loosen tolerance (README: \"Not converged\")\n",
+                         "that matters. To converge: raise [solver] max_iterations, lower dt "
+                         "(or max_dt), or loosen tolerance (README: \"Not converged\")\n",
                          max_iterations);
     }
 };
@@ -388,8 +403,13 @@ int cmd_run(const RunOptions& opt) {
 
     talus::World& world = scene.world;
     const double dt = world.simulation.dt;
+    // With a fixed step, frames and checkpoints come on a step cadence (t = k dt exactly);
+    // with the adaptive step, on a time cadence: the steps land on each frame's time and
+    // each stage's end (World::step's `until`), and a checkpoint comes at the first step
+    // boundary at or after its time.
+    const bool adaptive = world.simulation.adaptive;
     // The longest the run can take: every stage to its full duration (a stop condition may
-    // end a stage earlier).
+    // end a stage earlier). Steps: known with a fixed step only.
     double duration = 0.0;
     uint64_t total_steps = 0;
     for (const talus::Stage& s : scene.stages) {
@@ -403,6 +423,17 @@ int cmd_run(const RunOptions& opt) {
         scene.output.checkpoint_interval > 0.0
             ? std::max<uint64_t>(1, uint64_t(std::llround(scene.output.checkpoint_interval / dt)))
             : 0;
+    // The adaptive step's cadences: the first multiple of `every` after t.
+    const auto next_multiple = [](double t, double every) {
+        return (std::floor(t / every + 1e-9) + 1.0) * every;
+    };
+    const double interval = scene.output.interval;
+    // (a time within 1e-9 of the interval counts as reached: a stage's end and a frame
+    // time that differ in the last bits are one time, not two steps apart)
+    const auto frame_due = [&](double next_frame) {
+        return adaptive ? world.time >= next_frame - 1e-9 * interval
+                        : world.step_count % frame_every == 0;
+    };
 
     {
         // Room for the body rows the run will write, found out before its first step: exact
@@ -410,8 +441,11 @@ int cmd_run(const RunOptions& opt) {
         // compression the need is unknown (gzip takes 3–6× on such rows), so only a warning.
         // Emitters add bodies later: the estimate is then a lower bound.
         const double row_bytes = double(talus::TrajectoryWriter::body_row_bytes(scene.output.precision));
-        const uint64_t frames_left = (total_steps - std::min(total_steps, world.step_count)) /
-                                         frame_every + scene.stages.size();
+        const uint64_t frames_left =
+            adaptive ? uint64_t(std::max(0.0, std::ceil((duration - world.time) / interval))) +
+                           scene.stages.size()
+                     : (total_steps - std::min(total_steps, world.step_count)) / frame_every +
+                           scene.stages.size();
         const double need = double(frames_left) * double(world.bodies.size()) * row_bytes;
         std::error_code ec;
         const auto dir = std::filesystem::absolute(out).parent_path();
@@ -448,7 +482,7 @@ int cmd_run(const RunOptions& opt) {
             meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
         }
         meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
-        meta.dt = dt;
+        meta.dt = adaptive ? 0.0 : dt;  // adaptive: per frame in /walls/contacts/dt
         meta.precision = scene.output.precision;
         meta.compression = scene.output.compression;
         world.record_wall_contacts = meta.wall_contacts;
@@ -462,7 +496,9 @@ int cmd_run(const RunOptions& opt) {
                 talus::AppendAfterStep{world.step_count});
             // every frame up to the checkpoint must be there: the resumed run starts after it
             const uint64_t due = world.step_count / frame_every * frame_every;
-            if (writer->last_frame_step() < due) {
+            const double due_time = next_multiple(world.time, interval) - interval;
+            if (adaptive ? writer->last_frame_time() < due_time * (1.0 - 1e-12)
+                         : writer->last_frame_step() < due) {
                 writer->close();
                 std::fprintf(stderr,
                              "talus: trajectory '%s' ends at step %llu, before the frame of "
@@ -493,6 +529,11 @@ int cmd_run(const RunOptions& opt) {
                          "bodies, %d thread(s) -> %s (appending)\n",
                          opt.resume.c_str(), world.time, (unsigned long long)world.step_count,
                          (unsigned long long)total_steps, world.bodies.size(), threads, out.c_str());
+        else if (adaptive)
+            std::fprintf(stderr, "talus: %zu bodies, %g s in adaptive steps of %g to %g s, %d "
+                                 "thread(s) -> %s\n",
+                         world.bodies.size(), duration, world.simulation.min_dt,
+                         world.simulation.max_dt, threads, out.c_str());
         else
             std::fprintf(stderr, "talus: %zu bodies, %llu steps of %g s, %d thread(s) -> %s\n",
                          world.bodies.size(), (unsigned long long)total_steps, dt, threads,
@@ -520,12 +561,17 @@ int cmd_run(const RunOptions& opt) {
             std::fprintf(stderr, "talus: %s\n", io.what());
         }
     };
-    Progress progress(opt.quiet, first_step);
+    Progress progress(opt.quiet, first_step, world.time);
     // What the end-of-run lines report of this process's steps.
     RunTally tally;
     tally.smallest_radius = smallest_radius(world);
     const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
+    // adaptive step: the next frame's and checkpoint's times
+    double next_frame = next_multiple(world.time, interval);
+    double next_checkpoint = scene.output.checkpoint_interval > 0.0
+                                 ? next_multiple(world.time, scene.output.checkpoint_interval)
+                                 : std::numeric_limits<double>::infinity();
     try {
         for (std::size_t s = start.stage; s < scene.stages.size(); ++s) {
             const talus::Stage& stage = scene.stages[s];
@@ -564,15 +610,26 @@ int cmd_run(const RunOptions& opt) {
                                  shell_word(checkpoint).c_str());
                     return 128 + sig;
                 }
-                if (checkpoint_every > 0 && world.step_count > 0 &&
-                    world.step_count % checkpoint_every == 0)
+                if (adaptive ? world.time >= next_checkpoint
+                             : checkpoint_every > 0 && world.step_count > 0 &&
+                                   world.step_count % checkpoint_every == 0) {
                     checkpoint_now({s, monitor.state()});
+                    next_checkpoint = next_multiple(world.time, scene.output.checkpoint_interval);
+                }
 
-                const talus::StepStatus status = world.step();
+                const talus::StepStatus status =
+                    world.step(std::min(next_frame, monitor.end_time()));
+                if (!status.ok && status.has(talus::StepFault::OutOfMemory)) {
+                    std::fprintf(stderr, "\ntalus: %s (see docs/memory.md)\n", status.message.c_str());
+                    close_after_failure();
+                    return kExitIo;
+                }
                 if (!status.ok) {
                     // the failed step left the state as it was before it: the last good
                     // state, which becomes the trajectory's last frame (unless it is one)
-                    if (world.step_count % frame_every != 0) write_frame(*writer, world);
+                    if (adaptive ? writer->last_frame_step() != world.step_count
+                                 : world.step_count % frame_every != 0)
+                        write_frame(*writer, world);
                     writer->close();
                     std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
                                  "the trajectory holds every frame up to the last good state, "
@@ -584,8 +641,9 @@ int cmd_run(const RunOptions& opt) {
                 tally.add(world.diagnostics());
                 over = monitor.done(world);
                 // frames on the global cadence, and the state at every stage's end
-                if (world.step_count % frame_every == 0 || over) write_frame(*writer, world);
-                progress.update(world, duration, total_steps, false);
+                if (frame_due(next_frame) || over) write_frame(*writer, world);
+                if (adaptive && frame_due(next_frame)) next_frame = next_multiple(world.time, interval);
+                progress.update(world, duration, adaptive ? 0 : total_steps, false);
             }
             if (!opt.quiet && (staged || monitor.reason() != "duration reached"))
                 std::fprintf(stderr, "%stalus: stage '%s' ended at t = %g s: %s\n",
@@ -618,7 +676,7 @@ int cmd_run(const RunOptions& opt) {
         close_after_failure();
         return kExitSimulation;
     }
-    progress.update(world, duration, world.step_count, true);
+    progress.update(world, duration, adaptive ? 0 : world.step_count, true);
     {
         // A finished run has nothing left to resume: its checkpoint (periodic, the one it
         // was resumed from, or a stale one of an earlier run of this output) says so, and
@@ -658,7 +716,16 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
     if (auto code = load_for_command(scene_path, sets, false, "check", scene)) return *code;
     const auto& w = scene.world;
     uint64_t steps = 0;
-    for (const talus::Stage& s : scene.stages) steps += uint64_t(std::llround(s.duration / w.simulation.dt));
+    double duration = 0.0;
+    for (const talus::Stage& s : scene.stages) {
+        steps += uint64_t(std::llround(s.duration / w.simulation.dt));
+        duration += s.duration;
+    }
+    const std::string step_text =
+        w.simulation.adaptive
+            ? fmt::format("{:g} s in adaptive steps of {:g} to {:g} s", duration,
+                          w.simulation.min_dt, w.simulation.max_dt)
+            : fmt::format("{} of {:g} s", talus::count_of(steps, "step"), w.simulation.dt);
     const std::string flow =
         w.emitters.empty() && w.outlets.empty()
             ? std::string()
@@ -668,13 +735,12 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
         scene.stages.size() > 1 ? fmt::format("{}, at most ", talus::count_of(scene.stages.size(), "stage"))
                                 : std::string();
     const talus::MemoryEstimate m = talus::run_memory(double(w.bodies.size()));
-    std::printf("%s: valid: %s, %s, %s, %s%s%s of %g s, a frame every %g s to %s; memory "
+    std::printf("%s: valid: %s, %s, %s, %s%s%s, a frame every %g s to %s; memory "
                 "about %.2g GB at the peak\n",
                 scene_path.c_str(), talus::count_of(w.bodies.size(), "body", "bodies").c_str(),
                 talus::count_of(w.walls.size(), "wall").c_str(),
                 talus::count_of(w.materials.size(), "material").c_str(), flow.c_str(),
-                stages.c_str(), talus::count_of(steps, "step").c_str(), w.simulation.dt,
-                scene.output.interval, scene.output.path.c_str(), m.typical / 1e9);
+                stages.c_str(), step_text.c_str(), scene.output.interval, scene.output.path.c_str(), m.typical / 1e9);
     return 0;
 }
 

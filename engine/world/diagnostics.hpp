@@ -15,6 +15,7 @@ namespace talus {
 struct StepDiagnostics {
     uint64_t step = 0;              ///< step number after the step
     double time = 0.0;              ///< simulated time after the step [s]
+    double dt = 0.0;                ///< the step h just taken [s] (fixed or adaptive)
     uint32_t contacts = 0;          ///< contacts in the solve
     uint32_t iterations = 0;        ///< solver iterations
     uint32_t colours = 0;           ///< colours of the contact graph (parallel PGS)

@@ -175,7 +175,8 @@ StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double 
       << " candidate pairs for " << bodies.size() << " bodies (more than " << kMaxPairsPerBody
       << " per body): collision margins of up to " << envelope
       << " m (1.25 dt |v| per body, speeds up to " << vmax << " m/s) span many grains; "
-      << "simulation.dt = " << h << " s is too long for these speeds, reduce it";
+      << "the step of " << h << " s is too long for these speeds: lower [simulation] dt, or "
+      << "remove it to let the adaptive step follow the speeds";
     return StepError::of(StepFault::Crowded, m.str());
 }
 

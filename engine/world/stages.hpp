@@ -43,25 +43,33 @@ public:
 
     /// Why the stage ended ("" while it runs): "duration reached" or the energy criterion.
     const std::string& reason() const { return reason_; }
-    /// Last step of the stage if it runs its full duration.
+    /// Last step of the stage if it runs its full duration (fixed step).
     uint64_t end_step() const { return end_step_; }
+    /// Time at which the stage ends if it runs its full duration: with the adaptive step,
+    /// the run passes it to World::step as a time to land on exactly [s].
+    double end_time() const { return end_time_; }
 
     /// What the monitor has seen so far (checkpoints): restoring it into a monitor of the
     /// same stage continues the stage as if uninterrupted.
     struct State {
         uint64_t end_step = 0;
         double below_since = -1.0;
+        double end_time = 0.0;
     };
-    State state() const { return {end_step_, below_since_}; }
+    State state() const { return {end_step_, below_since_, end_time_}; }
     void restore(const State& s) {
         end_step_ = s.end_step;
         below_since_ = s.below_since;
+        end_time_ = s.end_time;
     }
 
 private:
     const Stage& stage_;
     uint64_t end_step_ = 0;
-    double below_since_ = -1.0;  ///< time of the first step of the current stretch below; −1 = none
+    double end_time_ = 0.0;
+    /// Fixed step: time at the end of the first step of the current stretch below; adaptive
+    /// step: at its start. −1 = none.
+    double below_since_ = -1.0;
     std::string reason_;
 };
 

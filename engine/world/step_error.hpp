@@ -31,6 +31,8 @@ enum class StepFault : uint32_t {
     SolverRefused = 1u << 7,
     /// contact impulses growing without bound (SolverResult::unbounded_contacts)
     OverConstrained = 1u << 8,
+    /// the step's buffers did not fit in memory (std::bad_alloc inside the step)
+    OutOfMemory = 1u << 9,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

@@ -9,15 +9,94 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <new>
+#include <string>
 
 #include "core/kinematic.hpp"
+#include "core/parallel.hpp"
 #include "solvers/bilateral.hpp"
 
 namespace talus {
 
-StepStatus World::step() {
-    const double h = simulation.dt;
+StepStatus World::step(double until) {
+    try {
+        if (!simulation.adaptive) {
+            const double h = simulation.dt;
+            return take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
+        }
+        StepChoice c = choose_step(until);
+        for (;;) {
+            StepStatus s = take_step(c.h, c.t1);
+            // Too many candidate pairs (or cells) means margins too wide for the speeds:
+            // a shorter step narrows them. A solve that did not converge and left bodies
+            // too fast (an impact at hundreds of m/s, where a whole column closes in one
+            // step) is resolved in more, shorter steps, each closing fewer contacts.
+            // Retried from the same state (fail() restored it).
+            const bool shorter_helps =
+                s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) ||
+                (s.has(StepFault::NonFinite) && solved_ && !result_.converged);
+            if (s.ok || !shorter_helps || c.h <= simulation.min_dt) return s;
+            c.h = std::max(0.5 * c.h, simulation.min_dt);
+            c.t1 = time + c.h;
+        }
+    } catch (const std::bad_alloc&) {
+        // The step's buffers did not fit: the state is as before the step except for the
+        // velocities, which fail() restores (positions move only after every allocation).
+        return fail(StepError::of(
+            StepFault::OutOfMemory,
+            "out of memory at t = " + std::to_string(time) + " s (step " +
+                std::to_string(step_count + 1) + "): the run needs more than this process may use"));
+    }
+}
+
+World::StepChoice World::choose_step(double until) const {
+    // The largest distance any body moves in one step is at most ‖v‖ h + ‖g‖ h² (its
+    // speed at the step's start, and what gravity adds over the step under semi-implicit
+    // Euler). Keeping it below c r_min bounds three things at once: the collision margins
+    // (1.25 h ‖v‖ per body, so the candidate pairs stay those of near neighbours at any
+    // speed), the error of the contacts' linearisation over the step (a gap measured at
+    // the step's start is off by about Δx²/(2 r) when the pair moves Δx sideways: c² r/2,
+    // 0.5 % of r at c = 0.1), and how far a body can go between two narrow phases.
+    const double c = simulation.step_fraction;
+    // (maxima are exact whatever the split: the same bits on any thread count)
+    const double r_min = -parallel_max_ranges(
+        0, bodies.size(), grain::kBodies, -std::numeric_limits<double>::infinity(),
+        [&](std::size_t lo, std::size_t hi) {
+            double m = -std::numeric_limits<double>::infinity();
+            for (std::size_t i = lo; i < hi; ++i)
+                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
+            return m;
+        });
+    const double v_max = parallel_max(bodies.size(), [&](std::size_t i) {
+        double v = bodies.velocity[i].norm();
+        if (bodies.shape[i] != Shape::Sphere) v += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        return v;
+    });
+    double h = simulation.max_dt;
+    if (std::isfinite(r_min) && r_min > 0.0) {
+        // g h² + v h = c r, solved in the form that does not cancel when g is small
+        const double g = simulation.gravity.norm(), d = c * r_min;
+        const double root = v_max + std::sqrt(v_max * v_max + 4.0 * g * d);
+        if (root > 0.0) h = std::min(h, 2.0 * d / root);
+    }
+    h = std::clamp(h, simulation.min_dt, simulation.max_dt);
+    StepChoice out{h, time + h};
+    const double rest = until - time;
+    if (std::isfinite(rest) && rest > 0.0 && time + h >= until * (1.0 - 1e-12)) {
+        out.h = rest;  // the last step up to `until`: lands on it exactly
+        out.t1 = until;
+    } else if (std::isfinite(rest) && rest > 0.0 && rest < 4.0 * h) {
+        // a few steps from `until`: equal steps, so that the last is not a sliver
+        out.h = rest / std::ceil(rest / h);
+        out.t1 = time + out.h;
+    }
+    return out;
+}
+
+StepStatus World::take_step(double h, double t1) {
     const StepAt at{time, step_count + 1};
+    solved_ = false;
     StepPipeline& p = pipeline_;
     p.saved_v.assign(bodies.velocity.begin(), bodies.velocity.end());
     p.saved_w.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
@@ -40,6 +119,7 @@ StepStatus World::step() {
         p.star_w.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
     }
     result_ = solve_ccp(batch_, bodies, solver, p.solver);                // 5.
+    solved_ = true;
     if (lean) p.solver = SolverWorkspace{};
     diag_.relinearisations = 0;
     if (relinearise_after && result_.refused.empty())
@@ -52,18 +132,19 @@ StepStatus World::step() {
 
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
-    integrate_positions(bodies, simulation.periodic, h, double(step_count + 1) * h);  // 6.
+    integrate_positions(bodies, simulation.periodic, h, t1);                          // 6.
     clock.lap(diag_.time_integrate);
     diag_.contact_infeasibility = 0.0;
     for (double gap : contacts_.gap) diag_.contact_infeasibility = std::max(diag_.contact_infeasibility, -gap);
     diag_.joint_infeasibility =
         joints.empty() ? 0.0 : joint_infeasibility(joints, p.joint_a, p.joint_b, bodies);
-    time = double(step_count + 1) * h;  // t = k h, not a running sum: no drift
+    time = t1;
     ++step_count;
     apply_flow();                                                        // 7.
 
     diag_.step = step_count;
     diag_.time = time;
+    diag_.dt = h;
     diag_.contacts = uint32_t(contacts_.size());
     diag_.iterations = uint32_t(result_.iterations);
     diag_.colours = uint32_t(prepared.colours);
@@ -151,7 +232,8 @@ void World::apply_flow() {
 
 World::Problem World::next_problem() const {
     World w = *this;
-    w.prepare_solve(w.simulation.dt, {w.time, w.step_count + 1});
+    const double h = w.simulation.adaptive ? w.choose_step(kNoTimeLimit).h : w.simulation.dt;
+    w.prepare_solve(h, {w.time, w.step_count + 1});
     return {std::move(w.bodies), std::move(w.batch_)};
 }
 

@@ -2,6 +2,7 @@
 /// World: everything one run simulates, and `step`, the pipeline of docs/design.md §1 as a short
 /// list of stage calls (engine/world/pipeline.hpp). Each stage takes its data explicitly.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,28 @@ public:
     double time = 0.0;       ///< [s]
     uint64_t step_count = 0;
 
-    /// Advance by one step h = simulation.dt. On failure (a StepError: non-finite or too
-    /// fast bodies, too many candidate pairs, shapes with no contact routine, a joint whose
-    /// body is gone, a refused or over-constrained contact problem) returns it and leaves
-    /// the state as it was before the step (except for a renumbering of the bodies, which
-    /// changes no stable id).
-    StepStatus step();
+    /// Advance by one step: h = simulation.dt, or with simulation.adaptive the step
+    /// choose_step(until) gives, ending exactly at `until` when that is near (a frame or
+    /// the end of a stage; +∞: no such time). An adaptive step the broad phase finds too
+    /// long for the speeds (too many candidate pairs), or whose solve did not converge and
+    /// left bodies beyond max_speed, is halved and taken again, down to min_dt. On failure (a StepError: non-finite or too fast bodies, too many candidate
+    /// pairs, shapes with no contact routine, a joint whose body is gone, a refused or
+    /// over-constrained contact problem, memory exhausted) returns it and leaves the state
+    /// as it was before the step (except for a renumbering of the bodies, which changes no
+    /// stable id).
+    StepStatus step(double until = kNoTimeLimit);
+    static constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
+
+    /// The adaptive step from the current state (docs/design.md §4, "The adaptive step"):
+    /// the largest h with ‖v‖max h + ‖g‖ h² ≤ step_fraction · r_min, within [min_dt,
+    /// max_dt], shortened to land on `until` when it would pass it (the remaining time cut
+    /// into equal steps, so that no sliver is left). A pure function of the bodies, the
+    /// settings, `time` and `until`: a resumed run chooses the same steps.
+    struct StepChoice {
+        double h = 0.0;   ///< [s]
+        double t1 = 0.0;  ///< time at the end of the step [s] (exactly `until` when it lands)
+    };
+    StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
     /// after forces) and the assembled, coloured batch with its warm start. Benchmarks run
@@ -113,6 +130,8 @@ private:
     /// Stages 1–4 of a step (forces … assembly and joint rows), stopping at the first
     /// stage that fails.
     Prepared prepare_solve(double h, StepAt at);
+    /// One step of length h ending at t1 (stages 1–7).
+    StepStatus take_step(double h, double t1);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
@@ -135,6 +154,7 @@ private:
     ContactList contacts_;
     AssembledBatch batch_;
     SolverResult result_;
+    bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
     WarmStartCache warm_;
     // The stages' scratch: buffers only, no state.
     StepPipeline pipeline_;

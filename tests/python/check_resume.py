@@ -5,6 +5,7 @@
     check_resume.py TALUS SCENE OUTDIR signals    a real SIGINT; a SIGKILL after a checkpoint
     check_resume.py TALUS SCENE OUTDIR periodic   [output] checkpoint_interval
     check_resume.py TALUS SCENE OUTDIR finished   a finished run is not resumed again
+    check_resume.py TALUS SCENE OUTDIR adaptive   the same scene without dt (adaptive step)
 
 SCENE is tests/scenes/resume.toml: two stages of 50 steps, a frame every 5, an emitter, an
 outlet, a kinematic body, a pot the second stage starts turning, wall contacts written.
@@ -406,14 +407,59 @@ def mode_finished(talus, scene, outdir):
           f"('{err.strip().splitlines()[0][:90]}...') and leaves the file's bytes as they were")
 
 
+def mode_adaptive(talus, scene, outdir):
+    """The scene without its `dt`: the adaptive step. Its frames land on the 5 ms cadence
+    exactly, its steps vary, it has the same bits on 1 and 3 threads, and stopped and
+    resumed (on 2 threads) it is the uninterrupted run."""
+    with open(scene) as f:
+        text = f.read()
+    text, n = re.subn(r"(?m)^dt\s*=.*$", "", text)
+    if n != 1:
+        fail("the scene has no `dt = ...` line to remove")
+    adaptive = os.path.join(outdir, "resume_adaptive.toml")
+    with open(adaptive, "w") as f:
+        f.write(text)
+    whole = os.path.join(outdir, "adaptive_whole.h5")
+    talus_run(talus, adaptive, "-o", whole, "--force", "--quiet", "--threads", "1")
+    with talus_h5.load(whole) as r:
+        times = np.asarray(r.frames.time)
+        expected = np.arange(len(times)) * 0.005
+        if len(times) != 21 or np.max(np.abs(times - expected)) > 1e-15:
+            fail(f"adaptive: frames at {times}, expected every 0.005 s up to 0.1 s")
+        dt = np.asarray(r.diagnostics["dt"])
+        steps = len(dt)
+        if abs(float(np.sum(dt)) - 0.1) > 1e-12 or dt.min() == dt.max():
+            fail(f"adaptive: steps {dt.min()}..{dt.max()} s summing to {np.sum(dt)} s")
+        t = np.asarray(r.diagnostics["time"])
+        if not np.all(np.diff(t) > 0) or abs(t[-1] - 0.1) > 1e-15:
+            fail("adaptive: diagnostics times do not rise to 0.1 s")
+    three = os.path.join(outdir, "adaptive_t3.h5")
+    talus_run(talus, adaptive, "-o", three, "--force", "--quiet", "--threads", "3")
+    compare(whole, three, "adaptive: 3 threads against 1")
+    k = steps // 2 + 1
+    part = os.path.join(outdir, "adaptive_part.h5")
+    ck = os.path.join(outdir, "adaptive_part.checkpoint.h5")
+    for p in (ck, ck + ".tmp"):
+        if os.path.exists(p):
+            os.remove(p)
+    talus_run(talus, adaptive, "-o", part, "--force", "--quiet", "--threads", "1",
+              "--stop-after-steps", str(k), expect=SIGTERM_EXIT)
+    talus_run(talus, "--resume", ck, "-o", part, "--threads", "2", "--quiet")
+    n = compare(whole, part, f"adaptive: stopped after step {k}, resumed on 2 threads")
+    print(f"adaptive: {steps} steps of {dt.min():.3g} to {dt.max():.3g} s, frames every 5 ms "
+          f"exactly; 3 threads identical to 1; stopped after step {k} and resumed on 2 threads: "
+          f"{n} frames identical to the uninterrupted run")
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[4] not in ("stop", "signals", "periodic", "finished"):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("stop", "signals", "periodic", "finished",
+                                                  "adaptive"):
         print(__doc__, file=sys.stderr)
         return 2
     talus, scene, outdir, mode = sys.argv[1:5]
     os.makedirs(outdir, exist_ok=True)
     {"stop": mode_stop, "signals": mode_signals, "periodic": mode_periodic,
-     "finished": mode_finished}[mode](talus, scene, outdir)
+     "finished": mode_finished, "adaptive": mode_adaptive}[mode](talus, scene, outdir)
     return 0
 
 

@@ -39,9 +39,10 @@ void fill_clumps(World& w, uint32_t m, double half) {
 
 Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50,
                           SolverType solver = SolverType::PGS,
-                          FrictionLaw friction = FrictionLaw::CCP) {
+                          FrictionLaw friction = FrictionLaw::CCP, bool adaptive = false) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
     World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-5, 30);
+    w.simulation.adaptive = adaptive;
     w.solver.type = solver;
     w.solver.friction = friction;
     const uint32_t m = add_material(w, 2500.0, 0.5);
@@ -52,12 +53,16 @@ Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50,
     else
         fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.35), 0.004, m);
     Snapshot s;
+    // adaptive: steps land on "frames" every 2.5 ms, as a run's would
+    double next_frame = 2.5e-3;
     for (int k = 0; k < steps; ++k) {
-        if (!w.step().ok) throw std::runtime_error("step failed");
+        if (!w.step(adaptive ? next_frame : World::kNoTimeLimit).ok)
+            throw std::runtime_error("step failed");
+        if (w.time >= next_frame) next_frame += 2.5e-3;
         const StepDiagnostics& d = w.diagnostics();
         s.diagnostics.insert(s.diagnostics.end(),
                              {double(d.step), d.time, double(d.contacts), double(d.iterations),
-                              d.residual, d.kinetic_energy, d.potential_energy, d.envelope});
+                              d.residual, d.kinetic_energy, d.potential_energy, d.envelope, d.dt});
     }
     for (int32_t a : w.contacts().a) s.body_contacts += a >= 0;
     for (std::size_t i = 0; i < w.bodies.size(); ++i) {
@@ -81,6 +86,19 @@ TEST(Determinism, BitIdenticalOnOneTwoAndThreeThreads) {
     ASSERT_GT(one.state.size(), 13u * 3000u) << "need enough bodies for several parallel chunks";
     for (int t : {2, 3}) {
         const Snapshot other = run_with_threads(t);
+        EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
+        EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
+            << t << " threads: diagnostics differ";
+    }
+}
+
+// The adaptive step (World::choose_step): the speeds it reads are maxima, exact in any
+// order, so the steps it chooses, and all that follows, keep the bits.
+TEST(Determinism, AdaptiveStepBitIdenticalOnOneTwoAndThreeThreads) {
+    const Snapshot one = run_with_threads(1, false, 60, SolverType::PGS, FrictionLaw::CCP, true);
+    ASSERT_GT(one.state.size(), 13u * 3000u);
+    for (int t : {2, 3}) {
+        const Snapshot other = run_with_threads(t, false, 60, SolverType::PGS, FrictionLaw::CCP, true);
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";

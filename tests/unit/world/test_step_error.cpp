@@ -69,7 +69,7 @@ TEST(StepError, TooManyPairsPerBodyIsCrowded) {
     EXPECT_NE(e.message.find("at t = 1.5 s (step 7): 100129 candidate pairs for 2 bodies"),
               std::string::npos)
         << e.message;
-    EXPECT_NE(e.message.find("simulation.dt = 0.01 s is too long for these speeds, reduce it"),
+    EXPECT_NE(e.message.find("the step of 0.01 s is too long for these speeds: lower [simulation] dt"),
               std::string::npos)
         << e.message;
     pairs.a.pop_back();

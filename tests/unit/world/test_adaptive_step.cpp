@@ -1,0 +1,180 @@
+// The adaptive step (World::choose_step, docs/design.md §4 "The adaptive step"): the step
+// a scene without `dt` takes. Its choice against the closed form, its landing on the
+// times it is given, a drop and a falling column with nothing but the defaults.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "io/scene.hpp"
+#include "tests/support/world_builder.hpp"
+
+namespace talus {
+namespace {
+
+using namespace talus::testing;
+
+// ‖v‖ h + ‖g‖ h² = c r: the positive root, then the bounds [min_dt, max_dt].
+TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    w.simulation.adaptive = true;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    const double r = 2e-3, c = w.simulation.step_fraction;
+    add_sphere(w, Vec3(0, 0, 1), r, m);
+    add_sphere(w, Vec3(0, 0, 2), 2 * r, m, Vec3(3.0, 4.0, 0.0));  // 5 m/s, larger
+    const auto bound = [&](double v, double g) {
+        return (-v + std::sqrt(v * v + 4 * g * c * r)) / (2 * g);
+    };
+    // the fastest body and the smallest radius, whichever bodies they are
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, bound(5.0, 9.81), 1e-15);
+    w.bodies.velocity[1] = Vec3::Zero();  // at rest: gravity alone, h = √(c r / g)
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
+    w.simulation.gravity = Vec3::Zero();  // nothing moves: the longest step
+    EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.max_dt);
+    w.bodies.velocity[0] = Vec3(1e6, 0, 0);  // absurdly fast: the shortest
+    EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.min_dt);
+    // a static body's radius does not count (a wall-like fixed sphere)
+    w.bodies.velocity[0] = Vec3::Zero();
+    w.simulation.gravity = Vec3(0, 0, -9.81);
+    add_sphere(w, Vec3(0, 0, 3), 1e-5, m);
+    w.bodies.inv_mass.back() = 0.0;
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
+}
+
+// A step that would pass `until` ends on it exactly; near it, the rest is cut into equal
+// steps instead of leaving a sliver.
+TEST(AdaptiveStep, StepsLandOnTheTimeTheyAreGiven) {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    w.simulation.adaptive = true;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_sphere(w, Vec3(0, 0, 1), 2e-3, m);
+    const double h = w.choose_step(World::kNoTimeLimit).h;  // about 4.5 ms
+    World::StepChoice c = w.choose_step(0.7 * h);
+    EXPECT_EQ(c.h, 0.7 * h);
+    EXPECT_EQ(c.t1, 0.7 * h);
+    c = w.choose_step(2.5 * h);  // three equal steps, not two and a half
+    EXPECT_NEAR(c.h, 2.5 * h / 3.0, 1e-18);
+    EXPECT_EQ(w.choose_step(100 * h).h, h);
+    // stepping to a frame time lands on it bit for bit
+    const double frame = 0.01;
+    while (w.time < frame) ASSERT_TRUE(w.step(frame).ok);
+    EXPECT_EQ(w.time, frame);
+    EXPECT_EQ(w.diagnostics().time, frame);
+    EXPECT_GT(w.diagnostics().dt, 0.0);
+}
+
+/// A scene holding only physics: no dt, no [solver] table.
+Scene physics_only(const std::string& bodies) {
+    return parse_scene(R"(
+[simulation]
+duration = 1.0
+
+[[material]]
+name = "steel"
+density = 7800.0
+friction = 0.5
+
+[[wall]]
+type = "plane"
+material = "steel"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+)" + bodies,
+                       "mem/drop.toml", {});
+}
+
+// A sphere dropped from 1 m onto a plane with the defaults: it lands at 4.4 m/s without
+// sinking more than 1 % of its radius, and comes to rest.
+TEST(AdaptiveStep, SphereDroppedFromOneMetreLandsAndRests) {
+    const double r = 0.01;
+    Scene s = physics_only(R"(
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "steel"
+position = [0, 0, 1.0]
+)");
+    World& w = s.world;
+    ASSERT_TRUE(w.simulation.adaptive) << "a scene without dt steps adaptively";
+    double deepest = 0.0, fastest_landing = 0.0, h_min = 1.0, h_max = 0.0;
+    while (w.time < 1.0) {
+        const double v_before = -w.bodies.velocity[0].z();
+        ASSERT_TRUE(w.step().ok) << "t = " << w.time;
+        deepest = std::max(deepest, r - w.bodies.position[0].z());
+        deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
+        if (w.bodies.position[0].z() < r + 1e-3) fastest_landing = std::max(fastest_landing, v_before);
+        h_min = std::min(h_min, w.diagnostics().dt);
+        h_max = std::max(h_max, w.diagnostics().dt);
+    }
+    EXPECT_GT(fastest_landing, 4.0) << "it fell the whole metre";
+    EXPECT_LE(deepest, 0.01 * r);
+    EXPECT_LT(w.bodies.velocity[0].norm(), 1e-4) << "at rest on the plane";
+    EXPECT_NEAR(w.bodies.position[0].z(), r, 0.01 * r);
+    // the step shrank for the fall and grew back at rest
+    EXPECT_LT(h_min, 0.5 * h_max);
+    EXPECT_NEAR(h_max, std::min(w.simulation.max_dt, std::sqrt(w.simulation.step_fraction * r / 9.81)),
+                1e-12);
+}
+
+// A column of grains thrown at the floor at any speed up to max_speed: the step follows
+// the speed, so the margins never span more than a fraction of a grain and the run never
+// stops with "too many candidate pairs" (exit 3); no grain passes through the floor.
+TEST(AdaptiveStep, FallingColumnHitsTheFloorAtAnySpeed) {
+    const double r = 1e-3;
+    for (double speed : {1.0, 30.0, 300.0, 450.0, 600.0, 900.0}) {
+        World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-4, 100);
+        w.simulation.adaptive = true;
+        ASSERT_LT(speed, w.simulation.max_speed);
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        // a 3 × 3 column, 10 grains high, starting 5 mm above the floor
+        for (int k = 0; k < 10; ++k)
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                    add_sphere(w, Vec3(2.2 * r * i, 2.2 * r * j, 5e-3 + r + 2.2 * r * k), r, m,
+                               Vec3(0, 0, -speed));
+        const double until = 3.0 * (5e-3 + 22 * r) / speed;
+        while (w.time < until) {
+            const StepStatus st = w.step();
+            ASSERT_TRUE(st.ok) << speed << " m/s, t = " << w.time << ": " << st.message;
+        }
+        double lowest = 1.0;
+        for (std::size_t i = 0; i < w.bodies.size(); ++i)
+            lowest = std::min(lowest, w.bodies.position[i].z());
+        EXPECT_GT(lowest, 0.5 * r) << speed << " m/s: a grain went through the floor";
+        EXPECT_LT(w.bodies.velocity[0].z(), 0.5 * speed) << speed << " m/s: the floor stopped it";
+    }
+}
+
+// The adaptive step's keys: with a fixed dt they are errors naming the key; min_dt above
+// max_dt is one too.
+TEST(AdaptiveStep, SceneKeysAreChecked) {
+    static const std::string kBody =
+        "\n[[material]]\nname = \"m\"\ndensity = 1000.0\nfriction = 0.5\n"
+        "[[body]]\nshape = \"sphere\"\nradius = 0.01\nmaterial = \"m\"\nposition = [0, 0, 0]\n";
+    const auto error_of = [](const std::string& simulation) -> std::string {
+        try {
+            parse_scene("[simulation]\n" + simulation +
+                            kBody,
+                        "mem/keys.toml", {});
+        } catch (const SceneError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(error_of("max_dt = 0.002\nmin_dt = 1e-6\nstep_fraction = 0.2"), "");
+    const std::string fixed = error_of("dt = 1e-3\nmax_dt = 0.002");
+    EXPECT_NE(fixed.find("mem/keys.toml"), std::string::npos) << fixed;
+    EXPECT_NE(fixed.find("simulation.max_dt"), std::string::npos) << fixed;
+    EXPECT_NE(fixed.find("fixed step"), std::string::npos) << fixed;
+    const std::string order = error_of("max_dt = 1e-3\nmin_dt = 1e-2");
+    EXPECT_NE(order.find("longer than max_dt"), std::string::npos) << order;
+    EXPECT_NE(error_of("step_fraction = 1.5").find("in (0, 1]"), std::string::npos);
+    Scene s = parse_scene("[simulation]\nmax_dt = 0.002\n" + kBody, "mem/ok.toml", {});
+    EXPECT_TRUE(s.world.simulation.adaptive);
+    EXPECT_EQ(s.world.simulation.max_dt, 0.002);
+    EXPECT_FALSE(parse_scene("[simulation]\ndt = 0.002\n" + kBody, "mem/ok.toml", {}).world.simulation.adaptive);
+}
+
+}  // namespace
+}  // namespace talus
