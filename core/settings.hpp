@@ -14,16 +14,16 @@ struct SimulationSettings {
     /// Fixed step h [s], used when `adaptive` is false. A scene that sets `dt` gets this
     /// fixed step; a scene without `dt` steps adaptively (io/scene.cpp).
     double dt = 1e-3;
-    /// Choose h each step from the bodies' speeds (World::choose_step): the largest
-    /// distance a body moves in one step, ‖v‖ h + ‖g‖ h², stays below step_fraction times
-    /// the smallest radius, within [min_dt, max_dt], and steps land on the frame and
-    /// stage times they are given. Off by default in C++ (a World built in code keeps the
+    /// Choose h each step from the bodies' speeds (World::choose_step): bodies in contact
+    /// move at most step_fraction times the smallest radius across each other in one
+    /// step, any body at most that radius, within [min_dt, max_dt], and steps land on the
+    /// frame and stage times they are given. Off by default in C++ (a World built in code keeps the
     /// fixed `dt`); on for a scene without `dt`.
     bool adaptive = false;
     double max_dt = 0.01;                     ///< longest adaptive step [s]
     double min_dt = 1e-9;                     ///< shortest adaptive step [s]: the choice and the
                                               ///< retries of a failed step stop here
-    double step_fraction = 0.1;               ///< c: ‖v‖ h + ‖g‖ h² ≤ c r_min [-]
+    double step_fraction = 0.2;               ///< c: s h + ‖g‖ h² ≤ c r_min in contact [-]
     double duration = 1.0;                    ///< simulated time [s]
     Vec3 gravity = Vec3(0.0, 0.0, -9.81);     ///< [m/s²]
     double max_speed = 1000.0;                ///< a body faster than this fails the run [m/s]

@@ -19,6 +19,22 @@
 
 namespace talus {
 
+namespace {
+
+/// The largest tangential speed of B's centre relative to A's over the body–body contacts
+/// that carry a load (γ_n > 0), at ν⁺: the speed at which the pair turns about its contact
+/// (World::choose_step). Wall contacts are left out: a flat wall's normal does not turn.
+double slip_speed(const AssembledBatch& batch, const BodyStore& bodies) {
+    return parallel_max(batch.size(), [&](std::size_t i) {
+        if (batch.a[i] < 0 || batch.b[i] < 0 || !(batch.gamma[i][0] > 0.0)) return 0.0;
+        const Vec3 dv = bodies.velocity[std::size_t(batch.b[i])] - bodies.velocity[std::size_t(batch.a[i])];
+        const Vec3& n = batch.normal[i];
+        return (dv - n * n.dot(dv)).norm();
+    });
+}
+
+}  // namespace
+
 StepStatus World::step(double until) {
     try {
         if (!simulation.adaptive) {
@@ -51,13 +67,19 @@ StepStatus World::step(double until) {
 }
 
 World::StepChoice World::choose_step(double until) const {
-    // The largest distance any body moves in one step is at most ‖v‖ h + ‖g‖ h² (its
-    // speed at the step's start, and what gravity adds over the step under semi-implicit
-    // Euler). Keeping it below c r_min bounds three things at once: the collision margins
-    // (1.25 h ‖v‖ per body, so the candidate pairs stay those of near neighbours at any
-    // speed), the error of the contacts' linearisation over the step (a gap measured at
-    // the step's start is off by about Δx²/(2 r) when the pair moves Δx sideways: c² r/2,
-    // 0.5 % of r at c = 0.1), and how far a body can go between two narrow phases.
+    // Two bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
+    // step under semi-implicit Euler):
+    // - bodies in contact, across each other: s h + ‖g‖ h² ≤ c r_min. A contact is
+    //   linearised at the step's start; when its two bodies slide Δx across each other
+    //   its true gap differs from the linear one by about Δx²/(2 R), R the radius of the
+    //   path one centre takes about the other (r_a + r_b for two spheres): with Δx = c r
+    //   and R = 2 r, c² r/4, 0.5 % of the diameter at c = 0.2. s is measured at the end of
+    //   the last step over the active contacts (slip_speed_); gravity's term is the grain
+    //   resting on its support, which moves g h² into it before the solve pushes back.
+    // - any body, in free flight: ‖v‖max h + ‖g‖ h² ≤ r_min (kFreeFlight), the classic
+    //   "no body moves more than a radius". This bounds the collision margins (1.25 h ‖v‖
+    //   per body), so the candidate pairs stay those of near neighbours at any speed; an
+    //   impact itself is caught by its speculative contact, whatever h.
     const double c = simulation.step_fraction;
     // (maxima are exact whatever the split: the same bits on any thread count)
     const double r_min = -parallel_max_ranges(
@@ -75,10 +97,13 @@ World::StepChoice World::choose_step(double until) const {
     });
     double h = simulation.max_dt;
     if (std::isfinite(r_min) && r_min > 0.0) {
-        // g h² + v h = c r, solved in the form that does not cancel when g is small
-        const double g = simulation.gravity.norm(), d = c * r_min;
-        const double root = v_max + std::sqrt(v_max * v_max + 4.0 * g * d);
-        if (root > 0.0) h = std::min(h, 2.0 * d / root);
+        // g h² + v h = d, solved in the form that does not cancel when g is small
+        const double g = simulation.gravity.norm();
+        const auto bound = [&](double v, double d) {
+            const double root = v + std::sqrt(v * v + 4.0 * g * d);
+            return root > 0.0 ? 2.0 * d / root : std::numeric_limits<double>::infinity();
+        };
+        h = std::min({h, bound(slip_speed_, c * r_min), bound(v_max, kFreeFlight * r_min)});
     }
     h = std::clamp(h, simulation.min_dt, simulation.max_dt);
     StepChoice out{h, time + h};
@@ -130,6 +155,7 @@ StepStatus World::take_step(double h, double t1) {
         !e.ok)
         return fail(std::move(e));
 
+    slip_speed_ = slip_speed(batch_, bodies);
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
     integrate_positions(bodies, simulation.periodic, h, t1);                          // 6.

@@ -65,11 +65,17 @@ public:
     /// stable id).
     StepStatus step(double until = kNoTimeLimit);
     static constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
+    /// Any body may move kFreeFlight × r_min in one step (the smallest radius): its
+    /// margin, 1.25 h ‖v‖, then stays about a grain, so its candidate pairs are its near
+    /// neighbours whatever its speed.
+    static constexpr double kFreeFlight = 1.0;
 
     /// The adaptive step from the current state (docs/design.md §4, "The adaptive step"):
-    /// the largest h with ‖v‖max h + ‖g‖ h² ≤ step_fraction · r_min, within [min_dt,
-    /// max_dt], shortened to land on `until` when it would pass it (the remaining time cut
-    /// into equal steps, so that no sliver is left). A pure function of the bodies, the
+    /// the largest h with s h + ‖g‖ h² ≤ c r_min for the speed s at which bodies in
+    /// contact slide across each other (c = step_fraction), and ‖v‖max h + ‖g‖ h² ≤
+    /// kFreeFlight r_min for the fastest body, within [min_dt, max_dt], shortened
+    /// to land on `until` when it would pass it (the remaining time cut into equal steps,
+    /// so that no sliver is left). A pure function of the bodies, the carried state, the
     /// settings, `time` and `until`: a resumed run chooses the same steps.
     struct StepChoice {
         double h = 0.0;   ///< [s]
@@ -112,12 +118,16 @@ public:
         WarmStartCache warm;
         std::vector<double> joint_lambda;
         WallLoads wall_loads;
+        double slip_speed = 0.0;  ///< the adaptive step's contact speed (choose_step) [m/s]
     };
-    CarriedState carried_state() const { return {warm_, batch_.bilateral.lambda, wall_loads_}; }
+    CarriedState carried_state() const {
+        return {warm_, batch_.bilateral.lambda, wall_loads_, slip_speed_};
+    }
     void restore_carried_state(CarriedState s) {
         warm_ = std::move(s.warm);
         batch_.bilateral.lambda = std::move(s.joint_lambda);
         wall_loads_ = std::move(s.wall_loads);
+        slip_speed_ = s.slip_speed;
     }
 
 private:
@@ -155,6 +165,10 @@ private:
     AssembledBatch batch_;
     SolverResult result_;
     bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
+    /// Largest speed at which two bodies in active contact (γ_n > 0) moved across each
+    /// other's normal at the end of the last step [m/s]: what turns the contacts' normals,
+    /// and so what bounds the adaptive step's linearisation error (choose_step).
+    double slip_speed_ = 0.0;
     WarmStartCache warm_;
     // The stages' scratch: buffers only, no state.
     StepPipeline pipeline_;

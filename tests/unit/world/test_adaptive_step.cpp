@@ -14,7 +14,9 @@ namespace {
 
 using namespace talus::testing;
 
-// ‖v‖ h + ‖g‖ h² = c r: the positive root, then the bounds [min_dt, max_dt].
+// s h + ‖g‖ h² = c r for bodies in contact (s: their speed across each other; none
+// here), ‖v‖ h + ‖g‖ h² = r for the fastest body: the positive roots, then the bounds
+// [min_dt, max_dt].
 TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     World w = make_world(1e-3, Vec3(0, 0, -9.81));
     w.simulation.adaptive = true;
@@ -23,15 +25,17 @@ TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     add_sphere(w, Vec3(0, 0, 1), r, m);
     add_sphere(w, Vec3(0, 0, 2), 2 * r, m, Vec3(3.0, 4.0, 0.0));  // 5 m/s, larger
     const auto bound = [&](double v, double g) {
-        return (-v + std::sqrt(v * v + 4 * g * c * r)) / (2 * g);
+        const double d = World::kFreeFlight * r;
+        return (-v + std::sqrt(v * v + 4 * g * d)) / (2 * g);
     };
     // the fastest body and the smallest radius, whichever bodies they are
     EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, bound(5.0, 9.81), 1e-15);
+    EXPECT_LT(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81));
     w.bodies.velocity[1] = Vec3::Zero();  // at rest: gravity alone, h = √(c r / g)
     EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
     w.simulation.gravity = Vec3::Zero();  // nothing moves: the longest step
     EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.max_dt);
-    w.bodies.velocity[0] = Vec3(1e6, 0, 0);  // absurdly fast: the shortest
+    w.bodies.velocity[0] = Vec3(1e8, 0, 0);  // absurdly fast: the shortest
     EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.min_dt);
     // a static body's radius does not count (a wall-like fixed sphere)
     w.bodies.velocity[0] = Vec3::Zero();
@@ -39,6 +43,38 @@ TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     add_sphere(w, Vec3(0, 0, 3), 1e-5, m);
     w.bodies.inv_mass.back() = 0.0;
     EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
+}
+
+// Two grains sliding across each other in contact: their speed across the normal, not
+// their common speed, bounds the step by the contact rule s h + ‖g‖ h² ≤ c r.
+TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
+    const double r = 2e-3;
+    World w = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
+    w.simulation.adaptive = true;
+    const uint32_t m = add_material(w, 2500.0, 0.0);  // frictionless: they keep sliding
+    // in zero gravity, B slides at 0.5 m/s over A, pressing it (−0.01 m/s) onto a floor
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    add_sphere(w, Vec3(0, 0, r), r, m);
+    add_sphere(w, Vec3(0, 0, 3 * r), r, m, Vec3(0.5, 0, -0.01));
+    ASSERT_TRUE(w.step().ok);
+    std::size_t pair = w.batch().size();
+    for (std::size_t i = 0; i < w.batch().size(); ++i)
+        if (w.batch().a[i] >= 0 && w.batch().b[i] >= 0) pair = i;
+    ASSERT_LT(pair, w.batch().size()) << "A and B touch";
+    ASSERT_GT(w.batch().gamma[pair][0], 0.0) << "and the contact carries a load";
+    const Vec3 dv = w.bodies.velocity[std::size_t(w.batch().b[pair])] -
+                    w.bodies.velocity[std::size_t(w.batch().a[pair])];
+    const Vec3& n = w.batch().normal[pair];
+    const double slip = (dv - n * n.dot(dv)).norm();
+    EXPECT_GT(slip, 0.45);
+    const double c = w.simulation.step_fraction;
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, c * r / slip, 1e-12);
+    // the same two grains moving together at that speed, not in contact: the free rule,
+    // a radius per step
+    World apart = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
+    apart.simulation.adaptive = true;
+    add_sphere(apart, Vec3(0, 0, 0), r, add_material(apart, 2500.0, 0.0), Vec3(slip, 0, 0));
+    EXPECT_NEAR(apart.choose_step(World::kNoTimeLimit).h, r / slip, 1e-12);
 }
 
 // A step that would pass `until` ends on it exactly; near it, the rest is cut into equal
