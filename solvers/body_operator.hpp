@@ -9,6 +9,7 @@
 /// Constructing one starts the solve (detail::SolveScope): loads ν* from the store and builds
 /// the body-major view; finish() writes ν⁺ = ν* + M⁻¹ D γ back.
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -21,31 +22,41 @@ namespace talus {
 
 /// The blocks alone: the batch's contacts on the solver bodies, what the per-block rules of
 /// solvers/contact_operator.hpp need (the contact kernels use it without a solve around).
-class BodyBlocks {
+/// Two views of the same blocks: BodyBlocks reads and writes (γ, and the bodies through
+/// apply), BodyBlocksView only reads (a probe, a residual term), so that a pass that must
+/// not write holds const references and nothing else.
+template <bool Writes>
+class BodyBlocksOf {
+    using Batch = std::conditional_t<Writes, AssembledBatch, const AssembledBatch>;
+    using Bodies = std::conditional_t<Writes, SolverBodies, const SolverBodies>;
+
 public:
-    BodyBlocks(AssembledBatch& batch, SolverBodies& bodies) : batch_(batch), sb_(bodies) {}
+    BodyBlocksOf(Batch& batch, Bodies& bodies) : batch_(batch), sb_(bodies) {}
 
     std::size_t size() const { return batch_.size(); }
-    std::vector<Vec3>& gamma() { return batch_.gamma; }
     const std::vector<Vec3>& gamma() const { return batch_.gamma; }
+    std::vector<Vec3>& gamma() requires Writes { return batch_.gamma; }
     double mu(std::size_t i) const { return batch_.mu[i]; }
     double eta(std::size_t i) const { return batch_.eta[i]; }
     double rho(std::size_t i) const { return batch_.eta[i]; }
     double sigma(std::size_t i) const { return batch_.eta[i]; }
     TALUS_HOT Vec3 velocity(std::size_t i) const { return contact_velocity(batch_, sb_, i); }
-    TALUS_HOT void apply(std::size_t i, const Vec3& dg) {
+    TALUS_HOT void apply(std::size_t i, const Vec3& dg) requires Writes {
         apply_impulse(batch_, contact_frame(batch_, i), sb_, i, dg);
     }
     Mat3 diagonal(std::size_t i) const { return delassus_block(batch_, sb_, i); }
     template <class F>
-    double sweep(std::size_t grain, double init, F&& f) {
+    double sweep(std::size_t grain, double init, F&& f) requires Writes {
         return sweep_colours(batch_, grain, init, f);
     }
 
 protected:
-    AssembledBatch& batch_;
-    SolverBodies& sb_;
+    Batch& batch_;
+    Bodies& sb_;
 };
+
+using BodyBlocks = BodyBlocksOf<true>;
+using BodyBlocksView = BodyBlocksOf<false>;
 
 /// The blocks and the solve around them.
 class BodyOperator : public BodyBlocks {
