@@ -34,8 +34,10 @@
 //    130–180 k contacts (benchmarks/README.md). Without idle contacts the iteration is
 //    the same, bit for bit.
 // Joint rows (solvers/bilateral.hpp) join the QP as unconstrained variables λ_j (their
-// projection is the identity): N and p grow by the rows G_j, every sum and max takes the
-// rows' terms too, serially in row order after the contacts'. Without rows nothing changes.
+// projection is the identity): N and p grow by the rows G_j, the scatter adds M⁻¹ G_j λ_j
+// in the contacts' colours (each joint's rows one block, solvers/colouring.cpp), and every
+// sum and max takes the rows' terms too, serially in row order after the contacts'.
+// Without rows nothing changes.
 // Every sum is a fixed-order reduction, so the result does not depend on the thread count.
 #include <algorithm>
 #include <cmath>

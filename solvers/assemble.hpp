@@ -9,6 +9,7 @@
 #include "core/materials.hpp"
 #include "core/settings.hpp"
 #include "solvers/bilateral.hpp"
+#include "solvers/colouring.hpp"
 #include "solvers/rolling.hpp"
 
 namespace talus {
@@ -41,6 +42,9 @@ struct AssembledBatch {
     /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
     /// size() counts contacts only.
     BilateralBatch bilateral;
+    /// The joint rows' blocks in the colours of the sweep, set by the solve from
+    /// colour_start and the rows (solvers/colouring.hpp); unused without rows.
+    JointColouring joint_colours;
     /// Rolling/spinning torque entries (solvers/rolling.hpp), built by assemble(); empty
     /// unless some material pair has rolling or spinning resistance.
     RollingBatch rolling;

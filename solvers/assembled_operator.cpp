@@ -59,31 +59,19 @@ double AssembledOperator::seconds() const {
 }
 
 double AssembledOperator::residual() const {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < size(); ++i) {
-        const Vec3& g = gamma_[i];
-        sum += (g - project_friction_cone(g - velocity(i), mu(i))).squaredNorm();
-    }
-    return std::sqrt(sum) / q_scale_;
+    return natural_map_error(gamma_, [&](std::size_t i) { return velocity(i); });
 }
 
 double AssembledOperator::coulomb_residual() const {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < size(); ++i) {
+    return natural_map_error(gamma_, [&](std::size_t i) {
         const Vec3 d = velocity(i);
-        const Vec3 dh(d[0] + mu(i) * std::hypot(d[1], d[2]), d[1], d[2]);
-        const Vec3& g = gamma_[i];
-        sum += (g - project_friction_cone(g - dh, mu(i))).squaredNorm();
-    }
-    return std::sqrt(sum) / q_scale_;
+        return Vec3(d[0] + mu(i) * std::hypot(d[1], d[2]), d[1], d[2]);
+    });
 }
 
 double AssembledOperator::refine_residual(double, const std::vector<Vec3>& g, const std::vector<Vec3>& ng,
                                           const std::vector<Vec3>& p) const {
-    double sum = 0.0;
-    for (std::size_t i = 0; i < size(); ++i)
-        sum += (g[i] - project_friction_cone(g[i] - (ng[i] + p[i]), mu(i))).squaredNorm();
-    return std::sqrt(sum) / q_scale_;
+    return natural_map_error(g, [&](std::size_t i) { return Vec3(ng[i] + p[i]); });
 }
 
 void AssembledOperator::finish(double tolerance, bool, SolverResult& result) const {

@@ -7,6 +7,7 @@
 /// small, and the bits are fixed.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <vector>
 
 #include "core/delassus_problem.hpp"
@@ -107,6 +108,16 @@ public:
     Eigen::VectorXd impulses() const;
 
 private:
+    /// ‖g − Π_K(g − d)‖₂ / (1 + ‖q‖₂), FCLIB's relative error of the natural map at impulses
+    /// g and velocities d(i), summed in contact order: the one loop of the residuals above.
+    template <class Velocity>
+    double natural_map_error(const std::vector<Vec3>& g, Velocity&& d) const {
+        double sum = 0.0;
+        for (std::size_t i = 0; i < size(); ++i)
+            sum += (g[i] - project_friction_cone(g[i] - d(i), mu(i))).squaredNorm();
+        return std::sqrt(sum) / q_scale_;
+    }
+
     const DelassusProblem& p_;
     std::vector<Vec3> gamma_, q_;
     std::vector<Mat3> diag_;

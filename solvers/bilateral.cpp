@@ -18,8 +18,9 @@
 //  - motor (revolute): a velocity row a_Aᵀ (ω_A − ω_B) = ω_target (A spins relative to B,
 //    so a body joined to the world as body_a spins at +ω_target), i.e. k_a = a_A = −k_b
 //    and b = −ω_target; no position term.
-// Row order is joint order, then the order above: the PGS row sweep is serial in it, so
-// results do not depend on the thread count.
+// Row order is joint order, then the order above. A joint's rows share its two bodies: the
+// colour sweep takes them as one block (solvers/colouring.cpp), swept by one task in row
+// order, so results do not depend on the thread count.
 #include "solvers/bilateral.hpp"
 
 #include <unordered_map>

@@ -102,18 +102,15 @@ inline double bilateral_residual(const BilateralBatch& r, const SolverBodies& sb
     return m;
 }
 
-/// One serial PGS sweep over the rows in fixed order: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν),
-/// applied to both bodies at once. Returns max_j (d_j² − tol²) before each update.
-inline double sweep_rows(BilateralBatch& r, SolverBodies& sb, double omega, double tol2) {
-    double excess = -1.0;
-    for (std::size_t j = 0; j < r.size(); ++j) {
-        const double d = row_velocity(r, sb, j);
-        const double dl = -omega * r.eta[j] * d;
-        r.lambda[j] += dl;
-        apply_row(r, sb, j, dl);
-        excess = std::max(excess, d * d - tol2);
-    }
-    return excess;
+/// PGS on row j: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν) (the free cone: no projection), applied
+/// to both bodies at once. Returns d_j² − tol² before the update. The colour sweep
+/// (solvers/colour_sweep.hpp) calls it for each row of a joint's block, in row order.
+inline double pgs_row(BilateralBatch& r, SolverBodies& sb, std::size_t j, double omega, double tol2) {
+    const double d = row_velocity(r, sb, j);
+    const double dl = -omega * r.eta[j] * d;
+    r.lambda[j] += dl;
+    apply_row(r, sb, j, dl);
+    return d * d - tol2;
 }
 
 }  // namespace talus

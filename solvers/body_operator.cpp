@@ -2,7 +2,8 @@
 // (solvers/pgs.cpp, solvers/pj.cpp) run on a step. Contacts go through the kernels of
 // solvers/contact_kernels.cpp (the per-block rules of solvers/contact_operator.hpp, scalar
 // or four at a time with AVX, same bits); rolling rows ride with their contact's range;
-// joint rows follow the colours, serially in row order.
+// joint rows are coloured with the contacts (solvers/colouring.cpp, colour_joint_rows) and
+// swept in the same colours, a joint's rows by one task in row order.
 #include "solvers/body_operator.hpp"
 
 #include <algorithm>
@@ -19,16 +20,14 @@ void BodyOperator::warm_start() {
 }
 
 double BodyOperator::pgs_sweep(double omega, double tol2) {
-    double excess = -1.0;
-    if (batch_.size() > 0)
-        excess = sweep_colours(batch_, grain::kContacts, -1.0, [&](std::size_t lo, std::size_t hi, bool independent) {
+    BilateralBatch& rows = batch_.bilateral;
+    return sweep_colours(batch_, grain::kContacts, -1.0,
+        [&](std::size_t lo, std::size_t hi, bool independent) {
             const double e = pgs_range(batch_, sb_, lo, hi, omega, tol2, independent);
             if (batch_.rolling.empty()) return e;
             return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
-        });
-    BilateralBatch& rows = batch_.bilateral;
-    if (!rows.empty()) excess = std::max(excess, sweep_rows(rows, sb_, omega, tol2));
-    return excess;
+        },
+        [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }
 
 void BodyOperator::pj_prepare(double omega) {
@@ -95,20 +94,20 @@ double BodyOperator::pj_probe() {
 }
 
 void BodyOperator::pj_apply() {
-    if (batch_.size() > 0) {
-        const Vec3* next = work_.c0.data();
-        sweep_colours(batch_, grain::kContacts, 0.0, [&](std::size_t lo, std::size_t hi, bool independent) {
+    const Vec3* next = work_.c0.data();
+    BilateralBatch& rows = batch_.bilateral;
+    sweep_colours(batch_, grain::kContacts, 0.0,
+        [&](std::size_t lo, std::size_t hi, bool independent) {
             pj_apply_range(batch_, next, sb_, lo, hi, independent);
             return 0.0;
+        },
+        [&](std::size_t j) {  // ν += M⁻¹ G_j Δλ_j
+            const double dl = next_l_[j] - rows.lambda[j];
+            rows.lambda[j] = next_l_[j];
+            apply_row(rows, sb_, j, dl);
+            return 0.0;
         });
-    }
     if (!batch_.rolling.empty()) pj_rolling_apply(batch_, next_r_.data(), sb_);
-    BilateralBatch& rows = batch_.bilateral;
-    for (std::size_t j = 0; j < rows.size(); ++j) {  // ν += M⁻¹ G Δλ, rows in fixed order
-        const double dl = next_l_[j] - rows.lambda[j];
-        rows.lambda[j] = next_l_[j];
-        apply_row(rows, sb_, j, dl);
-    }
 }
 
 }  // namespace talus

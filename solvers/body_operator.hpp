@@ -3,12 +3,17 @@
 /// the solver bodies, matrix-free. d_i = D_iᵀ ν + rhs_i, a change Δγ_i moves both bodies by
 /// M⁻¹ D_i Δγ_i (solvers/contact_ops.hpp). Blocks are visited colour by colour
 /// (solvers/colour_sweep.hpp), so every pass is parallel and its result independent of the
-/// thread count. Besides the contacts, a pass of PGS or PJ covers the step's other block
-/// types: rolling/spinning torque rows (solvers/rolling.hpp), swept with their contact, and
-/// joint rows (solvers/bilateral.hpp), swept serially after the colours in row order.
-/// Constructing one starts the solve (detail::SolveScope): loads ν* from the store and builds
-/// the body-major view; finish() writes ν⁺ = ν* + M⁻¹ D γ back.
+/// thread count. Besides the contacts, the colours hold the step's other block types:
+/// rolling/spinning torque rows (solvers/rolling.hpp), swept with their contact, and joint
+/// rows (solvers/bilateral.hpp), one block per joint, coloured with the contacts
+/// (solvers/colouring.cpp, colour_joint_rows) so that a colour's contacts and joints are
+/// swept together in parallel. PGS's sweep, PJ's update and APGD's scatter take this one
+/// traversal; the read-only passes (PJ's probe, the residual, the gathers) read the rows
+/// in row order. Constructing one starts the solve (detail::SolveScope): loads ν* from the
+/// store, builds the body-major view and colours the joint rows; finish() writes
+/// ν⁺ = ν* + M⁻¹ D γ back.
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -21,31 +26,41 @@ namespace talus {
 
 /// The blocks alone: the batch's contacts on the solver bodies, what the per-block rules of
 /// solvers/contact_operator.hpp need (the contact kernels use it without a solve around).
-class BodyBlocks {
+/// Two views of the same blocks: BodyBlocks reads and writes (γ, and the bodies through
+/// apply), BodyBlocksView only reads (a probe, a residual term), so that a pass that must
+/// not write holds const references and nothing else.
+template <bool Writes>
+class BodyBlocksOf {
+    using Batch = std::conditional_t<Writes, AssembledBatch, const AssembledBatch>;
+    using Bodies = std::conditional_t<Writes, SolverBodies, const SolverBodies>;
+
 public:
-    BodyBlocks(AssembledBatch& batch, SolverBodies& bodies) : batch_(batch), sb_(bodies) {}
+    BodyBlocksOf(Batch& batch, Bodies& bodies) : batch_(batch), sb_(bodies) {}
 
     std::size_t size() const { return batch_.size(); }
-    std::vector<Vec3>& gamma() { return batch_.gamma; }
     const std::vector<Vec3>& gamma() const { return batch_.gamma; }
+    std::vector<Vec3>& gamma() requires Writes { return batch_.gamma; }
     double mu(std::size_t i) const { return batch_.mu[i]; }
     double eta(std::size_t i) const { return batch_.eta[i]; }
     double rho(std::size_t i) const { return batch_.eta[i]; }
     double sigma(std::size_t i) const { return batch_.eta[i]; }
     TALUS_HOT Vec3 velocity(std::size_t i) const { return contact_velocity(batch_, sb_, i); }
-    TALUS_HOT void apply(std::size_t i, const Vec3& dg) {
+    TALUS_HOT void apply(std::size_t i, const Vec3& dg) requires Writes {
         apply_impulse(batch_, contact_frame(batch_, i), sb_, i, dg);
     }
     Mat3 diagonal(std::size_t i) const { return delassus_block(batch_, sb_, i); }
     template <class F>
-    double sweep(std::size_t grain, double init, F&& f) {
+    double sweep(std::size_t grain, double init, F&& f) requires Writes {
         return sweep_colours(batch_, grain, init, f);
     }
 
 protected:
-    AssembledBatch& batch_;
-    SolverBodies& sb_;
+    Batch& batch_;
+    Bodies& sb_;
 };
+
+using BodyBlocks = BodyBlocksOf<true>;
+using BodyBlocksView = BodyBlocksOf<false>;
 
 /// The blocks and the solve around them.
 class BodyOperator : public BodyBlocks {
@@ -53,6 +68,7 @@ public:
     BodyOperator(AssembledBatch& batch, BodyStore& store, SolverWorkspace& work)
         : BodyBlocks(batch, work.bodies), store_(store), work_(work) {
         scope_.emplace(batch, store, work);
+        if (!batch.bilateral.empty()) colour_joint_rows(store.size(), batch);
     }
 
     /// Nothing to solve: no contacts and no joint rows.
@@ -89,15 +105,15 @@ public:
     void shift_normal(std::size_t i, double s) { batch_.rhs[i][0] += s; }
 
     // ---- passes over every block type ----------------------------------------------------
-    /// One PGS sweep (contact kernels with their rolling rows, colour by colour; then the
+    /// One PGS sweep (colour by colour: contact kernels with their rolling rows, and the
     /// joint rows); returns the largest ‖γ − Π(γ − η d)‖² − tol2 η² when visited.
     double pgs_sweep(double omega, double tol2);
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
     void pj_prepare(double omega);
     /// next = Π(γ − s d) for every block at the same ν; returns the §6 residual there.
     double pj_probe();
-    /// ν += M⁻¹ D (next − γ), γ ← next (contacts colour by colour; rolling and joint rows
-    /// serially in order).
+    /// ν += M⁻¹ D (next − γ), γ ← next (contacts and joint rows colour by colour; then the
+    /// rolling rows serially in order).
     void pj_apply();
 
     // ---- APGD's products (docs/design.md §6; solvers/apgd.cpp) ------------------------------
@@ -136,8 +152,8 @@ public:
     Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
                       std::vector<Reductions>& partial, Terms&& terms);
     /// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows: M⁻¹ (D z +
-    /// G z_l) accumulated on the per-body scratch (contacts colour by colour, then the rows
-    /// serially in order), then Dᵀ of it for the contacts of `live` and Gᵀ for the rows.
+    /// G z_l) accumulated on the per-body scratch (contacts and rows colour by colour), then
+    /// Dᵀ of it for the contacts of `live` and Gᵀ for the rows.
     /// The pass writing `out` also reduces terms over `live` (gather), so an iteration's
     /// dot products and residual cost no pass of their own. Contacts outside `live` keep
     /// their `out`; the scratch then holds M⁻¹ D z for a later gather over them.
@@ -225,19 +241,26 @@ Reductions BodyOperator::product(const std::vector<uint32_t>& live, const std::v
             apply_impulse(c, contact_frame(c, i), s, i, g);
         }
     };
-    const std::size_t colours = c.colour_start.size() < 2 ? 0 : c.colour_start.size() - 1;
-    for (std::size_t k = 0; k < colours; ++k) {
-        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c.colour_start[k]) - live.begin();
-        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c.colour_start[k + 1]) - live.begin();
-        // contacts of the overflow colour may share bodies: in order, serially
-        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= grain::kContacts) {
-            scatter(lo, hi);
-            continue;
-        }
-        parallel_ranges(lo, hi, grain::kContacts, scatter);
-    }
+    // The colour's row blocks: M⁻¹ G_j z_j of each row, a block's rows in row order.
     const BilateralBatch& rows = c.bilateral;
-    if (!rows.empty()) add_row_impulses(rows, z_l, s);
+    auto row_blocks = [&](std::size_t first, std::size_t last) {
+        auto row = [&](std::size_t j) {
+            apply_row(rows, s, j, z_l[j]);
+            return 0.0;
+        };
+        sweep_row_blocks(c.joint_colours, first, last, 0.0, row);
+        return 0.0;
+    };
+    auto contacts = [&](std::size_t lo, std::size_t hi, bool) {
+        scatter(lo, hi);
+        return 0.0;
+    };
+    for_each_colour(c, [&](std::size_t c_lo, std::size_t c_hi, std::size_t b_lo, std::size_t b_hi, bool serial) {
+        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c_lo) - live.begin();
+        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c_hi) - live.begin();
+        // the overflow colour's blocks may share bodies: in order, serially
+        scatter_colour(lo, hi, b_lo, b_hi, serial, grain::kContacts, contacts, row_blocks);
+    });
     out.resize(c.size());
     const Reductions total = gather(live.data(), live.size(), out, partial, terms);
     out_l.resize(rows.size());

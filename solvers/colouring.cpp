@@ -8,13 +8,25 @@
 // 63 colours sends its extra contacts to the overflow colour, swept serially. The
 // colouring is serial and visits contacts in their deterministic order, so the result
 // (and hence every parallel sweep) is independent of the thread count.
+//
+// Joint rows are a block type of the same sweep. They are built after the contacts are
+// coloured and reordered, so they are coloured second, into the masks the contacts left:
+// a joint's rows form one block (they share both bodies, so one task sweeps them in row
+// order), and a block takes the lowest colour free of both its bodies, among the
+// contacts' colours or in new colours after them. Unlike a contact, a row writes any side
+// with a dense index, kinematic bodies included (ν += 0 there), so every dense side
+// counts; only the world (kNoBody) never conflicts. The contacts keep their colours, and
+// their order in the batch: a batch without rows sweeps exactly as it did before rows
+// were coloured.
 #include "solvers/colouring.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <type_traits>
 #include <utility>
 
 #include "core/parallel.hpp"
+#include "solvers/assemble.hpp"
 
 namespace talus {
 namespace {
@@ -92,6 +104,71 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
         else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
     });
     return c.colour_start.size() - 1;
+}
+
+void colour_joint_rows(std::size_t body_count, AssembledBatch& batch) {
+    const BilateralBatch& rows = batch.bilateral;
+    JointColouring& jc = batch.joint_colours;
+    const std::vector<uint32_t>& cs = batch.colour_start;
+    // The contacts' colours before their overflow colour: no two of a colour share a body.
+    const std::size_t contact_colours = cs.size() < 2 ? 0 : cs.size() - 1;
+    const std::size_t proper = contact_colours - (batch.overflow_colour && contact_colours > 0 ? 1 : 0);
+    std::vector<uint64_t>& mask = jc.body_colours;
+    mask.assign(body_count, 0);
+    for (std::size_t k = 0; k < std::min<std::size_t>(proper, kOverflowColour); ++k)
+        for (std::size_t i = cs[k]; i < cs[k + 1]; ++i) {
+            if (batch.a[i] != kNoBody) mask[std::size_t(batch.a[i])] |= uint64_t(1) << k;
+            if (batch.b[i] != kNoBody) mask[std::size_t(batch.b[i])] |= uint64_t(1) << k;
+        }
+
+    // Row blocks: runs of rows on the same two bodies, in row order.
+    const std::size_t m = rows.size();
+    jc.block_rows.clear();
+    for (std::size_t j = 0; j < m; ++j)
+        if (j == 0 || rows.a[j] != rows.a[j - 1] || rows.b[j] != rows.b[j - 1]) jc.block_rows.push_back(uint32_t(j));
+    jc.block_rows.push_back(uint32_t(m));
+    const std::size_t blocks = jc.block_rows.size() - 1;
+
+    // Greedy, as colour_contacts: the lowest colour absent from both bodies' masks.
+    std::vector<uint32_t>& colour = jc.order;  // each block's colour, until the sort below
+    colour.resize(blocks);
+    std::vector<uint32_t> count(kOverflowColour + 1, 0);
+    std::size_t used_colours = proper;  // colours 0 … used_colours − 1 hold contacts or rows
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const int32_t a = rows.a[jc.block_rows[blk]], b = rows.b[jc.block_rows[blk]];
+        const uint64_t used = (a != kNoBody ? mask[std::size_t(a)] : 0) | (b != kNoBody ? mask[std::size_t(b)] : 0);
+        const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
+        uint32_t k = kOverflowColour;
+        if (free_mask != 0) {
+            k = uint32_t(std::countr_zero(free_mask));
+            if (a != kNoBody) mask[std::size_t(a)] |= uint64_t(1) << k;
+            if (b != kNoBody) mask[std::size_t(b)] |= uint64_t(1) << k;
+            used_colours = std::max<std::size_t>(used_colours, k + 1);
+        }
+        colour[blk] = k;
+        ++count[k];
+    }
+
+    // The sweep's colours: the proper ones, then one overflow colour (the contacts' and the
+    // blocks' that found no colour), swept serially.
+    jc.overflow = batch.overflow_colour || count[kOverflowColour] > 0;
+    const std::size_t colours = used_colours + (jc.overflow ? 1 : 0);
+    jc.contact_start.resize(colours + 1);
+    for (std::size_t k = 0; k <= used_colours; ++k)
+        jc.contact_start[k] = cs.empty() ? 0 : cs[std::min(k, proper)];
+    if (jc.overflow) jc.contact_start[colours] = uint32_t(batch.size());
+    // Counting sort of the blocks by colour, stable: row order within a colour.
+    jc.block_start.assign(colours + 1, 0);
+    for (std::size_t k = 0; k < used_colours; ++k)
+        jc.block_start[k + 1] = jc.block_start[k] + (k < kOverflowColour ? count[k] : 0);
+    if (jc.overflow) jc.block_start[colours] = jc.block_start[used_colours] + count[kOverflowColour];
+    std::vector<uint32_t> next(jc.block_start.begin(), jc.block_start.end() - 1);
+    std::vector<uint32_t> order(blocks);
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+        const uint32_t k = colour[blk] == kOverflowColour ? uint32_t(used_colours) : colour[blk];
+        order[next[k]++] = uint32_t(blk);
+    }
+    jc.order.swap(order);
 }
 
 }  // namespace talus

@@ -1,5 +1,6 @@
 #pragma once
-/// Contact-graph colouring for the parallel Gauss–Seidel sweep (docs/design.md §6, §8).
+/// Colouring of the contact graph, and of the joint rows with it, for the parallel
+/// Gauss–Seidel sweep (docs/design.md §6, §8).
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -31,5 +32,31 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& contacts, Colou
 
 /// Index of the overflow colour (always the last one if present).
 inline constexpr uint32_t kOverflowColour = 63;
+
+struct AssembledBatch;
+
+/// Where the joint rows of a batch sit in its colour sweep (colour_joint_rows). The sweep
+/// has colours() colours; colour k holds the contacts [contact_start[k], contact_start[k+1])
+/// and the row blocks order[block_start[k]] … order[block_start[k+1] − 1]. A row block is
+/// a run of consecutive rows on the same two bodies (one joint's rows): its rows share
+/// both bodies, so they are swept one after the other by one task.
+struct JointColouring {
+    std::vector<uint32_t> block_rows;     ///< block b holds rows [block_rows[b], block_rows[b+1])
+    std::vector<uint32_t> order;          ///< the blocks colour by colour, in row order within one
+    std::vector<uint32_t> block_start;    ///< per sweep colour, its range of `order`
+    std::vector<uint32_t> contact_start;  ///< per sweep colour, its range of contacts
+    bool overflow = false;                ///< the last colour may share bodies: swept serially
+    std::vector<uint64_t> body_colours;   ///< scratch: per body, bit k = colour k holds it
+
+    std::size_t colours() const { return contact_start.empty() ? 0 : contact_start.size() - 1; }
+};
+
+/// Colours the batch's joint rows into its contacts' colours (batch.joint_colours): each
+/// row block, in row order, takes the first colour that holds neither of its dynamic
+/// bodies, among the contacts' colours and after them; past 63 colours it joins the
+/// overflow colour, swept serially after its contacts. Contacts keep their colours and
+/// order, so a batch without rows sweeps exactly as before. Serial and deterministic, one
+/// pass over the contacts; the solve calls it when there are rows.
+void colour_joint_rows(std::size_t body_count, AssembledBatch& batch);
 
 }  // namespace talus

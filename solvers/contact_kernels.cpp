@@ -52,8 +52,7 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
 
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {
-    // the probe only reads: the blocks' view is const
-    const BodyBlocks blocks(const_cast<AssembledBatch&>(batch), const_cast<SolverBodies&>(sb));
+    const BodyBlocksView blocks(batch, sb);  // the probe only reads
     return pj_block(blocks, i, step[i], next[i]);
 }
 

@@ -15,8 +15,10 @@
 // Each sweep also records each contact's residual term at the moment it is visited (free:
 // no extra memory traffic); once that drops below the tolerance, the residual of docs/design.md §6
 // (every contact at the same ν) decides. At exit ν⁺ is rebuilt from ν* and γ.
-// Joint rows (solvers/bilateral.hpp), when there are any, are swept after the colours of
-// each sweep, serially in their fixed order: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν), free cone.
+// Joint rows (solvers/bilateral.hpp), when there are any, are a block type of the same
+// sweep: λ_j ← λ_j − ω η_j (b_j + G_jᵀ ν), free cone. A joint's rows form one block,
+// coloured with the contacts (solvers/colouring.cpp), so each colour sweeps its contacts
+// and its joints together in parallel, a block's rows in row order.
 // Rolling/spinning torque entries (solvers/rolling.hpp), when there are any, are swept
 // right after the contacts of each range: they touch the same two bodies as their contact,
 // so a colour stays race-free. Without them the range runs the contact kernel alone.

@@ -22,7 +22,8 @@
 // Joint rows (solvers/bilateral.hpp) take the same Jacobi step with the free cone,
 // λ_j ← λ_j − ω s_j η_j (b_j + G_jᵀ ν), their term |b_j + G_jᵀ ν| in the residual; with
 // rows, k counts a body's contacts and rows, so the step bound above still holds. Their
-// M⁻¹ G Δλ is applied serially in row order after the contacts'.
+// M⁻¹ G Δλ is applied in the contacts' colours, each joint's rows in one block
+// (solvers/colouring.cpp), as the PGS sweep visits them.
 // Rolling/spinning torque entries (solvers/rolling.hpp) take the same step with their own
 // η_k and set R(γ_n) at the contact's current γ_n, count in k like rows, add their term to
 // the residual and are applied serially in entry order after the contacts.

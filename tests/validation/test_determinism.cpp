@@ -1,10 +1,13 @@
 // The same scene on 1, 2 and 3 threads: positions, orientations, velocities and every
-// diagnostic except wall time bit-identical (docs/design.md §8).
+// diagnostic except wall time bit-identical (docs/design.md §8); with joints, their λ too.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
 
+#include <cstdio>
 #include <cstring>
 
+#include "core/parallel.hpp"
+#include "solvers/colouring.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -37,21 +40,39 @@ void fill_clumps(World& w, uint32_t m, double half) {
             }
 }
 
-Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50,
+/// Joins the spheres of each lattice row in pairs (spheres 2k and 2k + 1 from `first`),
+/// cycling through four joint types (3, 1, 6 and 5 rows), at the pair's midpoint.
+void join_pairs(World& w, std::size_t first) {
+    const JointType types[] = {JointType::Spherical, JointType::Distance, JointType::Fixed, JointType::Revolute};
+    for (std::size_t i = first, k = 0; i + 1 < w.bodies.size(); i += 2, ++k) {
+        const Vec3 pa = w.bodies.position[i], pb = w.bodies.position[i + 1];
+        const JointType t = types[k % 4];
+        w.joints.push_back(make_joint(t, w.bodies, long(i), long(i + 1), t == JointType::Distance ? pa : Vec3(0.5 * (pa + pb)),
+                                      Vec3::UnitY(), pb));
+    }
+}
+
+enum class Fill { Lattice, Clumps, JointedPairs };
+
+Snapshot run_with_threads(int threads, Fill fill = Fill::Lattice, int steps = 50,
                           SolverType solver = SolverType::PGS,
-                          FrictionLaw friction = FrictionLaw::CCP, bool adaptive = false) {
+                          FrictionLaw friction = FrictionLaw::CCP,
+                          std::size_t* largest_mixed_colour = nullptr, bool adaptive = false) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
     World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-5, 30);
     w.simulation.adaptive = adaptive;
     w.solver.type = solver;
     w.solver.friction = friction;
     const uint32_t m = add_material(w, 2500.0, 0.5);
-    const double half = clumps ? 0.1 : 0.05;  // clumps are larger: a wider box for as many
+    // clumps are larger: a wider box for as many; jointed pairs: a wider box, so that a
+    // colour holds more than grain::kContacts contacts and joints and runs in parallel
+    const double half = fill == Fill::Clumps ? 0.1 : fill == Fill::JointedPairs ? 0.07 : 0.05;
     add_box(w, Vec3(-half, -half, 0), Vec3(half, half, 0.4), m);
-    if (clumps)
+    if (fill == Fill::Clumps)
         fill_clumps(w, m, half);
     else
-        fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.35), 0.004, m);
+        fill_lattice(w, Vec3(-half, -half, 0), Vec3(half, half, 0.35), 0.004, m);
+    if (fill == Fill::JointedPairs) join_pairs(w, 0);
     Snapshot s;
     // adaptive: steps land on "frames" every 2.5 ms, as a run's would
     double next_frame = 2.5e-3;
@@ -65,6 +86,16 @@ Snapshot run_with_threads(int threads, bool clumps = false, int steps = 50,
                               d.residual, d.kinetic_energy, d.potential_energy, d.envelope, d.dt});
     }
     for (int32_t a : w.contacts().a) s.body_contacts += a >= 0;
+    if (largest_mixed_colour) {  // the most contacts and joints of a colour that has both
+        const JointColouring& jc = w.batch().joint_colours;
+        *largest_mixed_colour = 0;
+        for (std::size_t k = 0; k < jc.colours(); ++k) {
+            const std::size_t contacts = jc.contact_start[k + 1] - jc.contact_start[k];
+            const std::size_t joints = jc.block_start[k + 1] - jc.block_start[k];
+            if (contacts > 0 && joints > 0) *largest_mixed_colour = std::max(*largest_mixed_colour, contacts + joints);
+        }
+    }
+    for (double l : w.batch().bilateral.lambda) s.diagnostics.push_back(l);
     for (std::size_t i = 0; i < w.bodies.size(); ++i) {
         const auto& q = w.bodies.orientation[i];
         for (double v : {w.bodies.position[i].x(), w.bodies.position[i].y(), w.bodies.position[i].z(),
@@ -95,10 +126,12 @@ TEST(Determinism, BitIdenticalOnOneTwoAndThreeThreads) {
 // The adaptive step (World::choose_step): the speeds it reads are maxima, exact in any
 // order, so the steps it chooses, and all that follows, keep the bits.
 TEST(Determinism, AdaptiveStepBitIdenticalOnOneTwoAndThreeThreads) {
-    const Snapshot one = run_with_threads(1, false, 60, SolverType::PGS, FrictionLaw::CCP, true);
+    const Snapshot one =
+        run_with_threads(1, Fill::Lattice, 60, SolverType::PGS, FrictionLaw::CCP, nullptr, true);
     ASSERT_GT(one.state.size(), 13u * 3000u);
     for (int t : {2, 3}) {
-        const Snapshot other = run_with_threads(t, false, 60, SolverType::PGS, FrictionLaw::CCP, true);
+        const Snapshot other =
+            run_with_threads(t, Fill::Lattice, 60, SolverType::PGS, FrictionLaw::CCP, nullptr, true);
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";
@@ -108,11 +141,11 @@ TEST(Determinism, AdaptiveStepBitIdenticalOnOneTwoAndThreeThreads) {
 // The same with clumps (one contact per touching pair of spheres): the narrow phase's
 // per-pair counts and the order of sub-sphere contacts must not depend on the threads.
 TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
-    const Snapshot one = run_with_threads(1, true, 20);
+    const Snapshot one = run_with_threads(1, Fill::Clumps, 20);
     ASSERT_GT(one.state.size(), 13u * 2048u) << "need enough bodies for several parallel chunks";
     ASSERT_GT(one.body_contacts, 1000u) << "need many clump-clump contacts, got " << one.body_contacts;
     for (int t : {2, 3}) {
-        const Snapshot other = run_with_threads(t, true, 20);
+        const Snapshot other = run_with_threads(t, Fill::Clumps, 20);
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";
@@ -123,14 +156,35 @@ TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
 // APGD adds serial shifts between solves; both must keep the bits.
 TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
     for (SolverType type : {SolverType::NSGS, SolverType::APGD}) {
-        const Snapshot one = run_with_threads(1, false, 60, type, FrictionLaw::Coulomb);
+        const Snapshot one = run_with_threads(1, Fill::Lattice, 60, type, FrictionLaw::Coulomb);
         ASSERT_GT(one.state.size(), 13u * 3000u);
         ASSERT_GT(one.body_contacts, 3000u) << "the bed must have settled into contact";
         for (int t : {2, 3}) {
-            const Snapshot other = run_with_threads(t, false, 60, type, FrictionLaw::Coulomb);
+            const Snapshot other = run_with_threads(t, Fill::Lattice, 60, type, FrictionLaw::Coulomb);
             EXPECT_TRUE(bit_identical(one.state, other.state)) << solver_name(type) << ", " << t << " threads";
             EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
                 << solver_name(type) << ", " << t << " threads: diagnostics differ";
+        }
+    }
+}
+
+// Joints are a block type of the colour sweep (solvers/colouring.cpp): a bed of jointed
+// pairs (spherical, distance, fixed and revolute joints) whose colours hold contacts and
+// joints together, more than one grain of them, so that they run as parallel ranges. Every
+// solver that takes joints must keep the bits, and the joints' λ with them.
+TEST(Determinism, JointsBitIdenticalOnOneTwoAndThreeThreads) {
+    for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
+        std::size_t mixed = 0;
+        const Snapshot one = run_with_threads(1, Fill::JointedPairs, 20, type, FrictionLaw::CCP, &mixed);
+        ASSERT_GT(one.body_contacts, 8000u) << solver_name(type) << ": the pairs must touch each other";
+        EXPECT_GT(mixed, grain::kContacts) << solver_name(type) << ": no colour with joints runs in parallel";
+        std::printf("[ jointed pairs, %s ] %zu body-body contacts; largest colour of contacts and joints: %zu\n",
+                    solver_name(type), one.body_contacts, mixed);
+        for (int t : {2, 3}) {
+            const Snapshot other = run_with_threads(t, Fill::JointedPairs, 20, type);
+            EXPECT_TRUE(bit_identical(one.state, other.state)) << solver_name(type) << ", " << t << " threads";
+            EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
+                << solver_name(type) << ", " << t << " threads: diagnostics or λ differ";
         }
     }
 }
