@@ -10,7 +10,8 @@
 //   /emitters/K    emitted_count, emitted_mass, seeded, next_radius, rng, size_rng
 //   /outlets       removed_count, removed_mass
 //   /carried       warm_entries, warm_torques, joint_lambda, wall_impulse,
-//                  wall_angular_impulse; attributes lipschitz, wall_time, slip_speed
+//                  wall_angular_impulse; attributes lipschitz, wall_time, and the
+//                  adaptive step's slip_speed, chosen_dt, penetration, previous_penetration
 // Arrays are 1-D uint8 datasets holding the elements' bytes, with their element size as an
 // attribute checked on reading; texts are byte datasets too (no attribute size limit).
 #include "io/checkpoint.hpp"
@@ -245,7 +246,10 @@ void write_contents(const File& f, hid_t file, const Scene& scene, const RunPosi
         f.array(g.get(), "wall_impulse", c.wall_loads.impulse);
         f.array(g.get(), "wall_angular_impulse", c.wall_loads.angular_impulse);
         f.put(g.get(), "wall_time", c.wall_loads.time);
-        f.put(g.get(), "slip_speed", c.slip_speed);
+        f.put(g.get(), "slip_speed", c.control.slip_speed);
+        f.put(g.get(), "chosen_dt", c.control.chosen);
+        f.put(g.get(), "penetration", c.control.penetration);
+        f.put(g.get(), "previous_penetration", c.control.previous_penetration);
     }
 }
 
@@ -425,7 +429,12 @@ Resumed read_checkpoint(const std::filesystem::path& path) {
         c.wall_loads.impulse = f.get_array<Vec3>(g.get(), "wall_impulse");
         c.wall_loads.angular_impulse = f.get_array<Vec3>(g.get(), "wall_angular_impulse");
         c.wall_loads.time = f.get_f64(g.get(), "wall_time");
-        if (H5Aexists(g.get(), "slip_speed") > 0) c.slip_speed = f.get_f64(g.get(), "slip_speed");
+        if (H5Aexists(g.get(), "slip_speed") > 0) {  // since the adaptive step
+            c.control.slip_speed = f.get_f64(g.get(), "slip_speed");
+            c.control.chosen = f.get_f64(g.get(), "chosen_dt");
+            c.control.penetration = f.get_f64(g.get(), "penetration");
+            c.control.previous_penetration = f.get_f64(g.get(), "previous_penetration");
+        }
         w.restore_carried_state(std::move(c));
     }
     return r;

@@ -71,16 +71,31 @@ public:
     static constexpr double kFreeFlight = 1.0;
 
     /// The adaptive step from the current state (docs/design.md §4, "The adaptive step"):
-    /// the largest h with s h + ‖g‖ h² ≤ c r_min for the speed s at which bodies in
-    /// contact slide across each other (c = step_fraction), and ‖v‖max h + ‖g‖ h² ≤
-    /// kFreeFlight r_min for the fastest body, within [min_dt, max_dt], shortened
+    /// the largest h with s h ≤ c r_min for the speed s at which bodies in contact slide
+    /// across each other (c = step_fraction), ‖g‖ h² ≤ kPenetrationTarget r_min for a grain
+    /// at rest on its support, ‖v‖max h + ‖g‖ h² ≤ kFreeFlight r_min for the fastest body,
+    /// and the penetration control, within [min_dt, max_dt], shortened
     /// to land on `until` when it would pass it (the remaining time cut into equal steps,
     /// so that no sliver is left). A pure function of the bodies, the carried state, the
     /// settings, `time` and `until`: a resumed run chooses the same steps.
     struct StepChoice {
-        double h = 0.0;   ///< [s]
-        double t1 = 0.0;  ///< time at the end of the step [s] (exactly `until` when it lands)
+        double h = 0.0;       ///< [s]
+        double t1 = 0.0;      ///< time at the end of the step [s] (exactly `until` when it lands)
+        double chosen = 0.0;  ///< h before it was shortened to land on `until` [s]
     };
+    /// What choose_step reads of the steps before, besides the bodies (carried state).
+    struct StepControl {
+        /// Largest speed at which two bodies in loaded contact (γ_n > 0) moved across each
+        /// other's normal at the end of the last step [m/s]: what turns the contacts'
+        /// normals, and so what bounds the linearisation error.
+        double slip_speed = 0.0;
+        double chosen = 0.0;       ///< the last step's h before landing on a time [s]; 0: none
+        double penetration = 0.0;  ///< largest penetration at the last step's start [m]
+        double previous_penetration = 0.0;  ///< the same one step earlier [m]
+    };
+    /// The penetration the adaptive step aims to stay under, as a share of the smallest
+    /// radius: 1 % of r, half a per cent of the diameter (half what a user accepts).
+    static constexpr double kPenetrationTarget = 0.01;
     StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -118,16 +133,16 @@ public:
         WarmStartCache warm;
         std::vector<double> joint_lambda;
         WallLoads wall_loads;
-        double slip_speed = 0.0;  ///< the adaptive step's contact speed (choose_step) [m/s]
+        StepControl control;      ///< what the adaptive step reads of the last steps
     };
     CarriedState carried_state() const {
-        return {warm_, batch_.bilateral.lambda, wall_loads_, slip_speed_};
+        return {warm_, batch_.bilateral.lambda, wall_loads_, control_};
     }
     void restore_carried_state(CarriedState s) {
         warm_ = std::move(s.warm);
         batch_.bilateral.lambda = std::move(s.joint_lambda);
         wall_loads_ = std::move(s.wall_loads);
-        slip_speed_ = s.slip_speed;
+        control_ = s.control;
     }
 
 private:
@@ -165,10 +180,7 @@ private:
     AssembledBatch batch_;
     SolverResult result_;
     bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
-    /// Largest speed at which two bodies in active contact (γ_n > 0) moved across each
-    /// other's normal at the end of the last step [m/s]: what turns the contacts' normals,
-    /// and so what bounds the adaptive step's linearisation error (choose_step).
-    double slip_speed_ = 0.0;
+    StepControl control_;
     WarmStartCache warm_;
     // The stages' scratch: buffers only, no state.
     StepPipeline pipeline_;

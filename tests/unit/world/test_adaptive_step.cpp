@@ -14,12 +14,13 @@ namespace {
 
 using namespace talus::testing;
 
-// s h + ‖g‖ h² = c r for bodies in contact (s: their speed across each other; none
-// here), ‖v‖ h + ‖g‖ h² = r for the fastest body: the positive roots, then the bounds
-// [min_dt, max_dt].
+// ‖g‖ h² = p* = 1 % of r at rest, ‖v‖ h + ‖g‖ h² = r for the fastest body (the positive
+// root), then the bounds [min_dt, max_dt]; s h = c r for bodies in contact (none here).
 TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     World w = make_world(1e-3, Vec3(0, 0, -9.81));
     w.simulation.adaptive = true;
+    EXPECT_EQ(w.simulation.max_dt, 1e-3);  // the default cap, which these grains would pass
+    w.simulation.max_dt = 0.1;
     const uint32_t m = add_material(w, 2500.0, 0.5);
     const double r = 2e-3, c = w.simulation.step_fraction;
     add_sphere(w, Vec3(0, 0, 1), r, m);
@@ -30,11 +31,15 @@ TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     };
     // the fastest body and the smallest radius, whichever bodies they are
     EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, bound(5.0, 9.81), 1e-15);
-    EXPECT_LT(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81));
-    w.bodies.velocity[1] = Vec3::Zero();  // at rest: gravity alone, h = √(c r / g)
-    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
+    const double rest = std::sqrt(World::kPenetrationTarget * r / 9.81);
+    EXPECT_LT(w.choose_step(World::kNoTimeLimit).h, rest);
+    w.bodies.velocity[1] = Vec3::Zero();  // at rest: gravity alone, h = √(p* / g)
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, rest, 1e-15);
     w.simulation.gravity = Vec3::Zero();  // nothing moves: the longest step
     EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.max_dt);
+    w.simulation.max_dt = 1e-3;
+    EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, 1e-3);
+    w.simulation.max_dt = 0.1;
     w.bodies.velocity[0] = Vec3(1e8, 0, 0);  // absurdly fast: the shortest
     EXPECT_EQ(w.choose_step(World::kNoTimeLimit).h, w.simulation.min_dt);
     // a static body's radius does not count (a wall-like fixed sphere)
@@ -42,15 +47,17 @@ TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
     w.simulation.gravity = Vec3(0, 0, -9.81);
     add_sphere(w, Vec3(0, 0, 3), 1e-5, m);
     w.bodies.inv_mass.back() = 0.0;
-    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, std::sqrt(c * r / 9.81), 1e-15);
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, rest, 1e-15);
+    (void)c;
 }
 
 // Two grains sliding across each other in contact: their speed across the normal, not
-// their common speed, bounds the step by the contact rule s h + ‖g‖ h² ≤ c r.
+// their common speed, bounds the step by the contact rule s h ≤ c r.
 TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
     const double r = 2e-3;
     World w = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
     w.simulation.adaptive = true;
+    w.simulation.max_dt = 0.1;  // not the bound under test
     const uint32_t m = add_material(w, 2500.0, 0.0);  // frictionless: they keep sliding
     // in zero gravity, B slides at 0.5 m/s over A, pressing it (−0.01 m/s) onto a floor
     add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
@@ -73,8 +80,37 @@ TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
     // a radius per step
     World apart = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
     apart.simulation.adaptive = true;
+    apart.simulation.max_dt = 0.1;
     add_sphere(apart, Vec3(0, 0, 0), r, add_material(apart, 2500.0, 0.0), Vec3(slip, 0, 0));
     EXPECT_NEAR(apart.choose_step(World::kNoTimeLimit).h, r / slip, 1e-12);
+}
+
+// Penetration control: above the target and growing, the last step times √(p*/p) (at
+// least half of it, and at least 1/16 of the motion bound); above it but falling, the last
+// step held; below a quarter of it, the motion bound alone.
+TEST(AdaptiveStep, PenetrationAboveTheTargetShortensTheStep) {
+    const double r = 2e-3;
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    w.simulation.adaptive = true;
+    add_sphere(w, Vec3(0, 0, 1), r, add_material(w, 2500.0, 0.5));
+    const double motion = w.choose_step(World::kNoTimeLimit).h;  // at rest: max_dt here
+    const double target = World::kPenetrationTarget * r;
+    const auto with = [&](double chosen, double p, double before) {
+        World::CarriedState s = w.carried_state();
+        s.control.chosen = chosen;
+        s.control.penetration = p;
+        s.control.previous_penetration = before;
+        w.restore_carried_state(s);
+        return w.choose_step(World::kNoTimeLimit).h;
+    };
+    const double last = 0.5 * motion;
+    EXPECT_NEAR(with(last, 1.21 * target, target), last / 1.1, 1e-15);  // growing: cut
+    EXPECT_EQ(with(last, 100 * target, target), last * 0.5);             // at most halved
+    EXPECT_EQ(with(motion / 20, 100 * target, target), motion / 16);     // floor
+    EXPECT_EQ(with(last, 2 * target, 3 * target), last);                 // falling: held
+    EXPECT_NEAR(with(last, 0.5 * target, 0.0), last * std::sqrt(2.0), 1e-15);  // regrows
+    EXPECT_EQ(with(last, 0.2 * target, 0.0), motion);                    // free
+    EXPECT_EQ(with(0.0, 100 * target, 0.0), motion);                     // no step yet
 }
 
 // A step that would pass `until` ends on it exactly; near it, the rest is cut into equal
@@ -146,9 +182,9 @@ position = [0, 0, 1.0]
     EXPECT_LE(deepest, 0.01 * r);
     EXPECT_LT(w.bodies.velocity[0].norm(), 1e-4) << "at rest on the plane";
     EXPECT_NEAR(w.bodies.position[0].z(), r, 0.01 * r);
-    // the step shrank for the fall and grew back at rest
-    EXPECT_LT(h_min, 0.5 * h_max);
-    EXPECT_NEAR(h_max, std::min(w.simulation.max_dt, std::sqrt(w.simulation.step_fraction * r / 9.81)),
+    // at most a radius per step at the landing speed; at rest the rest bound or max_dt
+    EXPECT_LE(h_min, r / fastest_landing);
+    EXPECT_NEAR(h_max, std::min(w.simulation.max_dt, std::sqrt(World::kPenetrationTarget * r / 9.81)),
                 1e-12);
 }
 
