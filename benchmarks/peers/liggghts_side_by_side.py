@@ -108,6 +108,17 @@ def run_talus(binary, scene, threads, sets, workdir):
         return wall, z, len(last["id"]), steps, pen, ke, dts, converged
 
 
+def append_rows(name, header, rows):
+    """Appends rows to benchmarks/results/NAME, writing the header first into a new file."""
+    path = os.path.join(TOP, "benchmarks", "results", name)
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(header)
+        w.writerows(rows)
+
+
 BEDS = {  # LIGGGHTS input, the Talus twin that holds only the physics
     "settle": ("in.settle", "settle_physics.toml"),
     "randompack": ("in.randompack", "randompack_physics.toml"),
@@ -165,18 +176,13 @@ def main(argv):
                 rows.append(run_bed(args, bed, work))
         if args.skip_liggghts:
             return 0
-        results = os.path.join(TOP, "benchmarks", "results", "peers_liggghts_beds.csv")
-        new = not os.path.exists(results)
-        with open(results, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(["date", "machine", "bed", "talus_threads", "liggghts_procs",
-                            "talus_wall_s", "liggghts_wall_s", "ratio", "talus_mean_z_m",
-                            "liggghts_mean_z_m", "z_diff_rel", "talus_max_penetration_m",
-                            "talus_final_ke_j", "liggghts_final_ke_j", "talus_steps",
-                            "talus_dt_min_s", "talus_dt_max_s", "talus_converged_share",
-                            "talus_overrides"])
-            w.writerows(rows)
+        append_rows("peers_liggghts_beds.csv",
+                    ["date", "machine", "bed", "talus_threads", "liggghts_procs",
+                     "talus_wall_s", "liggghts_wall_s", "ratio", "talus_mean_z_m",
+                     "liggghts_mean_z_m", "z_diff_rel", "talus_max_penetration_m",
+                     "talus_final_ke_j", "liggghts_final_ke_j", "talus_steps",
+                     "talus_dt_min_s", "talus_dt_max_s", "talus_converged_share",
+                     "talus_overrides"], rows)
         return 0
     args.liggghts_input = args.liggghts_input or os.path.join(
         TOP, "..", "shared", "peers", "liggghts", "in.settle")
@@ -201,17 +207,13 @@ def main(argv):
     print(f"LIGGGHTS / Talus wall time: {ratio:.2f}x (goal >= 5); centre-of-mass heights differ "
           f"by {100 * dz:+.2f} % (goal within 2 %); Talus penetration "
           f"{100 * t_pen / DIAMETER:.3f} % of d (goal < 1 %)")
-    results = os.path.join(TOP, "benchmarks", "results", "peers_liggghts.csv")
-    new = not os.path.exists(results)
-    with open(results, "a", newline="") as f:
-        w = csv.writer(f)
-        if new:
-            w.writerow(["date", "machine", "talus_threads", "liggghts_procs", "talus_wall_s",
-                        "liggghts_wall_s", "ratio", "talus_com_z_m", "liggghts_com_z_m",
-                        "com_diff_rel", "talus_max_penetration_m", "talus_overrides"])
-        w.writerow([datetime.date.today().isoformat(), machine_name(), args.threads, args.procs,
-                    f"{t_wall:.3f}", f"{l_wall:.3f}", f"{ratio:.3f}", f"{t_z:.6g}", f"{l_z:.6g}",
-                    f"{dz:.5f}", f"{t_pen:.4g}", " ".join(args.set)])
+    append_rows("peers_liggghts.csv",
+                ["date", "machine", "talus_threads", "liggghts_procs", "talus_wall_s",
+                 "liggghts_wall_s", "ratio", "talus_com_z_m", "liggghts_com_z_m",
+                 "com_diff_rel", "talus_max_penetration_m", "talus_overrides"],
+                [[datetime.date.today().isoformat(), machine_name(), args.threads, args.procs,
+                  f"{t_wall:.3f}", f"{l_wall:.3f}", f"{ratio:.3f}", f"{t_z:.6g}", f"{l_z:.6g}",
+                  f"{dz:.5f}", f"{t_pen:.4g}", " ".join(args.set)]])
     return 0
 
 
