@@ -641,8 +641,9 @@ int cmd_run(const RunOptions& opt) {
                 tally.add(world.diagnostics());
                 over = monitor.done(world);
                 // frames on the global cadence, and the state at every stage's end
-                if (frame_due(next_frame) || over) write_frame(*writer, world);
-                if (adaptive && frame_due(next_frame)) next_frame = next_multiple(world.time, interval);
+                const bool due = frame_due(next_frame);
+                if (due || over) write_frame(*writer, world);
+                if (adaptive && due) next_frame = next_multiple(world.time, interval);
                 progress.update(world, duration, adaptive ? 0 : total_steps, false);
             }
             if (!opt.quiet && (staged || monitor.reason() != "duration reached"))

@@ -189,7 +189,7 @@ StepStatus World::take_step(double h, double t1) {
         !e.ok)
         return fail(std::move(e));
 
-    control_.slip_speed = slip_speed(batch_, bodies);
+    if (simulation.adaptive) control_.slip_speed = slip_speed(batch_, bodies);  // choose_step reads it
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
     integrate_positions(bodies, simulation.periodic, h, t1);                          // 6.
