@@ -5,7 +5,9 @@
 # noise falls on both: the solver throughput (talus_solver_benchmark throughput, PGS, PJ,
 # APGD on a settled scenes/settle.toml bed: ~31,000 contacts) and two whole scenes,
 # scenes/settle.toml (PGS) and the LIGGGHTS peer bed benchmarks/peers/settle_24389.toml
-# (APGD), each run twice per build. Prints the figures; the throughput CSVs and the scene
+# (APGD), each run twice per build, and a joint-heavy scene written by
+# benchmarks/joints/make_chains.py (10,800 spheres on 10,800 spherical joints, PGS), twice per
+# build. Prints the figures; the throughput CSVs and the scene
 # logs stay in OUT_DIR. Run it with nothing else on the machine.
 set -eu
 old=$(realpath "$1"); new=$(realpath "$2"); out=${3:-/tmp/before_after}
@@ -26,13 +28,15 @@ for round in 1 2; do
             "$out/$side-$round/throughput.csv"
     done
 done
-for scene in scenes/settle.toml benchmarks/peers/settle_24389.toml; do
+[ -f "$out/chains.toml" ] || /usr/bin/python3 "$root/benchmarks/joints/make_chains.py" > "$out/chains.toml"
+for scene in scenes/settle.toml benchmarks/peers/settle_24389.toml "$out/chains.toml"; do
     for round in 1 2; do
         for side in old new; do
             bin=$old; [ $side = new ] && bin=$new
             name=$(basename "$scene" .toml)-$side-$round
             start=$(date +%s.%N)
-            "$bin/talus" run --quiet --force -o "$out/$name.h5" "$root/$scene" > "$out/$name.log" 2>&1
+            path=$scene; [ "${scene#/}" = "$scene" ] && path=$root/$scene
+            "$bin/talus" run --quiet --force -o "$out/$name.h5" "$path" > "$out/$name.log" 2>&1
             end=$(date +%s.%N)
             solver=$(/usr/bin/python3 -c "import h5py,sys; print('%.2f' % h5py.File(sys.argv[1])['/diagnostics/solver_wall_time'][:].sum())" "$out/$name.h5")
             printf "%-40s %s round %s: %6.1f s in all, %s s in the solver\n" "$scene" $side $round "$(/usr/bin/python3 -c "print($end - $start)")" "$solver"

@@ -42,7 +42,8 @@ struct SolverSettings {
     int max_iterations = 100;       ///< iteration cap per step [-] (with "coulomb" and a CCP
                                     ///< solver: over all its fixed-point solves)
     double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (docs/design.md §6)
-    double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (PGS 1.0, PJ 0.5; APGD, maxdiss: none)
+    double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (its row of core/solver_table.hpp:
+                                    ///< PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step
     double recovery_speed = 0.1;    ///< v_rec, cap on penetration correction [m/s]
     double stabilization = 0.2;     ///< γ_s ∈ [0, 1], share of a penetration corrected per step [-];
@@ -58,16 +59,7 @@ struct SolverSettings {
 
     /// ω actually used by the solver `type`.
     double effective_relaxation() const {
-        if (relaxation > 0.0) return relaxation;
-        switch (type) {
-            case SolverType::PGS: return 1.0;
-            case SolverType::PJ: return 0.5;
-            case SolverType::APGD: return 1.0;
-            case SolverType::MaxDiss: return 1.0;  // ignored: exact block solves
-            case SolverType::Lemke: return 1.0;    // ignored: direct (pivoting) method
-            case SolverType::NSGS: return 1.0;     // ignored: exact block solves
-        }
-        return 1.0;
+        return relaxation > 0.0 ? relaxation : capabilities(type).relaxation;
     }
 };
 

@@ -2,7 +2,8 @@
 /// The one table of what each solver supports: read by the scene reader (io/scene.cpp, to
 /// refuse a scene with the key at fault), by the dispatcher (solvers/solver.cpp, to refuse a
 /// step) and by `talus fclib`; docs/scenes.md prints the same table and a test
-/// (SolverTable.DocsShowTheTable) keeps the two equal. Adding a solver adds a row here.
+/// (SolverTable.DocsShowTheTable) keeps the two equal. Adding a solver adds a row here
+/// (TALUS_SOLVER_TABLE) and nothing elsewhere outside its own file and tests.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -15,7 +16,29 @@ namespace talus {
 /// the Stewart–Trinkle polyhedral-cone LCP solved by Lemke's method (not a CCP either), and the
 /// non-linear Gauss–Seidel with exact single-contact Coulomb solves (friction = "coulomb" only).
 /// Scene names: "pgs", "pj", "apgd", "maxdiss", "lemke", "nsgs".
-enum class SolverType : uint8_t { PGS, PJ, APGD, MaxDiss, Lemke, NSGS };
+/// The table itself, one row per solver: X(Type, "scene name", method, ccp, coulomb, joints,
+/// rolling, own_model, relaxation). It is a list macro so that the enum, kSolverTable and the
+/// dispatch of solvers/methods.hpp (the method's declaration and its case) all come from this
+/// one line: adding a solver adds a row here and writes `method` in its own file. `method`
+/// is the function template of solvers/<name>.cpp; `direct_method` marks a method that is
+/// not iterative over an operator (lemke: the callers send it elsewhere). `relaxation` is the
+/// ω the solver uses when [solver] relaxation is not given (ignored by the solvers that make
+/// exact block solves). Joints and rolling resistance are not yet supported under
+/// friction = "coulomb" by any solver: those columns hold for "ccp" only.
+// clang-format off
+#define TALUS_SOLVER_TABLE(X) \
+    /* type     name       method          ccp    coulomb joints rolling own    ω   */ \
+    X(PGS,     "pgs",     pgs_method,     true,  true,   true,  true,   false, 1.0)   \
+    X(PJ,      "pj",      pj_method,      true,  true,   true,  true,   false, 0.5)   \
+    X(APGD,    "apgd",    apgd_method,    true,  true,   true,  false,  false, 1.0)   \
+    X(MaxDiss, "maxdiss", maxdiss_method, true,  false,  false, false,  true,  1.0)   \
+    X(Lemke,   "lemke",   direct_method,  true,  false,  true,  false,  true,  1.0)   \
+    X(NSGS,    "nsgs",    nsgs_method,    false, true,   false, false,  false, 1.0)
+// clang-format on
+
+#define TALUS_SOLVER_ENUM(type, ...) type,
+enum class SolverType : uint8_t { TALUS_SOLVER_TABLE(TALUS_SOLVER_ENUM) };
+#undef TALUS_SOLVER_ENUM
 
 /// The friction law the contact solvers enforce (issue 8). "ccp": the cone complementarity
 /// relaxation of docs/design.md §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
@@ -34,19 +57,13 @@ struct SolverCapabilities {
     bool joints;         ///< joint rows (bilateral constraints), under "ccp"
     bool rolling;        ///< rolling/spinning resistance rows, under "ccp"
     bool own_model;      ///< solves a friction model of its own instead (maxdiss, lemke)
+    double relaxation;   ///< default ω [-] ([solver] relaxation = 0)
 };
 
-// Joints and rolling resistance are not yet supported under friction = "coulomb" by any
-// solver: those columns hold for "ccp" only.
-inline constexpr std::array<SolverCapabilities, 6> kSolverTable = {{
-    // type               name       ccp    coulomb joints rolling own_model
-    {SolverType::PGS,     "pgs",     true,  true,   true,  true,   false},
-    {SolverType::PJ,      "pj",      true,  true,   true,  true,   false},
-    {SolverType::APGD,    "apgd",    true,  true,   true,  false,  false},
-    {SolverType::MaxDiss, "maxdiss", true,  false,  false, false,  true},
-    {SolverType::Lemke,   "lemke",   true,  false,  true,  false,  true},
-    {SolverType::NSGS,    "nsgs",    false, true,   false, false,  false},
-}};
+#define TALUS_SOLVER_ROW(type, name, method, ccp, coulomb, joints, rolling, own, omega) \
+    SolverCapabilities{SolverType::type, name, ccp, coulomb, joints, rolling, own, omega},
+inline constexpr auto kSolverTable = std::to_array<SolverCapabilities>({TALUS_SOLVER_TABLE(TALUS_SOLVER_ROW)});
+#undef TALUS_SOLVER_ROW
 
 inline const SolverCapabilities& capabilities(SolverType t) {
     for (const SolverCapabilities& c : kSolverTable)

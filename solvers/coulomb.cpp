@@ -87,11 +87,7 @@ SolverResult coulomb_fixed_point(Op& op, const SolverSettings& settings) {
         inner.tolerance = first ? 10.0 * tol : std::clamp(0.1 * residual, tol, 100.0 * tol);
         if (!first) op.restart();
         for (std::size_t i = 0; i < n; ++i) op.shift_normal(i, shift[i]);
-        switch (inner.type) {
-            case SolverType::PJ: last = pj_method(op, inner); break;
-            case SolverType::APGD: last = apgd_method(op, inner); break;
-            default: last = pgs_method(op, inner); break;
-        }
+        last = run_row_method(op, inner);
         for (std::size_t i = 0; i < n; ++i) op.shift_normal(i, -shift[i]);
         total.iterations += std::max(last.iterations, 1);
         total.gathers += last.gathers;
