@@ -56,6 +56,7 @@ struct ContactList {
     bool overflow_colour = false;  ///< the last colour may share bodies: sweep it serially
 
     std::size_t size() const { return a.size(); }
+    bool empty() const { return a.empty(); }
     /// Calls f(v) on every per-contact vector (one entry per contact), in a fixed order:
     /// the one list a new per-contact field joins, so that resizing, clearing, compacting
     /// and the colouring's permutation move it too.

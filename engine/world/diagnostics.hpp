@@ -25,6 +25,10 @@ struct StepDiagnostics {
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
     double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
     uint32_t relinearisations = 0;  ///< extra solves of the position-level variant (§3.6)
+    /// Contacts set aside this step as unable to close (docs/design.md §3, "Speculative
+    /// contacts"), and the extra solves taken when some of them would close after all.
+    uint32_t set_aside = 0;
+    uint32_t resolves = 0;
     /// Joint infeasibility after the step, I(q) = max_j |g_j(q)| over the joints' position
     /// rows (Anitescu et al. 2003, eq. 3.15) [m for point rows, rad for angular rows]; 0
     /// without joints.

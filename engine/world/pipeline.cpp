@@ -245,14 +245,25 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
     route_kinematic_contacts(in.bodies, contacts);  // kinematic bodies act as moving walls
     forget_kinematic_unsupported(in.bodies, in.pairs, scratch.narrow);
     out.error = unsupported_error(in.bodies, in.pairs, scratch.narrow, in.at);
+    scratch.aside.clear();
+    if (in.set_aside)
+        out.set_aside = set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
+                                          scratch.aside);  // 3b.
     clock.lap(out.narrow_seconds);
-    out.colours = colour_contacts(in.bodies.size(), contacts, scratch.colouring, in.lean);
-    if (in.lean) scratch.colouring = ColouringScratch{};
-    assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm, batch);  // 4.
-    // the batch holds what the rest of the step needs (lean_bodies)
-    if (in.lean) contacts.release_geometry();
+    out.colours = colour_and_assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm,
+                                      in.lean, scratch.colouring, batch);  // 4.
     clock.lap(out.assemble_seconds);
     return out;
+}
+
+std::size_t colour_and_assemble(const BodyStore& bodies, ContactList& contacts,
+                                const MaterialTable& materials, const SolverSettings& solver,
+                                double h, const WarmStartCache& warm, bool lean,
+                                ColouringScratch& scratch, AssembledBatch& batch) {
+    const std::size_t colours = colour_contacts(bodies.size(), contacts, scratch, lean);
+    if (lean) scratch = ColouringScratch{};
+    assemble(bodies, contacts, materials, solver, h, warm, batch);
+    return colours;
 }
 
 StepError build_joint_rows(const std::vector<Joint>& joints, const BodyStore& bodies,

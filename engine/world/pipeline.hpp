@@ -47,6 +47,8 @@ struct Margins {
 struct CollideScratch {
     NarrowPhaseScratch narrow;
     ColouringScratch colouring;
+    ContactList aside;  ///< this step's contacts that cannot close (set_aside_distant)
+    ContactList back;   ///< those of them that close after a solve (take_back_closing)
 };
 
 /// Scratch of the stages: nothing here is state (a World rebuilt from its state and a fresh
@@ -64,6 +66,7 @@ struct StepPipeline {
     ContactList next_contacts;          ///< its contacts and batch
     AssembledBatch next_batch;
     std::vector<int32_t> joint_a, joint_b;  ///< dense indices of each joint's bodies
+    WarmStartCache resolve_warm;        ///< a solution taken into the next solve (5c.)
 };
 
 /// Wall-clock seconds between successive laps, for the per-stage breakdown.
@@ -125,14 +128,19 @@ struct CollideInput {
     const SolverSettings& solver;
     double h = 0.0;  ///< [s]
     const WarmStartCache& warm;
-    /// give the colouring's tables and the contacts' geometry back once used (lean_bodies)
+    /// give the colouring's tables back once used (lean_bodies)
     bool lean = false;
+    /// move the contacts that cannot close within the step out of the solve
+    /// (set_aside_distant, into CollideScratch::aside)
+    bool set_aside = false;
+    Vec3 gravity = Vec3::Zero();  ///< [m/s²]
     StepAt at;
 };
 
 /// What collide_and_assemble hands on besides the contacts and the batch.
 struct Collided {
     std::size_t colours = 0;
+    std::size_t set_aside = 0;  ///< contacts moved to CollideScratch::aside
     double narrow_seconds = 0.0, assemble_seconds = 0.0;  ///< wall clock, for the breakdown
     /// shape pairs or wall kinds with no contact routine: stepping on would let those
     /// bodies pass through each other silently
@@ -140,10 +148,34 @@ struct Collided {
 };
 
 /// Stages 3–4: the narrow phase on the candidate pairs (kinematic bodies turned into moving
-/// walls), the colouring and the assembly with its warm start, into `contacts` and `batch`
-/// (joint rows are not touched: build_joint_rows).
+/// walls), the contacts that cannot close set aside (in.set_aside), the colouring and the
+/// assembly with its warm start, into `contacts` and `batch` (joint rows are not touched:
+/// build_joint_rows).
 Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, AssembledBatch& batch,
                               CollideScratch& scratch);
+
+/// Stage 4 alone: colours `contacts` (reordering them) and assembles them into `batch` with
+/// the warm start `warm`; returns the number of colours. `lean` gives the colouring's
+/// tables back.
+std::size_t colour_and_assemble(const BodyStore& bodies, ContactList& contacts,
+                                const MaterialTable& materials, const SolverSettings& solver,
+                                double h, const WarmStartCache& warm, bool lean,
+                                ColouringScratch& scratch, AssembledBatch& batch);
+
+/// Stage 3b (engine/world/speculative.cpp): moves to `aside` (in order) every contact whose
+/// gap exceeds what its two sides can move in the step (the motion part of their collision
+/// margins, choose_margins): it cannot close within the step. Returns how many.
+std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
+                              double recovery_speed, ContactList& contacts, ContactList& aside);
+
+/// Stage 5c: moves to `back` (in order) the contacts of `aside` that the bodies' current
+/// (solved) velocities would close within h at more than `allowance` [m/s] (the residual
+/// the solve left its own contacts with), or all of them with `all`. Returns how many.
+std::size_t take_back_closing(const BodyStore& bodies, double h, double allowance, bool all,
+                              ContactList& aside, ContactList& back);
+
+/// Appends `more` to `into` (the fields `into` still holds); `into` loses its colours.
+void append_contacts(ContactList& into, const ContactList& more);
 
 /// Stage 4b: the joints' rows at the current poses into `rows` (their λ is the warm start
 /// and is kept); `joint_a`, `joint_b` receive each joint's dense body indices.

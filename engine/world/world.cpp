@@ -173,13 +173,23 @@ StepStatus World::take_step(double h, double t1) {
     }
     clock.restart();
     const bool relinearise_after = relinearising();
-    if (relinearise_after) {
+    const bool set_aside = !p.collide.aside.empty();
+    if (relinearise_after || set_aside) {
         p.star_v.assign(bodies.velocity.begin(), bodies.velocity.end());
         p.star_w.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
     }
+    diag_.resolves = 0;
     result_ = solve_ccp(batch_, bodies, solver, p.solver);                // 5.
     solved_ = true;
-    if (lean) p.solver = SolverWorkspace{};
+    if (set_aside && result_.refused.empty())
+        prepared.colours = take_back_and_resolve(h, lean, prepared.colours);  // 5c.
+    diag_.set_aside = uint32_t(p.collide.aside.size());
+    if (lean) {
+        p.solver = SolverWorkspace{};
+        contacts_.release_geometry();  // the batch holds what the rest of the step needs
+        p.collide.aside = ContactList{};
+        p.collide.back = ContactList{};
+    }
     diag_.relinearisations = 0;
     if (relinearise_after && result_.refused.empty())
         relinearise(h, prepared.margins.wall, at);                       // 5b.
@@ -265,6 +275,10 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
                                               .h = h,
                                               .warm = warm_,
                                               .lean = lean,
+                                              // not with re-linearised solves, whose
+                                              // contacts change with the estimate
+                                              .set_aside = !relinearising(),
+                                              .gravity = simulation.gravity,
                                               .at = at},
                                              contacts_, batch_, p.collide);
     diag_.time_narrow = collided.narrow_seconds;

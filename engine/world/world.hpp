@@ -168,6 +168,11 @@ private:
     /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is in the
     /// pipeline's star_v, star_w.
     void relinearise(double h, double wall_margin, StepAt at);
+    /// Stage 5c (engine/world/speculative.cpp): while a contact set aside before the solve
+    /// would close with the solved velocities, take it back and solve again from ν* (in the
+    /// pipeline's star_v, star_w), warm-started by the solution so far. Returns the colours
+    /// of the last solve's contacts.
+    std::size_t take_back_and_resolve(double h, bool lean, std::size_t colours);
 
     /// Adds this step's contact impulses on walls to wall_loads_.
     void accumulate_wall_loads(double h);

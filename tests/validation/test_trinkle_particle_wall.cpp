@@ -29,10 +29,15 @@ World particle_and_wall(const Vec3& wall_velocity) {
 void expect_table(World& w, const std::vector<Row>& table) {
     for (std::size_t l = 0; l < table.size(); ++l) {
         ASSERT_TRUE(w.step().ok);
-        ASSERT_EQ(w.batch().size(), 1u) << "the wall contact must be in the batch at step " << l + 1;
+        // The wall contact is in the solve, or set aside as unable to close within the step
+        // (docs/design.md §3, "Speculative contacts"), where its impulse is zero.
+        const bool solved = w.batch().size() == 1u;
+        ASSERT_TRUE(solved || w.diagnostics().set_aside == 1u)
+            << "the wall contact must be in the solve or set aside at step " << l + 1;
+        const double lambda = solved ? w.batch().gamma[0][0] : 0.0;
         EXPECT_NEAR(w.bodies.position[0].x(), table[l].x, 1e-9) << "x at l = " << l + 1;
         EXPECT_NEAR(w.bodies.velocity[0].x(), table[l].v, 1e-9) << "v at l = " << l + 1;
-        EXPECT_NEAR(w.batch().gamma[0][0], table[l].lambda, 1e-9) << "λ at l = " << l + 1;
+        EXPECT_NEAR(lambda, table[l].lambda, 1e-9) << "λ at l = " << l + 1;
         EXPECT_NEAR(w.bodies.position[0].y(), 0.0, 1e-12);
     }
 }

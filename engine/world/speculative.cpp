@@ -1,0 +1,163 @@
+// Speculative contacts (docs/design.md §3, "Speculative contacts"): the envelope makes the
+// narrow phase report pairs a step before they touch, so that no contact is missed, but a
+// pair that cannot close within the step only costs the colouring and every sweep a visit
+// that leaves its impulse at zero. set_aside_distant moves those out of the solve before
+// the colouring; after the solve, take_back_closing checks each with the velocities the
+// solve produced, and a pair that would then close comes back for another solve. So the
+// step's answer is the one with every candidate in the solve (each pair set aside ends
+// the step apart: its impulse zero is what the full problem gives it, geometrically), and
+// a bed at rest sweeps only the pairs that touch.
+#include <algorithm>
+#include <cmath>
+
+#include "core/parallel.hpp"
+#include "engine/world/pipeline.hpp"
+#include "engine/world/world.hpp"
+
+namespace talus {
+namespace {
+
+/// Normal velocity of contact i, B relative to A along n (A → B) [m/s]: negative = closing.
+double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_t i) {
+    const Vec3& n = c.normal[i];
+    const int32_t b = c.b[i];
+    const Vec3 rb = c.point[i] - (bodies.position[b] + c.shift_b[i]);
+    Vec3 rel = bodies.velocity[b] + bodies.angular_velocity[b].cross(rb);
+    const int32_t a = c.a[i];
+    if (a == kNoBody) {
+        rel -= c.velocity_a[i];
+    } else {
+        const Vec3 ra = c.point[i] - bodies.position[a];
+        rel -= bodies.velocity[a] + bodies.angular_velocity[a].cross(ra);
+    }
+    return n.dot(rel);
+}
+
+/// Moves the contacts with keep[i] == 0 from `from` to the end of `to`, both in order.
+void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to) {
+    const std::size_t n = from.size();
+    std::size_t moved = 0;
+    for (uint8_t k : keep) moved += k ? 0 : 1;
+    if (moved == 0) return;
+    const std::size_t base = to.size();
+    auto move_field = [&](auto& src, auto& dst) {
+        if (src.size() != n) return;  // a released field (ContactList::release_geometry)
+        dst.resize(base + moved);
+        std::size_t kept = 0, out = base;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (keep[i]) src[kept++] = src[i];
+            else dst[out++] = src[i];
+        }
+        src.resize(kept);
+    };
+    move_field(from.a, to.a);
+    move_field(from.b, to.b);
+    move_field(from.key_a, to.key_a);
+    move_field(from.key_b, to.key_b);
+    move_field(from.feature, to.feature);
+    move_field(from.point, to.point);
+    move_field(from.normal, to.normal);
+    move_field(from.gap, to.gap);
+    move_field(from.velocity_a, to.velocity_a);
+    move_field(from.material_a, to.material_a);
+    move_field(from.shift_b, to.shift_b);
+}
+
+}  // namespace
+
+std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
+                              double recovery_speed, ContactList& contacts, ContactList& aside) {
+    // The envelope has two parts (choose_margins, docs/design.md §3): what a body can move
+    // in the step, 1.25 h ‖ν*_i − h g‖ + ½ ‖g‖ h² (plus ‖ω‖ r for a non-sphere), and the
+    // scene's floor δ_min/2 under it. A pair whose gap exceeds the sum of its two bodies'
+    // motion parts (a wall's: 1.25 h ‖v_wall‖ + ½ ‖g‖ h²) is a candidate only through the
+    // floor: it cannot close within the step, whatever the solve does to speeds within
+    // the bound the envelope trusts. take_back_closing checks that after the solve.
+    aside.clear();
+    const std::size_t n = contacts.size();
+    if (n == 0) return 0;
+    const Vec3 dv = h * gravity;
+    const double fall = 0.5 * dv.norm() * h;
+    const double push = h * recovery_speed;
+    auto motion = [&](std::size_t i) {
+        double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm() : bodies.velocity[i].norm();
+        if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        return 1.25 * h * speed + fall;
+    };
+    std::vector<uint8_t> keep(n);
+    parallel_each(n, [&](std::size_t i) {
+        const double a = contacts.a[i] == kNoBody ? 1.25 * h * contacts.velocity_a[i].norm() + fall
+                                                  : motion(std::size_t(contacts.a[i]));
+        keep[i] = contacts.gap[i] <= a + motion(std::size_t(contacts.b[i])) + push ? 1 : 0;
+    }, grain::kContacts);
+    split(contacts, keep, aside);
+    return aside.size();
+}
+
+std::size_t take_back_closing(const BodyStore& bodies, double h, double allowance, bool all,
+                              ContactList& aside, ContactList& back) {
+    back.clear();
+    const std::size_t n = aside.size();
+    if (n == 0) return 0;
+    std::vector<uint8_t> keep(n, 0);
+    if (!all)
+        parallel_each(n, [&](std::size_t i) {
+            // apart at the end of the step with the solved velocities: its zero impulse stands
+            keep[i] = aside.gap[i] + h * (normal_velocity(bodies, aside, i) + allowance) >= 0.0 ? 1 : 0;
+        }, grain::kContacts);
+    split(aside, keep, back);
+    return back.size();
+}
+
+void append_contacts(ContactList& into, const ContactList& more) {
+    const std::size_t n = into.size();
+    auto append = [&](auto& dst, const auto& src) {
+        if (dst.size() != n) return;  // released in `into` (ContactList::release_geometry)
+        dst.insert(dst.end(), src.begin(), src.end());
+    };
+    append(into.a, more.a);
+    append(into.b, more.b);
+    append(into.key_a, more.key_a);
+    append(into.key_b, more.key_b);
+    append(into.feature, more.feature);
+    append(into.point, more.point);
+    append(into.normal, more.normal);
+    append(into.gap, more.gap);
+    append(into.velocity_a, more.velocity_a);
+    append(into.material_a, more.material_a);
+    append(into.shift_b, more.shift_b);
+    into.colour_start.clear();
+    into.overflow_colour = false;
+}
+
+std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colours) {
+    // Each round takes back the contacts the solved velocities would close and solves
+    // again; a round moves at least one contact, and the last takes back all that are left,
+    // so the loop ends with every contact still aside apart at the end of the step.
+    constexpr int kRounds = 3;
+    StepPipeline& p = pipeline_;
+    ContactList& aside = p.collide.aside;
+    ContactList& back = p.collide.back;
+    for (int round = 1; round <= kRounds && !aside.empty(); ++round) {
+        // closing by more than the solve leaves its own contacts closing (its residual)
+        const double allowance = std::max(solver.tolerance, result_.residual);
+        if (take_back_closing(bodies, h, allowance, round == kRounds, aside, back) == 0) break;
+        p.resolve_warm.store(contacts_, batch_, h);  // the solution so far starts the next
+        append_contacts(contacts_, back);
+        std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
+        std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
+        colours = colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm, lean,
+                                      p.collide.colouring, batch_);
+        SolverResult again = solve_ccp(batch_, bodies, solver, p.solver);
+        again.iterations += result_.iterations;
+        again.gathers += result_.gathers;
+        again.wall_time += result_.wall_time;
+        again.friction_updates += result_.friction_updates;
+        result_ = std::move(again);
+        ++diag_.resolves;
+        if (!result_.refused.empty()) break;
+    }
+    return colours;
+}
+
+}  // namespace talus
