@@ -319,7 +319,29 @@ struct Options {
     int warmup_steps = 5;         ///< unmeasured steps before them
     int frames = 5;               ///< measured trajectory frames (after one unmeasured)
     int threads = 0;              ///< generate / convergence / breakdown threads; 0 = all
+    /// convergence: the methods compared, each "name" or "name@ω" (a relaxation other than
+    /// the solver's default: PGS over-relaxed, for one)
+    std::vector<std::string> methods{"pgs", "pj", "apgd"};
 };
+
+/// One method of the convergence study: a solver and its relaxation (0: its default).
+struct Method {
+    std::string label;  ///< as given, and in the file name ('@' as '_w')
+    SolverType type;
+    double relaxation;
+};
+
+Method parse_method(const std::string& spec) {
+    const std::size_t at = spec.find('@');
+    const std::string name = spec.substr(0, at);
+    const std::optional<SolverType> type = solver_from_name(name);
+    if (!type) throw std::runtime_error("unknown solver \"" + name + "\" in --methods");
+    double omega = 0.0;
+    if (at != std::string::npos) omega = std::stod(spec.substr(at + 1));
+    std::string label = spec;
+    if (at != std::string::npos) label.replace(at, 1, "_w");
+    return {label, *type, omega};
+}
 
 void step_or_throw(World& w) {
     const StepStatus st = w.step();
@@ -410,7 +432,7 @@ int cmd_generate(const Options& o) {
     fmt::print("generate: {} bodies, {} steps of {} s with {} ({} iterations, tolerance {} m/s), "
                "{} thread(s)\n", w.bodies.size(), steps, w.simulation.dt, solver_name(w.solver.type),
                w.solver.max_iterations, w.solver.tolerance, active_threads());
-    const fs::path log_path = o.results / "pile100k_settle.csv";
+    const fs::path log_path = o.results / (o.scene.stem().string() + "_settle.csv");
     std::ofstream log = open_csv(log_path);
     log << "# machine: " << machine_name() << "\n# scene: " << o.scene.filename().string()
         << ", " << w.bodies.size() << " bodies; one row per step\n"
@@ -477,13 +499,15 @@ int cmd_convergence(const Options& o) {
         std::vector<Threshold> thresholds;
     };
     std::vector<Row> rows;
-    for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
+    for (const std::string& spec : o.methods) {
+        const Method method = parse_method(spec);
+        const SolverType type = method.type;
         SolverSettings s = scene.world.solver;
         s.type = type;
-        s.relaxation = 0.0;  // each solver's default ω
+        s.relaxation = method.relaxation;  // 0: the solver's default ω
         s.tolerance = o.tolerance;
         s.record_history = true;
-        const fs::path path = o.results / fmt::format("convergence_{}.csv", solver_name(type));
+        const fs::path path = o.results / fmt::format("convergence_{}.csv", method.label);
         std::ofstream csv = open_csv(path);
         csv << "# machine: " << machine << "\n# problem: " << o.scene.filename().string()
             << ", saved state + " << o.prime_steps << " steps; " << describe(problems.warm)
@@ -514,7 +538,7 @@ int cmd_convergence(const Options& o) {
             const SolverResult r = solve_copy(p, s, levels, &above);
             for (const IterationRecord& h : r.history)
                 csv << fmt::format("{},{},{:.6f},{:.6e}\n", start, h.iteration, h.seconds, h.residual);
-            Row row{start, solver_name(type), s.max_iterations, r.iterations, r.residual,
+            Row row{start, method.label, s.max_iterations, r.iterations, r.residual,
                     r.wall_time, r.converged, r.unbounded_contacts.size(), {}};
             for (std::size_t k = 0; k < levels.size(); ++k) {
                 Threshold th{levels[k], std::nullopt, above[k]};
@@ -527,7 +551,7 @@ int cmd_convergence(const Options& o) {
             }
             fmt::print("  {:4s} {:4s}: {:6d} iterations (cap {}), residual {:.3e} m/s{}, {:.1f} s; "
                        "contacts above 1e-3 / 1e-4 / 1e-5 at exit: {} / {} / {}{}\n",
-                       solver_name(type), start, r.iterations, s.max_iterations, r.residual,
+                       method.label, start, r.iterations, s.max_iterations, r.residual,
                        r.converged ? " (converged)" : "", r.wall_time, above[0], above[1],
                        above[2],
                        r.unbounded_contacts.empty()
@@ -850,6 +874,9 @@ int main(int argc, char** argv) {
     auto* conv = app.add_subcommand("convergence", "Residual histories of PGS, PJ, APGD");
     conv->add_option("--budget", o.budget, "Wall-time budget per solve [s]")->capture_default_str();
     conv->add_option("--tolerance", o.tolerance, "Stop at this residual [m/s]")->capture_default_str();
+    conv->add_option("--methods", o.methods,
+                     "Methods compared: solver names, each optionally @ω (e.g. pgs@1.3)")
+        ->delimiter(',')->capture_default_str();
     auto* thr = app.add_subcommand("throughput", "Contact-iterations/s on 1 and 2 threads");
     thr->add_option("--iterations", o.sweeps, "Iterations per solve")->capture_default_str();
     thr->add_option("--repeats", o.repeats, "Repeats (median)")->capture_default_str();

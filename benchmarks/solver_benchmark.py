@@ -7,7 +7,12 @@ throughput, breakdown; then plots benchmarks/results/convergence.png from the
 convergence_<solver>.csv files and prints a short summary of every figure.
 
 Usage: /usr/bin/python3 benchmarks/solver_benchmark.py [--build-dir DIR] [--results DIR]
-       [--plot-only] [--budget SECONDS] [--skip STAGE ...]
+       [--plot-only] [--budget SECONDS] [--skip STAGE ...] [--scene TOML --state H5]
+       [--methods pgs,pgs@1.3,pj,apgd]
+
+--scene/--state take another reference problem (scenes/pack100k_deep.toml, the deep random
+pack of issue 22); --methods compares other methods or relaxations; the plot draws every
+convergence_<method>.csv found in --results.
 """
 import argparse
 import csv
@@ -18,7 +23,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(TOP, "benchmarks", "results")  # --results changes it
-SOLVERS = ("pgs", "pj", "apgd")
+SOLVERS = ("pgs", "pj", "apgd")  # the default methods; --methods names others (pgs@1.3, ...)
 STALE = 3  # exit code of talus_solver_benchmark: state file missing or stale
 
 
@@ -62,14 +67,20 @@ def plot_convergence(out_png):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {"pgs": "tab:blue", "pj": "tab:orange", "apgd": "tab:green"}
+    import glob
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+               "tab:pink", "tab:olive", "tab:cyan"]
     styles = {"cold": "-", "warm": "--"}
     fig, (ax_it, ax_t) = plt.subplots(1, 2, figsize=(10, 4.2))
     title = None
-    for solver in SOLVERS:
+    # every method measured into RESULTS: convergence_<label>.csv, label "pgs" or "pgs_w1.3"
+    labels = sorted(os.path.basename(p)[len("convergence_"):-len(".csv")]
+                    for p in glob.glob(os.path.join(RESULTS, "convergence_*.csv"))
+                    if not p.endswith("convergence_table.csv"))
+    labels.sort(key=lambda l: (SOLVERS.index(l.split("_")[0]) if l.split("_")[0] in SOLVERS else 9, l))
+    colours = {l: palette[k % len(palette)] for k, l in enumerate(labels)}
+    for solver in labels:
         path = os.path.join(RESULTS, f"convergence_{solver}.csv")
-        if not os.path.exists(path):
-            continue
         rows, comments = read_csv(path)
         for c in comments:
             if c.startswith("problem:"):
@@ -81,8 +92,8 @@ def plot_convergence(out_png):
             it = [max(int(r["iteration"]), 1) for r in sel]  # PJ's first entry is iteration 0
             sec = [float(r["seconds"]) for r in sel]
             res = [float(r["residual"]) for r in sel]
-            label = f"{solver.upper()} {start}"
-            if solver == "apgd":
+            label = f"{solver.upper().replace('_W', ' ω=')} {start}"
+            if solver.startswith("apgd"):
                 # APGD is not monotone and returns its best iterate: draw the running
                 # minimum (what a solve stopped there would return), the raw iterates faint
                 for ax, xs in ((ax_it, it), (ax_t, sec)):
@@ -169,6 +180,11 @@ def main():
     ap.add_argument("--results", default=RESULTS, help="directory of the CSV and PNG files")
     ap.add_argument("--plot-only", action="store_true", help="only plot and summarise the CSVs")
     ap.add_argument("--budget", type=float, default=60.0, help="wall seconds per convergence solve")
+    ap.add_argument("--scene", help="scene of the reference problem (default: the binary's, "
+                    "scenes/pile100k.toml)")
+    ap.add_argument("--state", help="its cached settled state (default: the binary's)")
+    ap.add_argument("--methods", help="convergence: comma list of solvers, each optionally @ω "
+                    "(default pgs,pj,apgd)")
     ap.add_argument("--skip", nargs="*", default=[],
                     choices=["convergence", "throughput", "breakdown"], help="stages to skip")
     args = ap.parse_args()
@@ -181,12 +197,17 @@ def main():
                      "talus_solver_benchmark")
         if load_average() > 1.0:
             print(f"note: load average {load_average():.2f} > 1; timings will be noisy")
-        stages = [("convergence", ["--budget", str(args.budget)]), ("throughput", []),
+        conv = ["--budget", str(args.budget)] + (["--methods", args.methods] if args.methods else [])
+        stages = [("convergence", conv), ("throughput", []),
                   ("breakdown", [])]
         for name, extra in stages:
             if name in args.skip:
                 continue
             common = ["--results", RESULTS]
+            if args.scene:
+                common += ["--scene", os.path.abspath(args.scene)]
+            if args.state:
+                common += ["--state", os.path.abspath(args.state)]
             rc = run(binary, common + [name] + extra)
             if rc == STALE:  # no cached pile yet, or it was made from another scene
                 if run(binary, common + ["generate"]) != 0:

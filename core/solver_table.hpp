@@ -33,7 +33,8 @@ namespace talus {
     X(APGD,    "apgd",    apgd_method,    true,  true,   true,  false,  false, 1.0)   \
     X(MaxDiss, "maxdiss", maxdiss_method, true,  false,  false, false,  true,  1.0)   \
     X(Lemke,   "lemke",   direct_method,  true,  false,  true,  false,  true,  1.0)   \
-    X(NSGS,    "nsgs",    nsgs_method,    false, true,   false, false,  false, 1.0)
+    X(NSGS,    "nsgs",    nsgs_method,    false, true,   false, false,  false, 1.0)   \
+    X(BGS,     "bgs",     bgs_method,     true,  true,   true,  true,   false, 1.0)
 // clang-format on
 
 #define TALUS_SOLVER_ENUM(type, ...) type,

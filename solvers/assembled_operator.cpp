@@ -86,6 +86,12 @@ double AssembledOperator::pgs_sweep(double omega, double tol2) {
     return excess;
 }
 
+double AssembledOperator::bgs_sweep(double omega, double tol2) {
+    double excess = -1.0;
+    for (std::size_t i = 0; i < size(); ++i) excess = std::max(excess, bgs_block(*this, i, omega, tol2));
+    return excess;
+}
+
 void AssembledOperator::pj_prepare(double omega) {
     step_.resize(size());
     next_.resize(size());

@@ -29,6 +29,7 @@ public:
     const std::vector<Vec3>& gamma() const { return gamma_; }
     double mu(std::size_t i) const { return p_.mu[i]; }
     double eta(std::size_t i) const { return eta_[i]; }
+    BlockMetric metric(std::size_t i) const { return block_metric(diag_[i]); }
     double rho(std::size_t) const { return 1.0; }
     double sigma(std::size_t) const { return q_scale_; }
     /// (W γ + q)_i, with the normal shift of the De Saxcé fixed point (shift_normal).
@@ -60,6 +61,7 @@ public:
 
     // ---- passes ----------------------------------------------------------------------------
     double pgs_sweep(double omega, double tol2);
+    double bgs_sweep(double omega, double tol2);
     /// PJ's step sizes 2ω / R_i, R_i the largest absolute row sum of contact i's rows (block
     /// Gershgorin: R ⪰ W, so the default ω = 0.5 takes the safe step 1/R_i; ω < 1 converges).
     void pj_prepare(double omega);

@@ -30,6 +30,21 @@ double BodyOperator::pgs_sweep(double omega, double tol2) {
         [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }
 
+double BodyOperator::bgs_sweep(double omega, double tol2) {
+    // Contacts take bgs's block step; rolling/spinning torque rows and joint rows, whose
+    // blocks are not a contact's, take PGS's (their own scalar η), in the same colours.
+    BilateralBatch& rows = batch_.bilateral;
+    return sweep_colours(batch_, grain::kContacts, -1.0,
+        [&](std::size_t lo, std::size_t hi, bool) {
+            BodyBlocks blocks(batch_, sb_);
+            double e = -1.0;
+            for (std::size_t i = lo; i < hi; ++i) e = std::max(e, bgs_block(blocks, i, omega, tol2));
+            if (batch_.rolling.empty()) return e;
+            return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
+        },
+        [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
+}
+
 void BodyOperator::pj_prepare(double omega) {
     // A body pushed by k blocks at once needs the step shrunk by k (solvers/pj.cpp).
     const std::size_t n = batch_.size();

@@ -42,6 +42,7 @@ public:
     std::vector<Vec3>& gamma() requires Writes { return batch_.gamma; }
     double mu(std::size_t i) const { return batch_.mu[i]; }
     double eta(std::size_t i) const { return batch_.eta[i]; }
+    BlockMetric metric(std::size_t i) const { return {batch_.eta_n[i], batch_.eta_t[i]}; }
     double rho(std::size_t i) const { return batch_.eta[i]; }
     double sigma(std::size_t i) const { return batch_.eta[i]; }
     TALUS_HOT Vec3 velocity(std::size_t i) const { return contact_velocity(batch_, sb_, i); }
@@ -108,6 +109,9 @@ public:
     /// One PGS sweep (colour by colour: contact kernels with their rolling rows, and the
     /// joint rows); returns the largest ‖γ − Π(γ − η d)‖² − tol2 η² when visited.
     double pgs_sweep(double omega, double tol2);
+    /// One block Gauss–Seidel sweep ("bgs": bgs_block on the contacts, PGS's step on their
+    /// rolling rows and on the joint rows, colour by colour); returns what pgs_sweep does.
+    double bgs_sweep(double omega, double tol2);
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
     void pj_prepare(double omega);
     /// next = Π(γ − s d) for every block at the same ν; returns the §6 residual there.

@@ -68,6 +68,49 @@ TALUS_RULE double pgs_block(Op& op, std::size_t i, double omega, double tol2) {
     return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * sigma * sigma;
 }
 
+/// The block step of "bgs": P⁻¹ = diag(n, t, t) for a diagonal majorant P ⪰ W_ii [kg].
+struct BlockMetric {
+    double n, t;
+};
+
+/// W_ii's Gershgorin majorant in the contact frame: p_n = W_nn + |W_nu| + |W_nw|, p_t the
+/// larger of the two tangent rows' sums, so that P − W_ii is diagonally dominant with a
+/// non-negative diagonal, hence P ⪰ W_ii. For a sphere W_ii is diagonal in the contact frame
+/// (its lever arm is along n) and P = W_ii. Returns P⁻¹'s two values.
+inline BlockMetric block_metric(const Mat3& W) {
+    const double pn = W(0, 0) + std::abs(W(0, 1)) + std::abs(W(0, 2));
+    const double pt = std::max(W(1, 1) + std::abs(W(1, 0)) + std::abs(W(1, 2)),
+                               W(2, 2) + std::abs(W(2, 0)) + std::abs(W(2, 1)));
+    return {pn > 0.0 ? 1.0 / pn : 0.0, pt > 0.0 ? 1.0 / pt : 0.0};
+}
+
+/// Block Gauss–Seidel on block i in the metric P = diag(p_n, p_t, p_t) ⪰ W_ii (solvers/bgs.cpp):
+/// γ_i ← Π_K^P(γ_i − ω P⁻¹ d_i), the projection onto the cone in P's norm, the change applied
+/// at once. With s = √(p_t / p_n) the cone in the scaled coordinates (γ_n, s γ_t) has the
+/// friction coefficient μ s, so Π_K^P(y) = diag(1, 1/s, 1/s) Π_K'(y_n, s y_t): closed form.
+/// Returns, like pgs_block, the docs/design.md §6 residual term's excess before the update.
+template <class Op>
+TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
+    const Vec3 d = op.velocity(i);
+    const Vec3 g0 = op.gamma()[i];
+    const BlockMetric m = op.metric(i);
+    const double mu = op.mu(i);
+    Vec3 g = Vec3::Zero();
+    if (m.n > 0.0 && m.t > 0.0) {
+        const double s = std::sqrt(m.n / m.t);
+        const double sn = omega * m.n, st = omega * m.t;
+        const Vec3 x = project_friction_cone(
+            Vec3(g0[0] - sn * d[0], s * (g0[1] - st * d[1]), s * (g0[2] - st * d[2])), mu * s);
+        g = Vec3(x[0], x[1] / s, x[2] / s);
+    }
+    const double rho = op.rho(i), sigma = op.sigma(i);
+    const Vec3 full = project_friction_cone(Vec3(g0[0] - rho * d[0], g0[1] - rho * d[1], g0[2] - rho * d[2]), mu);
+    op.gamma()[i] = g;
+    op.apply(i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * sigma * sigma;
+}
+
 /// PJ's probe of block i: next_i = Π_K(γ_i − s_i d_i) at the current velocities (read
 /// only); returns the residual term ‖γ_i − Π_K(γ_i − ρ_i d_i)‖ / σ_i.
 template <class Op>

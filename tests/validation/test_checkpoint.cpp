@@ -194,7 +194,7 @@ TEST(Checkpoint, ScenePoursAndRemovesGrains) {
 }
 
 TEST(Checkpoint, RestartGivesTheUninterruptedRunBitForBit) {
-    for (const char* solver : {"pgs", "pj", "apgd", "maxdiss", "nsgs"})
+    for (const char* solver : {"pgs", "pj", "apgd", "maxdiss", "nsgs", "bgs"})
         for (int threads : {1, 2}) expect_same_run(solver, threads, 37);
     // in the second stage, after the pot has started turning
     expect_same_run("apgd", 2, 71);

@@ -39,9 +39,10 @@ TEST(SolverTable, EveryTypeHasOneRowAndItsNameParses) {
 }
 
 TEST(SolverTable, ListsReadNaturally) {
-    EXPECT_EQ(solvers_where([](const SolverCapabilities& c) { return c.rolling; }), "\"pgs\" or \"pj\"");
+    EXPECT_EQ(solvers_where([](const SolverCapabilities& c) { return c.rolling; }),
+              "\"pgs\", \"pj\" or \"bgs\"");
     EXPECT_EQ(solvers_where([](const SolverCapabilities& c) { return c.joints; }),
-              "\"pgs\", \"pj\", \"apgd\" or \"lemke\"");
+              "\"pgs\", \"pj\", \"apgd\", \"lemke\" or \"bgs\"");
     EXPECT_FALSE(supports_joints(SolverType::PGS, FrictionLaw::Coulomb));
     EXPECT_TRUE(supports_rolling(SolverType::PJ, FrictionLaw::CCP));
     EXPECT_FALSE(supports_law(SolverType::NSGS, FrictionLaw::CCP));

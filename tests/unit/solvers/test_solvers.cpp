@@ -18,7 +18,7 @@ namespace {
 
 using namespace talus::testing;
 
-constexpr SolverType kAll[] = {SolverType::PGS, SolverType::PJ, SolverType::APGD};
+constexpr SolverType kAll[] = {SolverType::PGS, SolverType::PJ, SolverType::APGD, SolverType::BGS};
 
 /// The next step's problem of `w`, assembled without warm start: bodies hold ν*.
 struct Problem {

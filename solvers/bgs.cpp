@@ -1,0 +1,54 @@
+// Block Gauss–Seidel on the cone complementarity problem ("bgs"; docs/design.md §6): PGS's
+// sweep, colour by colour, with each contact's step taken in a metric that fits its own
+// block instead of PGS's one scalar η_i = 3 / trace(W_ii). The rule is bgs_block
+// (solvers/contact_operator.hpp); the loop solvers/iteration.hpp.
+//
+// Why: PGS's scalar step treats the normal and the tangent directions alike, but a sphere's
+// W_ii = diag(a, b, b) in the contact frame has b = a + r²/I per body, 3.5 a for a solid
+// sphere. So η = 3/(a + 2b) = 3/(8a) moves the normal impulse by 0.375 of the exact normal
+// solve per visit, and the normal impulses are what carry a bed's weight down through its
+// layers. Here γ_i ← Π_K^P(γ_i − ω P⁻¹ d_i) with P = diag(p_n, p_t, p_t) ⪰ W_ii (W_ii itself
+// for spheres; a Gershgorin majorant for clumps and other shapes) and the projection in
+// P's norm, which for a circular cone is closed form (the cone scaled by √(p_t/p_n)). With
+// P ⪰ W_ii each block step minimises a majorant of the QP objective, so the sweep descends
+// for ω ≤ 1, and as block SOR for ω < 2 (P/ω − W_ii/2 ≻ 0). The residual is §6's, the same
+// as every solver's, so the methods compare on one measure.
+//
+// Rolling/spinning torque rows and joint rows take PGS's step (their own scalar η) in the
+// same sweep; the contacts' rule is scalar (no four-lane kernel yet).
+#include "solvers/assembled_operator.hpp"
+#include "solvers/body_operator.hpp"
+#include "solvers/iteration.hpp"
+#include "solvers/methods.hpp"
+
+namespace talus {
+
+template <class Op>
+SolverResult bgs_method(Op& op, const SolverSettings& settings) {
+    SolverResult result;
+    const double tol = settings.tolerance;
+    if (op.empty()) {
+        op.finish(tol, false, result);
+        return result;
+    }
+    op.warm_start();
+    const double omega = settings.effective_relaxation();
+    const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
+        IterationStep step;
+        const double excess = op.bgs_sweep(omega, tol * tol);
+        if (ctx.history) {  // the extra residual pass is not the solver's time
+            const double t = op.seconds();
+            step.residual = op.residual();
+            ctx.excluded = op.seconds() - t;
+        }
+        step.done = excess <= 0.0 && op.residual() <= tol;
+        return step;
+    });
+    op.finish(tol, !stopped_early, result);
+    return result;
+}
+
+template SolverResult bgs_method(BodyOperator&, const SolverSettings&);
+template SolverResult bgs_method(AssembledOperator&, const SolverSettings&);
+
+}  // namespace talus

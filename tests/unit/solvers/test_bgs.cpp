@@ -1,0 +1,85 @@
+// Block Gauss–Seidel ("bgs", solvers/bgs.cpp): each contact's step in the metric of a
+// diagonal majorant P ⪰ W_ii, the projection onto the friction cone in P's norm. The shared
+// suite (test_solvers.cpp: tolerance, agreement, threads, warm start, m g h) runs it too;
+// here what is its own: the metric, the exact normal solve, and the CCP of FCLIB problems.
+#include <gtest/gtest.h>
+
+#include <Eigen/Eigenvalues>
+#include <filesystem>
+#include <random>
+
+#include "io/fclib.hpp"
+#include "solvers/contact_operator.hpp"
+#include "solvers/delassus.hpp"
+#include "tests/support/world_builder.hpp"
+
+namespace talus {
+namespace {
+
+using namespace talus::testing;
+
+// P = diag(p_n, p_t, p_t) majorises W (P − W positive semi-definite) for any symmetric
+// positive definite 3×3 block, and is W itself for a sphere's diagonal block.
+TEST(Bgs, MetricMajorisesTheBlockAndIsASpheresOwn) {
+    const BlockMetric sphere = block_metric(Vec3(2.0, 7.0, 7.0).asDiagonal());
+    EXPECT_DOUBLE_EQ(sphere.n, 0.5);
+    EXPECT_DOUBLE_EQ(sphere.t, 1.0 / 7.0);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int k = 0; k < 1000; ++k) {
+        Mat3 J;
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c) J(r, c) = u(rng);
+        const Mat3 W = J * J.transpose() + 1e-3 * Mat3::Identity();
+        const BlockMetric m = block_metric(W);
+        const Mat3 P = Vec3(1.0 / m.n, 1.0 / m.t, 1.0 / m.t).asDiagonal();
+        const Eigen::SelfAdjointEigenSolver<Mat3> eig(P - W);
+        EXPECT_GE(eig.eigenvalues().minCoeff(), -1e-12 * W.norm()) << W;
+    }
+}
+
+// A sphere resting on a plane: one sweep of bgs gives the normal impulse m g h exactly (its
+// block is diagonal and the step is its exact solve), where one PGS sweep gives 3/8 of it
+// (η = 3/trace(W) = 3 m/8 against 1/W_nn = m).
+TEST(Bgs, OneSweepSolvesARestingSpheresNormalExactly) {
+    for (SolverType t : {SolverType::BGS, SolverType::PGS}) {
+        const double r = 0.01, g = 9.81, h = 1e-3;
+        World w = make_world(h, Vec3(0, 0, -g), 1e-12, 1);
+        w.solver.type = t;
+        w.solver.warm_start = false;
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        add_sphere(w, Vec3(0, 0, r), r, m);
+        ASSERT_TRUE(w.step().ok);
+        ASSERT_EQ(w.batch().size(), 1u);
+        const double mgh = w.bodies.mass(0) * g * h;
+        const double expected = t == SolverType::BGS ? mgh : 0.375 * mgh;
+        EXPECT_NEAR(w.batch().gamma[0][0], expected, 1e-12 * mgh) << solver_name(t);
+    }
+}
+
+// On every FCLIB problem of the suite, under the CCP, bgs reaches a relative accuracy of
+// 1e-6 (FCLIB's natural map, the law's own measure) from r = 0, as PGS does.
+TEST(Bgs, SolvesTheCcpOfEveryFclibProblem) {
+    const std::filesystem::path dir = std::filesystem::path(TALUS_SOURCE_DIR) / "tests" / "data" / "fclib";
+    for (const char* file : {"Box_Stacks-i0122-82-5.hdf5", "Capsules-i125-1213.hdf5", "CubeH8.hdf5",
+                             "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+                             "LMGC_GlobalFrictionContactProblem00046.hdf5",
+                             "Spheres-i099-356-679.hdf5", "spheres-in-a-box-98-i10000-256-10.hdf5"}) {
+        SCOPED_TRACE(file);
+        const FclibProblem fp = read_fclib(dir / file);
+        SolverSettings s;
+        s.type = SolverType::BGS;
+        s.friction = FrictionLaw::CCP;
+        s.tolerance = 1e-6;
+        s.max_iterations = 200000;
+        Eigen::VectorXd r;
+        const SolverResult res = solve_delassus(fp.problem, s, r);
+        ASSERT_TRUE(res.refused.empty()) << res.refused;
+        EXPECT_TRUE(res.converged) << res.iterations << " iterations, " << res.residual;
+        EXPECT_LE(delassus_accuracy(fp.problem, r, FrictionLaw::CCP).relative_error, 1e-6);
+    }
+}
+
+}  // namespace
+}  // namespace talus
