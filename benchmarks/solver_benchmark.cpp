@@ -322,6 +322,9 @@ struct Options {
     /// convergence: the methods compared, each "name" or "name@ω" (a relaxation other than
     /// the solver's default: PGS over-relaxed, for one)
     std::vector<std::string> methods{"pgs", "pj", "apgd"};
+    /// convergence: γ_s of the problem's penetration term (negative: the scene's), to see
+    /// what the push-out of overlaps does to the convergence
+    double stabilization = -1.0;
 };
 
 /// One method of the convergence study: a solver and its relaxation (0: its default).
@@ -486,9 +489,11 @@ int cmd_convergence(const Options& o) {
     const auto limit = limit_threads(o.threads);
     const std::string machine = machine_name();
     Scene scene = load_reference(o, o.prime_steps);
+    if (o.stabilization >= 0.0) scene.world.solver.stabilization = o.stabilization;
     const Problems problems = reference_problems(scene.world);
-    fmt::print("convergence: {}; {} thread(s), tolerance {} m/s, budget {} s per solve\n",
-               describe(problems.warm), active_threads(), o.tolerance, o.budget);
+    fmt::print("convergence: {}; {} thread(s), tolerance {} m/s, budget {} s per solve, "
+               "stabilization {}\n", describe(problems.warm), active_threads(), o.tolerance, o.budget,
+               scene.world.solver.stabilization);
 
     struct Row {
         std::string start, solver;
@@ -877,6 +882,8 @@ int main(int argc, char** argv) {
     conv->add_option("--methods", o.methods,
                      "Methods compared: solver names, each optionally @ω (e.g. pgs@1.3)")
         ->delimiter(',')->capture_default_str();
+    conv->add_option("--stabilization", o.stabilization,
+                     "γ_s of the problem's penetration term (default: the scene's)");
     auto* thr = app.add_subcommand("throughput", "Contact-iterations/s on 1 and 2 threads");
     thr->add_option("--iterations", o.sweeps, "Iterations per solve")->capture_default_str();
     thr->add_option("--repeats", o.repeats, "Repeats (median)")->capture_default_str();
