@@ -25,27 +25,7 @@ namespace talus {
 
 template <class Op>
 SolverResult bgs_method(Op& op, const SolverSettings& settings) {
-    SolverResult result;
-    const double tol = settings.tolerance;
-    if (op.empty()) {
-        op.finish(tol, false, result);
-        return result;
-    }
-    op.warm_start();
-    const double omega = settings.effective_relaxation();
-    const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
-        IterationStep step;
-        const double excess = op.bgs_sweep(omega, tol * tol);
-        if (ctx.history) {  // the extra residual pass is not the solver's time
-            const double t = op.seconds();
-            step.residual = op.residual();
-            ctx.excluded = op.seconds() - t;
-        }
-        step.done = excess <= 0.0 && op.residual() <= tol;
-        return step;
-    });
-    op.finish(tol, !stopped_early, result);
-    return result;
+    return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); });
 }
 
 template SolverResult bgs_method(BodyOperator&, const SolverSettings&);

@@ -48,4 +48,32 @@ bool iterate(Op& op, const SolverSettings& settings, SolverResult& result, Itera
     return false;
 }
 
+/// A Gauss–Seidel method over its sweep (pgs, bgs): the warm start, then
+/// `sweep(omega, tol²)` (returns the largest residual term's excess over the tolerance when
+/// visited, ≤ 0 when all were within it) until that and the §6 residual say done, or the cap.
+template <class Op, class Sweep>
+SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep) {
+    SolverResult result;
+    const double tol = settings.tolerance;
+    if (op.empty()) {
+        op.finish(tol, false, result);
+        return result;
+    }
+    op.warm_start();
+    const double omega = settings.effective_relaxation();
+    const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
+        IterationStep step;
+        const double excess = sweep(omega, tol * tol);
+        if (ctx.history) {  // the extra residual pass is not the solver's time
+            const double t = op.seconds();
+            step.residual = op.residual();
+            ctx.excluded = op.seconds() - t;
+        }
+        step.done = excess <= 0.0 && op.residual() <= tol;
+        return step;
+    });
+    op.finish(tol, !stopped_early, result);
+    return result;
+}
+
 }  // namespace talus
