@@ -60,10 +60,14 @@ struct ContactList {
     /// Calls f(v) on every per-contact vector (one entry per contact), in a fixed order:
     /// the one list a new per-contact field joins, so that resizing, clearing, compacting
     /// and the colouring's permutation move it too.
-    template <class F>
-    void for_each_array(F&& f) {
-        f(a); f(b); f(key_a); f(key_b); f(feature); f(point); f(normal); f(gap);
-        f(velocity_a); f(material_a); f(shift_b);
+    /// With other lists `more`, f receives each field of this list and the same field of
+    /// each of them: f(v, more.v...) (moving contacts between lists).
+    template <class F, class... More>
+    void for_each_array(F&& f, More&... more) {
+        f(a, more.a...); f(b, more.b...); f(key_a, more.key_a...); f(key_b, more.key_b...);
+        f(feature, more.feature...); f(point, more.point...); f(normal, more.normal...);
+        f(gap, more.gap...); f(velocity_a, more.velocity_a...); f(material_a, more.material_a...);
+        f(shift_b, more.shift_b...);
     }
     void resize(std::size_t n) {
         for_each_array([n](auto& v) { v.resize(n); });

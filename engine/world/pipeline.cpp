@@ -247,8 +247,8 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
     out.error = unsupported_error(in.bodies, in.pairs, scratch.narrow, in.at);
     scratch.aside.clear();
     if (in.set_aside)
-        out.set_aside = set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
-                                          scratch.aside);  // 3b.
+        set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
+                          scratch.aside);  // 3b.
     clock.lap(out.narrow_seconds);
     out.colours = colour_and_assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm,
                                       in.lean, scratch.colouring, batch);  // 4.

@@ -140,7 +140,6 @@ struct CollideInput {
 /// What collide_and_assemble hands on besides the contacts and the batch.
 struct Collided {
     std::size_t colours = 0;
-    std::size_t set_aside = 0;  ///< contacts moved to CollideScratch::aside
     double narrow_seconds = 0.0, assemble_seconds = 0.0;  ///< wall clock, for the breakdown
     /// shape pairs or wall kinds with no contact routine: stepping on would let those
     /// bodies pass through each other silently

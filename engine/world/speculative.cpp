@@ -18,19 +18,16 @@ namespace talus {
 namespace {
 
 /// Normal velocity of contact i, B relative to A along n (A → B) [m/s]: negative = closing.
+/// The store keeps ω̄ in the body frame: ω = R ω̄ turns it into the world's.
 double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_t i) {
-    const Vec3& n = c.normal[i];
-    const int32_t b = c.b[i];
-    const Vec3 rb = c.point[i] - (bodies.position[b] + c.shift_b[i]);
-    Vec3 rel = bodies.velocity[b] + bodies.angular_velocity[b].cross(rb);
-    const int32_t a = c.a[i];
-    if (a == kNoBody) {
-        rel -= c.velocity_a[i];
-    } else {
-        const Vec3 ra = c.point[i] - bodies.position[a];
-        rel -= bodies.velocity[a] + bodies.angular_velocity[a].cross(ra);
-    }
-    return n.dot(rel);
+    auto point_velocity = [&](int32_t body, const Vec3& lever) {
+        return Vec3(bodies.velocity[body] +
+                    (bodies.orientation[body] * bodies.angular_velocity[body]).cross(lever));
+    };
+    const int32_t a = c.a[i], b = c.b[i];
+    const Vec3 va = a == kNoBody ? c.velocity_a[i] : point_velocity(a, c.point[i] - bodies.position[a]);
+    const Vec3 vb = point_velocity(b, c.point[i] - (bodies.position[b] + c.shift_b[i]));
+    return c.normal[i].dot(vb - va);
 }
 
 /// Moves the contacts with keep[i] == 0 from `from` to the end of `to`, both in order.
@@ -40,7 +37,7 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to)
     for (uint8_t k : keep) moved += k ? 0 : 1;
     if (moved == 0) return;
     const std::size_t base = to.size();
-    auto move_field = [&](auto& src, auto& dst) {
+    from.for_each_array([&](auto& src, auto& dst) {
         if (src.size() != n) return;  // a released field (ContactList::release_geometry)
         dst.resize(base + moved);
         std::size_t kept = 0, out = base;
@@ -49,18 +46,7 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to)
             else dst[out++] = src[i];
         }
         src.resize(kept);
-    };
-    move_field(from.a, to.a);
-    move_field(from.b, to.b);
-    move_field(from.key_a, to.key_a);
-    move_field(from.key_b, to.key_b);
-    move_field(from.feature, to.feature);
-    move_field(from.point, to.point);
-    move_field(from.normal, to.normal);
-    move_field(from.gap, to.gap);
-    move_field(from.velocity_a, to.velocity_a);
-    move_field(from.material_a, to.material_a);
-    move_field(from.shift_b, to.shift_b);
+    }, to);
 }
 
 }  // namespace
@@ -111,21 +97,10 @@ std::size_t take_back_closing(const BodyStore& bodies, double h, double allowanc
 
 void append_contacts(ContactList& into, const ContactList& more) {
     const std::size_t n = into.size();
-    auto append = [&](auto& dst, const auto& src) {
+    into.for_each_array([&](auto& dst, const auto& src) {
         if (dst.size() != n) return;  // released in `into` (ContactList::release_geometry)
         dst.insert(dst.end(), src.begin(), src.end());
-    };
-    append(into.a, more.a);
-    append(into.b, more.b);
-    append(into.key_a, more.key_a);
-    append(into.key_b, more.key_b);
-    append(into.feature, more.feature);
-    append(into.point, more.point);
-    append(into.normal, more.normal);
-    append(into.gap, more.gap);
-    append(into.velocity_a, more.velocity_a);
-    append(into.material_a, more.material_a);
-    append(into.shift_b, more.shift_b);
+    }, more);
     into.colour_start.clear();
     into.overflow_colour = false;
 }
