@@ -17,7 +17,6 @@
 
 #include "core/parallel.hpp"
 #include "solvers/cone_projection.hpp"
-#include "solvers/contact_operator.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/warm_start.hpp"
 
@@ -29,7 +28,8 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     const std::size_t n = contacts.size();
     out.a.resize(n); out.b.resize(n); out.normal.resize(n); out.tangent.resize(n);
     out.lever_a.resize(n); out.lever_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
-    out.eta.resize(n); out.eta_n.resize(n); out.eta_t.resize(n); out.gamma.resize(n);
+    out.eta.resize(n); out.gamma.resize(n);
+    out.eta_n.clear(); out.eta_t.clear();  // bgs's metric: filled by its solve (BodyOperator::bgs_prepare)
     out.colour_start = contacts.colour_start;
     out.overflow_colour = contacts.overflow_colour;
     if (out.colour_start.empty()) out.colour_start = {0, uint32_t(n)};  // uncoloured: one serial range
@@ -51,23 +51,15 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
                                            : bodies.position[body];
             };
             double trace = 0.0;
-            Mat3 block = Mat3::Zero();  // W_ii in the contact frame (n, u, w)
             auto side = [&](int32_t body) -> Vec3 {
                 if (body == kNoBody) return Vec3::Zero();
                 const Mat3 rot = bodies.orientation[body].toRotationMatrix();
                 const Vec3 lever = contacts.point[i] - centre(body);
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
-                Vec3 rows[3];
-                int k = 0;
                 for (const Vec3* t : {&frame.n, &frame.u, &frame.w}) {
                     const Vec3 row = rot.transpose() * cross(lever, *t);  // body frame
                     trace += row.cwiseProduct(row).dot(inv_j);
-                    rows[k++] = row;
-                }
-                for (int r = 0; r < 3; ++r) {
-                    block(r, r) += bodies.inv_mass[body];
-                    for (int c = 0; c < 3; ++c) block(r, c) += rows[r].cwiseProduct(inv_j).dot(rows[c]);
                 }
                 return lever;
             };
@@ -103,9 +95,6 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.rhs[i] = Vec3(stab, 0.0, 0.0) - frame.to_contact(contacts.velocity_a[i]);
             out.mu[i] = mu;
             out.eta[i] = 3.0 / trace;
-            const BlockMetric metric = block_metric(block);
-            out.eta_n[i] = metric.n;
-            out.eta_t[i] = metric.t;
 
             Vec3 g0 = Vec3::Zero();
             if (settings.warm_start) {

@@ -35,7 +35,8 @@ struct AssembledBatch {
     std::vector<double> eta;    ///< η_i = 3 / trace(W_ii)
     /// The block step of "bgs" (solvers/bgs.cpp): P_ii⁻¹ = diag(eta_n, eta_t, eta_t), where
     /// P_ii = diag(p_n, p_t, p_t) ⪰ W_ii is W_ii's Gershgorin majorant in the contact frame
-    /// (W_ii itself for a sphere, whose W_ii is diagonal there) [kg]
+    /// (W_ii itself for a sphere, whose W_ii is diagonal there) [kg]. Empty after assemble();
+    /// a bgs solve fills them (BodyOperator::bgs_prepare), so no other solver pays for them.
     std::vector<double> eta_n, eta_t;
     std::vector<Vec3> gamma;    ///< impulses (n, u, w) [N s]: warm start in, solution out
     std::vector<uint32_t> colour_start;  ///< colour ranges, as in ContactList

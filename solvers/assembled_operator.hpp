@@ -62,6 +62,7 @@ public:
     // ---- passes ----------------------------------------------------------------------------
     double pgs_sweep(double omega, double tol2);
     double bgs_sweep(double omega, double tol2);
+    void bgs_prepare() {}  // metric(i) comes from the stored diagonal blocks
     /// PJ's step sizes 2ω / R_i, R_i the largest absolute row sum of contact i's rows (block
     /// Gershgorin: R ⪰ W, so the default ω = 0.5 takes the safe step 1/R_i; ω < 1 converges).
     void pj_prepare(double omega);

@@ -15,7 +15,9 @@
 // as every solver's, so the methods compare on one measure.
 //
 // Rolling/spinning torque rows and joint rows take PGS's step (their own scalar η) in the
-// same sweep; the contacts' rule is scalar (no four-lane kernel yet).
+// same sweep. On bodies the contacts' rule runs four contacts at a time with AVX where it
+// can (solvers/contact_kernels.cpp, same bits as the scalar rule), and each solve first
+// computes the metric from the blocks (BodyOperator::bgs_prepare).
 #include "solvers/assembled_operator.hpp"
 #include "solvers/body_operator.hpp"
 #include "solvers/iteration.hpp"
@@ -25,6 +27,7 @@ namespace talus {
 
 template <class Op>
 SolverResult bgs_method(Op& op, const SolverSettings& settings) {
+    op.bgs_prepare();
     return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); });
 }
 

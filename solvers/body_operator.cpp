@@ -30,15 +30,24 @@ double BodyOperator::pgs_sweep(double omega, double tol2) {
         [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }
 
+void BodyOperator::bgs_prepare() {
+    const std::size_t n = batch_.size();
+    batch_.eta_n.resize(n);
+    batch_.eta_t.resize(n);
+    parallel_each(n, [&](std::size_t i) {
+        const BlockMetric m = block_metric(delassus_block(batch_, sb_, i));
+        batch_.eta_n[i] = m.n;
+        batch_.eta_t[i] = m.t;
+    }, grain::kContacts);
+}
+
 double BodyOperator::bgs_sweep(double omega, double tol2) {
     // Contacts take bgs's block step; rolling/spinning torque rows and joint rows, whose
     // blocks are not a contact's, take PGS's (their own scalar η), in the same colours.
     BilateralBatch& rows = batch_.bilateral;
     return sweep_colours(batch_, grain::kContacts, -1.0,
-        [&](std::size_t lo, std::size_t hi, bool) {
-            BodyBlocks blocks(batch_, sb_);
-            double e = -1.0;
-            for (std::size_t i = lo; i < hi; ++i) e = std::max(e, bgs_block(blocks, i, omega, tol2));
+        [&](std::size_t lo, std::size_t hi, bool independent) {
+            const double e = bgs_range(batch_, sb_, lo, hi, omega, tol2, independent);
             if (batch_.rolling.empty()) return e;
             return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
         },

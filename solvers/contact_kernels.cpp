@@ -50,6 +50,12 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
     return pgs_block(blocks, i, omega, tol2);
 }
 
+TALUS_HOT double bgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t i,
+                            double omega, double tol2) {
+    BodyBlocks blocks(batch, sb);
+    return bgs_block(blocks, i, omega, tol2);
+}
+
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {
     const BodyBlocksView blocks(batch, sb);  // the probe only reads
@@ -287,6 +293,53 @@ double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, 
     return std::max(excess, hmax(excess4));
 }
 
+/// bgs on contacts i … i+3, as bgs_block lane by lane: the step in the metric
+/// diag(eta_n, eta_t, eta_t), the cone scaled by s = √(eta_n / eta_t) (a lane without a
+/// metric gets γ = 0, as the scalar rule gives it). False, touching nothing, when one of
+/// their bodies is anisotropic; otherwise folds their excesses into `excess`.
+inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
+    Group4 grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = _mm256_loadu_pd(&batch.eta[i]);
+    const V en = _mm256_loadu_pd(&batch.eta_n[i]);
+    const V et = _mm256_loadu_pd(&batch.eta_t[i]);
+    const V mu = _mm256_loadu_pd(&batch.mu[i]);
+    const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
+
+    const V zero = _mm256_setzero_pd();
+    const V has = _mm256_and_pd(_mm256_cmp_pd(en, zero, _CMP_GT_OQ), _mm256_cmp_pd(et, zero, _CMP_GT_OQ));
+    const V s = _mm256_sqrt_pd(en / et);
+    const V sn = omega * en, st = omega * et;
+    const V3 x = project4({g0.x - sn * d.x, s * (g0.y - st * d.y), s * (g0.z - st * d.z)}, mu * s);
+    const V3 g{_mm256_and_pd(x.x, has), _mm256_and_pd(x.y / s, has), _mm256_and_pd(x.z / s, has)};
+    const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
+    store3(batch.gamma[i].data(), g);
+    apply4(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
+
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    const V y = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+    excess = _mm256_max_pd(y, excess);  // as std::max(excess, y): a NaN y is dropped
+    return true;
+}
+
+double bgs_lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                       double omega, double tol2) {
+    double excess = -1.0;
+    V excess4 = _mm256_set1_pd(-1.0);
+    const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
+    std::size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
+            prefetch_bodies(batch, bodies, j);
+        if (bgs_update4(batch, bodies, i, omega4, tol24, excess4)) continue;
+        for (std::size_t j = i; j < i + 4; ++j)
+            excess = std::max(excess, bgs_update(batch, bodies, j, omega, tol2));
+    }
+    for (; i < hi; ++i) excess = std::max(excess, bgs_update(batch, bodies, i, omega, tol2));
+    return std::max(excess, hmax(excess4));
+}
+
 /// PJ's contact pass on contacts i … i+3; false when a body is anisotropic.
 inline bool pj_contacts4(const AssembledBatch& batch, SolverBodies& sb, const double* step,
                          Vec3* next, std::size_t i, V& worst) {
@@ -378,6 +431,27 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
                  double omega, double tol2, bool independent) {
     if (independent && use_lanes()) return lanes_range(batch, bodies, lo, hi, omega, tol2);
     return pgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
+}
+
+double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                        std::size_t hi, double omega, double tol2) {
+    double excess = -1.0;
+    for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        excess = std::max(excess, bgs_update(batch, bodies, i, omega, tol2));
+    }
+    return excess;
+}
+
+double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                       std::size_t hi, double omega, double tol2) {
+    return bgs_lanes_range(batch, bodies, lo, hi, omega, tol2);
+}
+
+double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                 double omega, double tol2, bool independent) {
+    if (independent && use_lanes()) return bgs_lanes_range(batch, bodies, lo, hi, omega, tol2);
+    return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
 }
 
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,

@@ -1,5 +1,5 @@
 #pragma once
-/// The per-contact kernels of PGS (solvers/pgs.cpp) and PJ (solvers/pj.cpp) over ranges of
+/// The per-contact kernels of PGS (solvers/pgs.cpp), bgs (solvers/bgs.cpp) and PJ (solvers/pj.cpp) over ranges of
 /// contacts. Each comes twice and both compute the same bits: scalar, and four contacts at
 /// once in 256-bit AVX registers (same operations in the same order per lane, no fused
 /// multiply-add). The AVX kernels that write bodies need the four contacts to share no
@@ -27,6 +27,16 @@ double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
 double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                        std::size_t hi, double omega, double tol2);
 bool pgs_lanes_available();
+
+/// bgs's sweep of contacts [lo, hi) (solvers/bgs.cpp): bgs_block of
+/// solvers/contact_operator.hpp on each, in the metric batch.eta_n / eta_t (filled by
+/// BodyOperator::bgs_prepare); returns what pgs_range does. Scalar and AVX, same bits.
+double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                 double omega, double tol2, bool independent);
+double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                        std::size_t hi, double omega, double tol2);
+double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                       std::size_t hi, double omega, double tol2);
 
 /// PJ's contact pass over [lo, hi): next_i = Π_K(γ_i − step_i d_i) from the current
 /// velocities (read only); returns the largest docs/design.md §6 residual term

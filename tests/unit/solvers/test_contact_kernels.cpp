@@ -13,6 +13,7 @@
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/contact_kernels.hpp"
+#include "solvers/contact_operator.hpp"
 
 namespace talus {
 namespace {
@@ -107,6 +108,40 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
             EXPECT_GT(polar, 20);
             EXPECT_GT(inside, 20);
             EXPECT_GT(surface, 20);
+        }
+    }
+}
+
+// bgs's kernel (solvers/bgs.cpp) likewise: its metric from each contact's block, as
+// BodyOperator::bgs_prepare computes it, and a few contacts without one (γ = 0 then).
+TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
+    if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
+    for (bool anisotropic : {false, true}) {
+        for (double omega : {1.0, 1.6}) {
+            Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
+            AssembledBatch& B = scalar.batch;
+            B.eta_n.resize(B.size());
+            B.eta_t.resize(B.size());
+            for (std::size_t i = 0; i < B.size(); ++i) {
+                const BlockMetric m = block_metric(delassus_block(B, scalar.bodies, i));
+                B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
+                B.eta_t[i] = m.t;
+            }
+            Case lanes = scalar;
+            int moved = 0;
+            for (int sweep = 0; sweep < 4; ++sweep) {
+                const double tol2 = 1e-6;
+                const std::vector<Vec3> before = scalar.batch.gamma;
+                const double e1 = bgs_range_scalar(scalar.batch, scalar.bodies, 1, 203, omega, tol2);
+                const double e2 = bgs_range_scalar(scalar.batch, scalar.bodies, 203, 403, omega, tol2);
+                const double f1 = bgs_range_lanes(lanes.batch, lanes.bodies, 1, 203, omega, tol2);
+                const double f2 = bgs_range_lanes(lanes.batch, lanes.bodies, 203, 403, omega, tol2);
+                EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
+                EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
+                expect_same_bits(scalar, lanes);
+                for (std::size_t i = 1; i < 403; ++i) moved += scalar.batch.gamma[i] != before[i];
+            }
+            EXPECT_GT(moved, 400);  // the sweeps did something to compare
         }
     }
 }
