@@ -36,12 +36,21 @@ struct SimulationSettings {
     PeriodicBox periodic;                     ///< periodic axes and their ranges (none by default)
 };
 
+/// ε of a scene that sets neither `tolerance` nor `relative_tolerance` (docs/design.md §6,
+/// "The stopping rule"): 1 % of the fastest closing speed, which at rest (g h) is the
+/// absolute 1e-4 m/s of a 1 ms step.
+inline constexpr double kDefaultRelativeTolerance = 0.01;
+
 struct SolverSettings {
     SolverType type = SolverType::PGS;
     FrictionLaw friction = FrictionLaw::CCP;  ///< see FrictionLaw
     int max_iterations = 100;       ///< iteration cap per step [-] (with "coulomb" and a CCP
                                     ///< solver: over all its fixed-point solves)
     double tolerance = 1e-4;        ///< residual r at which to stop [m/s] (docs/design.md §6)
+    double relative_tolerance = 0.0;  ///< ε: a step's solve stops at r ≤ max(tolerance, ε v_c), v_c the
+                                    ///< largest speed at which a contact closes at ν* (what the solve must
+                                    ///< stop) [-]; 0 = the absolute tolerance alone. Scenes that set no
+                                    ///< tolerance get kDefaultRelativeTolerance (io/scene.cpp)
     double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (its row of core/solver_table.hpp:
                                     ///< PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step

@@ -65,7 +65,8 @@ const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys
                        {"start_motion"}};
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
-                         {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}, {"friction"}};
+                         {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}, {"friction"},
+                         {"relative_tolerance"}};
 const Fields kOutputKeys{{"path"},        {"interval"},   {"wall_contacts"},      {"precision"},
                          {"compression"}, {"checkpoint"}, {"checkpoint_interval"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
@@ -827,6 +828,8 @@ void check_periodic(Reader& r, const Ctx& root, const World& world) {
 SolverSettings read_solver(Reader& r, const Ctx& root) {
     SolverSettings s;
     const auto c = r.table(root, "solver", Need::Optional);
+    // A scene that says nothing of when to stop stops relative to its speeds as well.
+    s.relative_tolerance = kDefaultRelativeTolerance;
     if (!c) return s;
     if (auto t = r.string(*c, "type", Need::Optional)) {
         if (const std::optional<SolverType> type = solver_from_name(*t)) {
@@ -863,8 +866,14 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     if (auto v = r.integer(*c, "max_iterations", Need::Optional, 1, INT_MAX))
         s.max_iterations = int(*v);
     if (auto v = r.number(
-            *c, "tolerance", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+            *c, "tolerance", Need::Optional, [](double x) { return x > 0.0; }, "> 0")) {
         s.tolerance = *v;
+        s.relative_tolerance = 0.0;  // an explicit tolerance means what it says
+    }
+    if (auto v = r.number(
+            *c, "relative_tolerance", Need::Optional, [](double x) { return x >= 0.0 && x < 1.0; },
+            "in [0, 1)"))
+        s.relative_tolerance = *v;
     if (auto v = r.number(
             *c, "relaxation", Need::Optional, [](double x) { return x > 0.0 && x < 2.0; },
             "in (0, 2)"))

@@ -70,8 +70,22 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
         return refused;
     }
     if (settings.type == SolverType::Lemke) return solve_lcp_stepper(batch, bodies, settings, work);
+    if (settings.relative_tolerance > 0.0 && batch.size() > 0) {
+        // The stopping rule (docs/design.md §6): r ≤ max(tol, ε v_c). Bodies are at ν* here
+        // (the warm start is applied by the method), so d at γ = 0 is each contact's free
+        // velocity; v_c is the largest speed at which one would close, −min d_n.
+        SolverSettings s = settings;
+        s.tolerance = std::max(settings.tolerance, settings.relative_tolerance * closing_speed(batch, bodies));
+        BodyOperator op(batch, bodies, work);
+        return run_method(op, s);
+    }
     BodyOperator op(batch, bodies, work);
     return run_method(op, settings);
+}
+
+double closing_speed(const AssembledBatch& c, const BodyStore& bodies) {
+    const SolverBodies sb(bodies);
+    return parallel_max(c.size(), [&](std::size_t i) { return -contact_velocity(c, sb, i)[0]; });
 }
 
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {

@@ -27,8 +27,14 @@ struct SolverWorkspace {
 /// Solve the batch with settings.type: on entry bodies hold ν* and batch.gamma the warm
 /// start γ⁰; on exit batch.gamma holds γ and bodies hold ν⁺ = ν* + M⁻¹ D γ. The solvers
 /// iterate on work.bodies (world frame) and touch the store only to load ν* and write ν⁺.
+/// With settings.relative_tolerance ε > 0 the solve stops at r ≤ max(tolerance, ε v_c),
+/// v_c = closing_speed(batch, bodies) at entry (docs/design.md §6, "The stopping rule").
 SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
                        SolverWorkspace& work);
+
+/// The largest speed at which a contact of the batch closes at the bodies' velocities with
+/// γ = 0 (−min_i d_n,i; ≤ 0 when none closes) [m/s]: what a solve from ν* must stop.
+double closing_speed(const AssembledBatch& c, const BodyStore& bodies);
 
 // The iterative methods (PGS, PJ, APGD, maxdiss, nsgs, the De Saxcé fixed point) are
 // templates over a contact operator (solvers/methods.hpp); solve_ccp runs them on the bodies.

@@ -277,15 +277,20 @@ struct RunTally {
         max_penetration = std::max(max_penetration, d.contact_infeasibility);
     }
 
-    void print(const talus::World& world, double tolerance, int max_iterations) const {
+    void print(const talus::World& world, const talus::SolverSettings& solver) const {
+        const double tolerance = solver.tolerance;
+        const int max_iterations = solver.max_iterations;
+        const std::string rule = solver.relative_tolerance > 0.0
+            ? fmt::format("max({:g} m/s, {:g} % of the closing speed)", tolerance, 100.0 * solver.relative_tolerance)
+            : fmt::format("{:g} m/s", tolerance);
         if (steps == 0) return;
         const double share = 100.0 * double(converged) / double(steps);
         const double diameter = 2.0 * smallest_radius;
         std::fprintf(stderr,
-                     "talus: solver: %s of %s converged (%.0f %%) to the tolerance %g m/s; "
+                     "talus: solver: %s of %s converged (%.0f %%) to the tolerance %s; "
                      "largest penetration %.2g m%s; kinetic energy at the end %.3g J\n",
                      talus::group_digits(converged).c_str(), talus::count_of(steps, "step").c_str(),
-                     share, tolerance, max_penetration,
+                     share, rule.c_str(), max_penetration,
                      std::isfinite(diameter) && diameter > 0.0
                          ? fmt::format(" ({:.2g} % of the smallest diameter)",
                                        100.0 * max_penetration / diameter).c_str()
@@ -699,7 +704,7 @@ int cmd_run(const RunOptions& opt) {
         std::fprintf(stderr, "talus: done at t = %g s. steps: %s in %s (%s per step)\n",
                      world.time, talus::group_digits(steps).c_str(), seconds_text(loop).c_str(),
                      steps > 0 ? seconds_text(loop / double(steps)).c_str() : "-");
-        tally.print(world, scene.world.solver.tolerance, scene.world.solver.max_iterations);
+        tally.print(world, scene.world.solver);
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);
         std::fprintf(stderr, "talus: output: %s, %.1f MB (%s writing, in the background): %s\n"

@@ -107,6 +107,7 @@ angular_velocity = [0, 0, 10]
     EXPECT_EQ(w.solver.type, SolverType::PGS);
     EXPECT_EQ(w.solver.max_iterations, 250);
     EXPECT_DOUBLE_EQ(w.solver.tolerance, 1e-6);
+    EXPECT_EQ(w.solver.relative_tolerance, 0.0);  // an explicit tolerance means what it says
     EXPECT_DOUBLE_EQ(w.solver.relaxation, 1.3);
     EXPECT_DOUBLE_EQ(w.solver.envelope, 0.002);
     EXPECT_DOUBLE_EQ(w.solver.recovery_speed, 0.05);
@@ -225,6 +226,8 @@ position = [0, 0, 0]
     EXPECT_EQ(s.world.simulation.gravity, sim.gravity);
     EXPECT_EQ(s.world.solver.max_iterations, sol.max_iterations);
     EXPECT_EQ(s.world.solver.tolerance, sol.tolerance);
+    // a scene that says nothing of when to stop stops relative to its speeds too
+    EXPECT_EQ(s.world.solver.relative_tolerance, kDefaultRelativeTolerance);
     EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
     EXPECT_EQ(s.world.solver.envelope, sol.envelope);
     EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);
@@ -236,6 +239,31 @@ position = [0, 0, 0]
     EXPECT_EQ(s.output.compression, 1);
     EXPECT_EQ(s.world.bodies.velocity[0], Vec3::Zero());
     EXPECT_EQ(s.world.bodies.angular_velocity[0], Vec3::Zero());
+}
+
+TEST(Scene, RelativeToleranceDefaultsOnlyWhenNoToleranceIsGiven) {
+    // docs/design.md §6, "The stopping rule": ε = 0.01 unless the scene sets tolerance;
+    // an explicit relative_tolerance wins either way.
+    const std::string body = kMaterials + R"(
+[[body]]
+shape = "sphere"
+radius = 0.01
+material = "glass"
+position = [0, 0, 0]
+)";
+    auto read = [&](const std::string& solver) {
+        return parse_scene(body + solver, "s.toml", {}).world.solver;
+    };
+    EXPECT_EQ(read("[solver]\ntype = \"bgs\"\n").relative_tolerance, kDefaultRelativeTolerance);
+    EXPECT_EQ(read("[solver]\ntolerance = 1e-5\n").relative_tolerance, 0.0);
+    const SolverSettings both = read("[solver]\ntolerance = 1e-5\nrelative_tolerance = 0.05\n");
+    EXPECT_EQ(both.tolerance, 1e-5);
+    EXPECT_EQ(both.relative_tolerance, 0.05);
+    EXPECT_EQ(read("[solver]\nrelative_tolerance = 0\n").relative_tolerance, 0.0);
+    EXPECT_NE(error_of(body + "[solver]\nrelative_tolerance = 1.5\n")
+                  .find("mem/scene.toml:"), std::string::npos);
+    EXPECT_NE(error_of(body + "[solver]\nrelative_tolerance = 1.5\n").find("relative_tolerance"),
+              std::string::npos);
 }
 
 TEST(Scene, OutputPrecisionAndCompressionAreRead) {
@@ -505,6 +533,7 @@ TEST(Scene, OverridesChangeValuesBeforeValidation) {
     EXPECT_EQ(s.overrides, ov);
     EXPECT_DOUBLE_EQ(s.world.simulation.dt, 1e-5);
     EXPECT_DOUBLE_EQ(s.world.solver.tolerance, 1e-7);
+    EXPECT_EQ(s.world.solver.relative_tolerance, 0.0);
     EXPECT_FALSE(s.world.solver.warm_start);
     EXPECT_DOUBLE_EQ(s.world.solver.relaxation, 1.0);  // integer accepted for a float
     EXPECT_EQ(s.world.simulation.gravity, Vec3(0, 0, -1));
