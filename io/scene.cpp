@@ -828,8 +828,10 @@ void check_periodic(Reader& r, const Ctx& root, const World& world) {
 SolverSettings read_solver(Reader& r, const Ctx& root) {
     SolverSettings s;
     const auto c = r.table(root, "solver", Need::Optional);
-    // A scene that says nothing of when to stop stops relative to its speeds as well.
+    // A scene that says nothing of when to stop stops relative to its speeds as well, and
+    // one that names no solver gets the scenes' default.
     s.relative_tolerance = kDefaultRelativeTolerance;
+    s.type = kSceneDefaultSolver;
     if (!c) return s;
     if (auto t = r.string(*c, "type", Need::Optional)) {
         if (const std::optional<SolverType> type = solver_from_name(*t)) {

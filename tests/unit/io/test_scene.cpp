@@ -226,8 +226,11 @@ position = [0, 0, 0]
     EXPECT_EQ(s.world.simulation.gravity, sim.gravity);
     EXPECT_EQ(s.world.solver.max_iterations, sol.max_iterations);
     EXPECT_EQ(s.world.solver.tolerance, sol.tolerance);
-    // a scene that says nothing of when to stop stops relative to its speeds too
+    // a scene that says nothing of when to stop stops relative to its speeds too, and one
+    // that names no solver gets bgs
     EXPECT_EQ(s.world.solver.relative_tolerance, kDefaultRelativeTolerance);
+    EXPECT_EQ(s.world.solver.type, kSceneDefaultSolver);
+    EXPECT_EQ(kSceneDefaultSolver, SolverType::BGS);
     EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
     EXPECT_EQ(s.world.solver.envelope, sol.envelope);
     EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);
