@@ -66,7 +66,7 @@ const Fields kStageKeys{{"name"}, {"duration"}, {"stop", Kind::Table, &kStopKeys
 const Fields kSolverKeys{{"type"},     {"max_iterations"}, {"tolerance"},     {"relaxation"},
                          {"envelope"}, {"recovery_speed"}, {"stabilization"}, {"warm_start"},
                          {"friction_directions"}, {"position_iterations"}, {"bounce_speed"}, {"friction"},
-                         {"relative_tolerance"}};
+                         {"relative_tolerance"}, {"push_out"}};
 const Fields kOutputKeys{{"path"},        {"interval"},   {"wall_contacts"},      {"precision"},
                          {"compression"}, {"checkpoint"}, {"checkpoint_interval"}};
 const Fields kMaterialKeys{{"name"},        {"density"},          {"friction"},
@@ -832,6 +832,7 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     // one that names no solver gets the scenes' default.
     s.relative_tolerance = kDefaultRelativeTolerance;
     s.type = kSceneDefaultSolver;
+    s.split_push_out = kSceneSplitPushOut;
     if (!c) return s;
     if (auto t = r.string(*c, "type", Need::Optional)) {
         if (const std::optional<SolverType> type = solver_from_name(*t)) {
@@ -891,6 +892,14 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             "in [0, 1]"))
         s.stabilization = *v;
     if (auto v = r.boolean(*c, "warm_start", Need::Optional)) s.warm_start = *v;
+    const auto push_out = r.string(*c, "push_out", Need::Optional);
+    if (push_out) {
+        if (*push_out == "velocity" || *push_out == "position")
+            s.split_push_out = *push_out == "position";
+        else
+            r.problem_at(*c, "push_out", fmt::format("unknown push-out '{}'{}", *push_out,
+                                                     suggest(*push_out, {"velocity", "position"}, "known")));
+    }
     if (auto v = r.integer(*c, "friction_directions", Need::Optional, 4, 64)) {
         if (*v % 2 != 0)  // the cone must be balanced: −d_j is a direction too (seed 000, (13))
             r.problem_at(*c, "friction_directions", "must be even (balanced cone)");
@@ -899,6 +908,14 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     }
     if (auto v = r.integer(*c, "position_iterations", Need::Optional, 0, 50))
         s.position_iterations = int(*v);
+    // The position-level variant removes overlaps by its own re-linearised solves with the
+    // velocity-level term (engine/world/position_level.cpp): no separate push-out with it.
+    if (s.position_iterations > 0) {
+        if (push_out && s.split_push_out)
+            r.problem_at(*c, "push_out", "push_out = \"position\" does not combine with position_iterations > 0 "
+                                         "(the position-level variant corrects overlaps itself); use \"velocity\"");
+        s.split_push_out = false;
+    }
     if (auto v = r.number(
             *c, "bounce_speed", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
         s.bounce_speed = *v;

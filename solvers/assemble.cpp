@@ -29,6 +29,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     out.a.resize(n); out.b.resize(n); out.normal.resize(n); out.tangent.resize(n);
     out.lever_a.resize(n); out.lever_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
     out.eta.resize(n); out.gamma.resize(n);
+    out.push.resize(settings.split_push_out ? n : 0);
     out.eta_n.clear(); out.eta_t.clear();  // bgs's metric: filled by its solve (BodyOperator::bgs_prepare)
     out.colour_start = contacts.colour_start;
     out.overflow_colour = contacts.overflow_colour;
@@ -67,9 +68,10 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.lever_b[i] = side(b);
 
             const double gap = contacts.gap[i];
-            double stab = gap >= 0.0
-                ? gap / h
-                : std::max(settings.stabilization * gap / h, -settings.recovery_speed);
+            const double push = std::max(settings.stabilization * gap / h, -settings.recovery_speed);
+            // an overlap's push-out: here, or (split_push_out) in World's separate pass
+            double stab = gap >= 0.0 ? gap / h : settings.split_push_out ? 0.0 : push;
+            if (settings.split_push_out) out.push[i] = gap >= 0.0 ? gap / h : push;
             const uint32_t mat_b = bodies.material[b];
             const double mu = materials.friction(contacts.material_a[i], mat_b);
             // Restitution (Newton's law on the normal velocity): a contact that closes during

@@ -38,6 +38,10 @@ struct AssembledBatch {
     /// (W_ii itself for a sphere, whose W_ii is diagonal there) [kg]. Empty after assemble();
     /// a bgs solve fills them (BodyOperator::bgs_prepare), so no other solver pays for them.
     std::vector<double> eta_n, eta_t;
+    /// With SolverSettings::split_push_out, the separate push-out pass's b_i: max(γ_s Φ/h,
+    /// −v_rec) for an overlap, Φ/h for an open gap (the push may close it, not pass it)
+    /// [m/s]; empty otherwise.
+    std::vector<double> push;
     std::vector<Vec3> gamma;    ///< impulses (n, u, w) [N s]: warm start in, solution out
     std::vector<uint32_t> colour_start;  ///< colour ranges, as in ContactList
     /// APGD's Lipschitz estimate L of N [1/kg]: in, the previous step's accepted value from

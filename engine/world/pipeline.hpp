@@ -62,6 +62,7 @@ struct StepPipeline {
     std::vector<uint32_t> renumbered;   ///< old index → new index of the last renumbering
     std::vector<Vec3> saved_v, saved_w; ///< velocities at step start, restored on failure
     std::vector<Vec3> star_v, star_w;   ///< ν* of the step (position-level variant)
+    std::vector<Vec3> plus_v, plus_w;   ///< ν⁺ while the push-out pass moves the positions
     BodyStore predicted;                ///< q̂ of the position-level variant
     ContactList next_contacts;          ///< its contacts and batch
     AssembledBatch next_batch;
@@ -191,6 +192,9 @@ StepError check_solution(const SolverResult& result, const BodyStore& bodies,
 
 /// Stage 6: positions and orientations with the new velocities over h; kinematic bodies at
 /// the exact pose of their motion at t1 = t + h.
+/// The smallest radius of a dynamic body (+∞ if none) [m]; the same bits on any thread count.
+double smallest_dynamic_radius(const BodyStore& bodies);
+
 void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1);
 
 }  // namespace talus

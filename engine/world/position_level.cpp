@@ -45,6 +45,7 @@ void World::relinearise(double h, double wall_margin, StepAt at) {
         // mesh or cylinder wall at q̂ are checked where they really arrive, by the next step.
         SolverSettings full = solver;
         full.stabilization = 1.0;
+        full.split_push_out = false;  // the overlaps go into this solve (Φ(q^{l+1}) ≥ 0)
         const std::vector<WallState> wall_at = wall_states(walls, time + h, time, h);
         collide_and_assemble({.bodies = pred,
                               .walls = walls,

@@ -73,6 +73,17 @@ StepStatus World::step(double until) {
     }
 }
 
+double smallest_dynamic_radius(const BodyStore& bodies) {
+    return -parallel_max_ranges(
+        0, bodies.size(), grain::kBodies, -std::numeric_limits<double>::infinity(),
+        [&](std::size_t lo, std::size_t hi) {
+            double m = -std::numeric_limits<double>::infinity();
+            for (std::size_t i = lo; i < hi; ++i)
+                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
+            return m;
+        });
+}
+
 World::StepChoice World::choose_step(double until) const {
     // Three bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
     // step under semi-implicit Euler):
@@ -94,14 +105,7 @@ World::StepChoice World::choose_step(double until) const {
     //   impact itself is caught by its speculative contact, whatever h.
     const double c = simulation.step_fraction;
     // (maxima are exact whatever the split: the same bits on any thread count)
-    const double r_min = -parallel_max_ranges(
-        0, bodies.size(), grain::kBodies, -std::numeric_limits<double>::infinity(),
-        [&](std::size_t lo, std::size_t hi) {
-            double m = -std::numeric_limits<double>::infinity();
-            for (std::size_t i = lo; i < hi; ++i)
-                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
-            return m;
-        });
+    const double r_min = smallest_dynamic_radius(bodies);
     const double v_max = parallel_max(bodies.size(), [&](std::size_t i) {
         double v = bodies.velocity[i].norm();
         if (bodies.shape[i] != Shape::Sphere) v += bodies.angular_velocity[i].norm() * bodies.radius[i];
@@ -202,7 +206,9 @@ StepStatus World::take_step(double h, double t1) {
     if (simulation.adaptive) control_.slip_speed = slip_speed(batch_, bodies);  // choose_step reads it
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
+    if (solver.split_push_out && !relinearising()) push_out(h);                               // 5d.
     integrate_positions(bodies, simulation.periodic, h, t1);                          // 6.
+    drop_push_out();
     clock.lap(diag_.time_integrate);
     diag_.contact_infeasibility = 0.0;
     for (double gap : contacts_.gap) diag_.contact_infeasibility = std::max(diag_.contact_infeasibility, -gap);

@@ -96,6 +96,9 @@ public:
     /// The penetration the adaptive step aims to stay under, as a share of the smallest
     /// radius: 1 % of r, half a per cent of the diameter (half what a user accepts).
     static constexpr double kPenetrationTarget = 0.01;
+    /// The separate push-out pass runs when an overlap is deeper than this share of
+    /// kPenetrationTarget r_min, the depth at which the penetration control starts to act.
+    static constexpr double kPushOutSlop = 0.25;
     StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -173,6 +176,11 @@ private:
     /// pipeline's star_v, star_w), warm-started by the solution so far. Returns the colours
     /// of the last solve's contacts.
     std::size_t take_back_and_resolve(double h, bool lean, std::size_t colours);
+    /// Stage 5d (engine/world/push_out.cpp, solver.split_push_out): the overlaps' separate
+    /// push-out pass; leaves ν⁺ + ν_p in the store for integrate_positions, and
+    /// drop_push_out() puts ν⁺ back after it.
+    void push_out(double h);
+    void drop_push_out();
 
     /// Adds this step's contact impulses on walls to wall_loads_.
     void accumulate_wall_loads(double h);

@@ -231,6 +231,7 @@ position = [0, 0, 0]
     EXPECT_EQ(s.world.solver.relative_tolerance, kDefaultRelativeTolerance);
     EXPECT_EQ(s.world.solver.type, kSceneDefaultSolver);
     EXPECT_EQ(kSceneDefaultSolver, SolverType::BGS);
+    EXPECT_TRUE(s.world.solver.split_push_out);
     EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
     EXPECT_EQ(s.world.solver.envelope, sol.envelope);
     EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);

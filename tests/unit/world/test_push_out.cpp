@@ -1,0 +1,88 @@
+// The separate push-out pass (engine/world/push_out.cpp; docs/design.md §4, "Push-out"):
+// with split_push_out an overlap is taken back by moving positions, and leaves no velocity
+// behind; with the velocity-level term the same correction stays in ν⁺.
+#include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
+
+#include <cstring>
+
+#include "tests/support/world_builder.hpp"
+
+namespace talus {
+namespace {
+
+using namespace talus::testing;
+
+/// A column of n spheres on a floor, each overlapping the one below (and the lowest the
+/// floor) by `overlap`, at rest, no gravity: only the push-out moves anything.
+World overlapped_column(int n, double overlap, bool split) {
+    const double r = 5e-3;
+    World w = make_world(1e-3, Vec3::Zero(), 1e-10, 2000);
+    w.solver.split_push_out = split;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+    for (int k = 0; k < n; ++k) add_sphere(w, Vec3(0, 0, r - overlap + k * (2 * r - overlap)), r, m);
+    return w;
+}
+
+double deepest_overlap(const World& w) {
+    double worst = std::max(0.0, w.bodies.radius[0] - w.bodies.position[0].z());
+    for (std::size_t k = 1; k < w.bodies.size(); ++k) {
+        const double d = (w.bodies.position[k] - w.bodies.position[k - 1]).norm();
+        worst = std::max(worst, w.bodies.radius[k] + w.bodies.radius[k - 1] - d);
+    }
+    return worst;
+}
+
+// Ten spheres overlapping by 20 µm each (0.4 % of r; the pass's slop is 0.25 % of r): the
+// velocity-level term pushes each contact apart at γ_s Φ / h = 4 mm/s, which adds up to
+// 40 mm/s at the top and stays there; the pass takes the overlaps back by the same share
+// per step and leaves every velocity zero.
+TEST(PushOut, SeparatePassMovesPositionsAndLeavesNoVelocity) {
+    const int n = 10;
+    const double overlap = 2e-5;
+    World velocity = overlapped_column(n, overlap, false);
+    World position = overlapped_column(n, overlap, true);
+    run_steps(velocity, 1);
+    run_steps(position, 1);
+    const double push = 0.2 * overlap / 1e-3;  // γ_s Φ / h per contact [m/s]
+    EXPECT_NEAR(velocity.bodies.velocity[n - 1].z(), n * push, 1e-4 * n * push);
+    double fastest = 0.0;
+    for (const Vec3& v : position.bodies.velocity) fastest = std::max(fastest, v.norm());
+    EXPECT_EQ(fastest, 0.0);
+    // ... and the positions moved: the pass removed a share of the overlaps
+    EXPECT_LT(deepest_overlap(position), 0.95 * overlap);
+    EXPECT_GT(position.bodies.position[n - 1].z(), overlapped_column(n, overlap, true).bodies.position[n - 1].z());
+    // over more steps the column comes apart to the slop and stays at rest
+    run_steps(position, 60);
+    EXPECT_LE(deepest_overlap(position), 0.0025 * 5e-3 * 1.0001);
+    for (const Vec3& v : position.bodies.velocity) EXPECT_EQ(v.norm(), 0.0);
+}
+
+// Overlaps shallower than the slop are left alone: no pass, positions unchanged.
+TEST(PushOut, OverlapsBelowTheSlopAreLeftAlone) {
+    World w = overlapped_column(5, 5e-6, true);  // 0.1 % of r < 0.25 %
+    const std::vector<Vec3> before = w.bodies.position;
+    run_steps(w, 3);
+    for (std::size_t k = 0; k < before.size(); ++k) EXPECT_EQ(w.bodies.position[k], before[k]);
+}
+
+// The pass is a parallel solve over the step's colours: the same bits on 1, 2 and 3 threads.
+TEST(PushOut, SameBitsOnAnyThreadCount) {
+    std::vector<std::vector<double>> runs;
+    for (int threads : {1, 2, 3}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, std::size_t(threads));
+        World w = settled_pile(40);
+        w.solver.split_push_out = true;
+        w.solver.type = SolverType::BGS;
+        run_steps(w, 40);
+        runs.push_back(state_vector(w));
+    }
+    for (std::size_t k = 1; k < runs.size(); ++k) {
+        ASSERT_EQ(runs[k].size(), runs[0].size());
+        EXPECT_EQ(0, std::memcmp(runs[k].data(), runs[0].data(), runs[0].size() * sizeof(double)));
+    }
+}
+
+}  // namespace
+}  // namespace talus
