@@ -275,22 +275,32 @@ inline bool pgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
     return true;
 }
 
-double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
-                   double omega, double tol2) {
+/// A Gauss–Seidel range four contacts at a time: four(i, excess4) updates contacts i … i+3
+/// (false when it cannot: one(j) then takes them one by one), one(j) the rest; returns the
+/// largest excess of either.
+template <class Four, class One>
+double lanes_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
+                   std::size_t hi, Four&& four, One&& one) {
     double excess = -1.0;
     V excess4 = _mm256_set1_pd(-1.0);
-    const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
-    const bool relaxed = omega != 1.0;
     std::size_t i = lo;
     for (; i + 4 <= hi; i += 4) {
         for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
             prefetch_bodies(batch, bodies, j);
-        if (pgs_update4(batch, bodies, i, omega4, tol24, relaxed, excess4)) continue;
-        for (std::size_t j = i; j < i + 4; ++j)
-            excess = std::max(excess, pgs_update(batch, bodies, j, omega, tol2));
+        if (four(i, excess4)) continue;
+        for (std::size_t j = i; j < i + 4; ++j) excess = std::max(excess, one(j));
     }
-    for (; i < hi; ++i) excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
+    for (; i < hi; ++i) excess = std::max(excess, one(i));
     return std::max(excess, hmax(excess4));
+}
+
+double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                   double omega, double tol2) {
+    const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
+    const bool relaxed = omega != 1.0;
+    return lanes_sweep(batch, bodies, lo, hi,
+        [&](std::size_t i, V& e4) { return pgs_update4(batch, bodies, i, omega4, tol24, relaxed, e4); },
+        [&](std::size_t j) { return pgs_update(batch, bodies, j, omega, tol2); });
 }
 
 /// bgs on contacts i … i+3, as bgs_block lane by lane: the step in the metric
@@ -325,19 +335,10 @@ inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
 
 double bgs_lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                        double omega, double tol2) {
-    double excess = -1.0;
-    V excess4 = _mm256_set1_pd(-1.0);
     const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
-    std::size_t i = lo;
-    for (; i + 4 <= hi; i += 4) {
-        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
-            prefetch_bodies(batch, bodies, j);
-        if (bgs_update4(batch, bodies, i, omega4, tol24, excess4)) continue;
-        for (std::size_t j = i; j < i + 4; ++j)
-            excess = std::max(excess, bgs_update(batch, bodies, j, omega, tol2));
-    }
-    for (; i < hi; ++i) excess = std::max(excess, bgs_update(batch, bodies, i, omega, tol2));
-    return std::max(excess, hmax(excess4));
+    return lanes_sweep(batch, bodies, lo, hi,
+        [&](std::size_t i, V& e4) { return bgs_update4(batch, bodies, i, omega4, tol24, e4); },
+        [&](std::size_t j) { return bgs_update(batch, bodies, j, omega, tol2); });
 }
 
 /// PJ's contact pass on contacts i … i+3; false when a body is anisotropic.
@@ -407,14 +408,25 @@ bool use_lanes() {
 
 }  // namespace
 
-double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                        std::size_t hi, double omega, double tol2) {
+namespace {
+
+/// A Gauss–Seidel range one contact at a time: the largest excess of one(i).
+template <class One>
+double scalar_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
+                    std::size_t hi, One&& one) {
     double excess = -1.0;
     for (std::size_t i = lo; i < hi; ++i) {
         if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
-        excess = std::max(excess, pgs_update(batch, bodies, i, omega, tol2));
+        excess = std::max(excess, one(i));
     }
     return excess;
+}
+
+}  // namespace
+
+double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
+                        std::size_t hi, double omega, double tol2) {
+    return scalar_sweep(batch, bodies, lo, hi, [&](std::size_t i) { return pgs_update(batch, bodies, i, omega, tol2); });
 }
 
 bool pgs_lanes_available() {
@@ -435,12 +447,7 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
 
 double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                         std::size_t hi, double omega, double tol2) {
-    double excess = -1.0;
-    for (std::size_t i = lo; i < hi; ++i) {
-        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
-        excess = std::max(excess, bgs_update(batch, bodies, i, omega, tol2));
-    }
-    return excess;
+    return scalar_sweep(batch, bodies, lo, hi, [&](std::size_t i) { return bgs_update(batch, bodies, i, omega, tol2); });
 }
 
 double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
