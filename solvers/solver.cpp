@@ -70,17 +70,14 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
         return refused;
     }
     if (settings.type == SolverType::Lemke) return solve_lcp_stepper(batch, bodies, settings, work);
-    if (settings.relative_tolerance > 0.0 && batch.size() > 0) {
-        // The stopping rule (docs/design.md §6): r ≤ max(tol, ε v_c). Bodies are at ν* here
-        // (the warm start is applied by the method), so d at γ = 0 is each contact's free
-        // velocity; v_c is the largest speed at which one would close, −min d_n.
-        SolverSettings s = settings;
-        s.tolerance = std::max(settings.tolerance, settings.relative_tolerance * closing_speed(batch, bodies));
-        BodyOperator op(batch, bodies, work);
-        return run_method(op, s);
-    }
+    // The stopping rule (docs/design.md §6): r ≤ max(tol, ε v_c). Bodies are at ν* here
+    // (the warm start is applied by the method), so d at γ = 0 is each contact's free
+    // velocity; v_c is the largest speed at which one would close, −min d_n.
+    SolverSettings s = settings;
+    if (s.relative_tolerance > 0.0 && batch.size() > 0)
+        s.tolerance = std::max(s.tolerance, s.relative_tolerance * closing_speed(batch, bodies));
     BodyOperator op(batch, bodies, work);
-    return run_method(op, settings);
+    return run_method(op, s);
 }
 
 double closing_speed(const AssembledBatch& c, const BodyStore& bodies) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -335,6 +336,18 @@ StepError check_solution(const SolverResult& result, const BodyStore& bodies,
     }
     if (StepError e = check_finite(bodies, max_speed, "after the solve", at, &result); !e.ok) return e;
     return check_bounded(result, contacts, batch, walls, at);
+}
+
+double smallest_dynamic_radius(const BodyStore& bodies) {
+    // (a max is exact whatever the split: the same bits on any thread count)
+    return -parallel_max_ranges(
+        0, bodies.size(), grain::kBodies, -std::numeric_limits<double>::infinity(),
+        [&](std::size_t lo, std::size_t hi) {
+            double m = -std::numeric_limits<double>::infinity();
+            for (std::size_t i = lo; i < hi; ++i)
+                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
+            return m;
+        });
 }
 
 void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1) {

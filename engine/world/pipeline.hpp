@@ -190,11 +190,11 @@ StepError check_solution(const SolverResult& result, const BodyStore& bodies,
                          const ContactList& contacts, const AssembledBatch& batch,
                          const std::vector<Wall>& walls, double max_speed, StepAt at);
 
-/// Stage 6: positions and orientations with the new velocities over h; kinematic bodies at
-/// the exact pose of their motion at t1 = t + h.
 /// The smallest radius of a dynamic body (+∞ if none) [m]; the same bits on any thread count.
 double smallest_dynamic_radius(const BodyStore& bodies);
 
+/// Stage 6: positions and orientations with the new velocities over h; kinematic bodies at
+/// the exact pose of their motion at t1 = t + h.
 void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1);
 
 }  // namespace talus

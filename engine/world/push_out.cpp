@@ -8,12 +8,13 @@
 //
 // from ν_p = 0 and γ_p = 0, by the step's solver with μ = 0 on the step's contacts and
 // colours, to the stopping rule (docs/design.md §6) with v_c the fastest push, within the
-// step's iteration cap. It runs only when some overlap is deeper than a slop (below). Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a
-// push-out leaves no velocity behind, so it cannot feed the jitter of a deep pack (where an
-// overlap at every contact of a column sums to a speed at its top) and a bed at rest stays
-// at rest. Walls stand still in pseudo-time (their velocity is the real solve's business).
+// step's iteration cap. It runs only when some overlap is deeper than a slop (below).
+// Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a push-out leaves no velocity
+// behind, so it cannot feed the jitter of a deep pack (where an overlap at every contact of
+// a column sums to a speed at its top) and a bed at rest stays at rest. Walls stand still in pseudo-time (their velocity is the real solve's business).
 #include "engine/world/pipeline.hpp"
 #include "engine/world/world.hpp"
+#include "core/parallel.hpp"
 #include "solvers/solver.hpp"
 
 #include <algorithm>
@@ -26,10 +27,11 @@ void World::push_out(double h) {
     // (where the penetration control starts to act): shallower overlaps are left as they
     // are, so a bed at rest pays for no pass. p_i < −γ_s slop / h ⇔ Φ_i < −slop (the cap
     // v_rec only binds deeper).
+    const std::size_t n = batch_.size();
     if (batch_.push.empty() || solver.stabilization <= 0.0) return;
     const double slop = kPushOutSlop * kPenetrationTarget * smallest_dynamic_radius(bodies);
-    const double below = -solver.stabilization * slop / h;
-    if (std::all_of(batch_.push.begin(), batch_.push.end(), [&](double b) { return b >= below; })) return;
+    const double deepest_push = parallel_max(n, [&](std::size_t i) { return -batch_.push[i]; });
+    if (deepest_push <= solver.stabilization * slop / h) return;
     StepPipeline& p = pipeline_;
     // ν⁺ kept aside; the pass starts from ν_p = 0 on every body (kinematic ones too: in
     // pseudo-time nothing moves but what the pass pushes)
@@ -38,20 +40,23 @@ void World::push_out(double h) {
     std::fill(bodies.velocity.begin(), bodies.velocity.end(), Vec3::Zero());
     std::fill(bodies.angular_velocity.begin(), bodies.angular_velocity.end(), Vec3::Zero());
 
-    // The step's batch as the pass's problem: its rhs, μ and γ swapped out (and back after),
-    // its joint and rolling rows set aside (they belong to the velocity solve).
-    const std::size_t n = batch_.size();
+    // The step's batch as the pass's problem: its rhs, μ and γ exchanged for the pass's
+    // (and back after), its joint and rolling rows set aside (they belong to the velocity
+    // solve), its APGD estimate kept.
     std::vector<Vec3> rhs(n), gamma(n, Vec3::Zero());
     std::vector<double> mu(n, 0.0);
-    for (std::size_t i = 0; i < n; ++i) rhs[i] = Vec3(batch_.push[i], 0.0, 0.0);
-    std::swap(batch_.rhs, rhs);
-    std::swap(batch_.gamma, gamma);
-    std::swap(batch_.mu, mu);
+    parallel_each(n, [&](std::size_t i) { rhs[i] = Vec3(batch_.push[i], 0.0, 0.0); }, grain::kContacts);
     BilateralBatch rows;
     RollingBatch rolling;
-    std::swap(batch_.bilateral, rows);
-    std::swap(batch_.rolling, rolling);
+    auto exchange = [&] {
+        std::swap(batch_.rhs, rhs);
+        std::swap(batch_.gamma, gamma);
+        std::swap(batch_.mu, mu);
+        std::swap(batch_.bilateral, rows);
+        std::swap(batch_.rolling, rolling);
+    };
     const double lipschitz = batch_.lipschitz;
+    exchange();
 
     SolverSettings s = solver;
     // to the step's stopping rule, relative to the fastest push (the pass's own v_c)
@@ -60,19 +65,15 @@ void World::push_out(double h) {
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
     solve_ccp(batch_, bodies, s, p.solver);  // a capped pass still takes back a share
 
-    std::swap(batch_.rhs, rhs);
-    std::swap(batch_.gamma, gamma);
-    std::swap(batch_.mu, mu);
-    std::swap(batch_.bilateral, rows);
-    std::swap(batch_.rolling, rolling);
+    exchange();
     batch_.lipschitz = lipschitz;
 
     // positions move by ν⁺ + ν_p (integrate_positions reads the store's velocities); ν⁺ is
     // put back after
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
+    parallel_each(bodies.size(), [&](std::size_t i) {
         bodies.velocity[i] += p.plus_v[i];
         bodies.angular_velocity[i] += p.plus_w[i];
-    }
+    }, grain::kBodies);
 }
 
 void World::drop_push_out() {

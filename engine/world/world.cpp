@@ -73,17 +73,6 @@ StepStatus World::step(double until) {
     }
 }
 
-double smallest_dynamic_radius(const BodyStore& bodies) {
-    return -parallel_max_ranges(
-        0, bodies.size(), grain::kBodies, -std::numeric_limits<double>::infinity(),
-        [&](std::size_t lo, std::size_t hi) {
-            double m = -std::numeric_limits<double>::infinity();
-            for (std::size_t i = lo; i < hi; ++i)
-                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
-            return m;
-        });
-}
-
 World::StepChoice World::choose_step(double until) const {
     // Three bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
     // step under semi-implicit Euler):

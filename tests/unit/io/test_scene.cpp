@@ -264,10 +264,9 @@ position = [0, 0, 0]
     EXPECT_EQ(both.tolerance, 1e-5);
     EXPECT_EQ(both.relative_tolerance, 0.05);
     EXPECT_EQ(read("[solver]\nrelative_tolerance = 0\n").relative_tolerance, 0.0);
-    EXPECT_NE(error_of(body + "[solver]\nrelative_tolerance = 1.5\n")
-                  .find("mem/scene.toml:"), std::string::npos);
-    EXPECT_NE(error_of(body + "[solver]\nrelative_tolerance = 1.5\n").find("relative_tolerance"),
-              std::string::npos);
+    const std::string bad = error_of(body + "[solver]\nrelative_tolerance = 1.5\n");
+    EXPECT_NE(bad.find("mem/scene.toml:"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("relative_tolerance"), std::string::npos) << bad;
 }
 
 TEST(Scene, OutputPrecisionAndCompressionAreRead) {
