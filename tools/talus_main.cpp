@@ -4,6 +4,7 @@
 // machine's memory, a finished run asked to resume), 3 simulation failed (non-finite state,
 // offending bodies named), 4 I/O error or memory exhausted, 128 + the signal for a run
 // stopped by SIGHUP (129), SIGINT (130) or SIGTERM (143) after writing its checkpoint.
+#include <array>
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <malloc.h>
@@ -267,14 +268,36 @@ struct RunTally {
     double max_penetration = 0.0;
     double smallest_radius = 0.0;
     double dt_min = std::numeric_limits<double>::infinity(), dt_max = 0.0, dt_sum = 0.0;
+    /// Wall seconds per stage, summed over the steps: forces and margins, broad phase,
+    /// narrow phase, colouring and assembly, solve, checks and integration.
+    std::array<double, 6> stage_seconds{};
 
     void add(const talus::StepDiagnostics& d) {
         ++steps;
+        const double parts[] = {d.time_forces, d.time_broad, d.time_narrow, d.time_assemble,
+                                d.solver_wall_time, d.time_integrate};
+        for (std::size_t k = 0; k < stage_seconds.size(); ++k) stage_seconds[k] += parts[k];
         dt_min = std::min(dt_min, d.dt);
         dt_max = std::max(dt_max, d.dt);
         dt_sum += d.dt;
         converged += d.converged ? 1 : 0;
         max_penetration = std::max(max_penetration, d.contact_infeasibility);
+    }
+
+    /// Where the step loop's time went, as shares of `loop` seconds (the rest: output,
+    /// progress, diagnostics and the step's own bookkeeping).
+    void print_stages(double loop) const {
+        if (steps == 0 || !(loop > 0.0)) return;
+        static constexpr const char* names[] = {"forces", "broad phase", "narrow phase",
+                                                "colouring and assembly", "solve", "integration"};
+        std::string text;
+        double sum = 0.0;
+        for (std::size_t k = 0; k < stage_seconds.size(); ++k) {
+            text += fmt::format("{} {:.0f} %, ", names[k], 100.0 * stage_seconds[k] / loop);
+            sum += stage_seconds[k];
+        }
+        std::fprintf(stderr, "talus: time in the stages: %sother %.0f %%\n", text.c_str(),
+                     100.0 * std::max(0.0, loop - sum) / loop);
     }
 
     void print(const talus::World& world, const talus::SolverSettings& solver) const {
@@ -704,6 +727,7 @@ int cmd_run(const RunOptions& opt) {
         std::fprintf(stderr, "talus: done at t = %g s. steps: %s in %s (%s per step)\n",
                      world.time, talus::group_digits(steps).c_str(), seconds_text(loop).c_str(),
                      steps > 0 ? seconds_text(loop / double(steps)).c_str() : "-");
+        tally.print_stages(loop);
         tally.print(world, scene.world.solver);
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);

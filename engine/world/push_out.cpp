@@ -7,8 +7,9 @@
 //                                                 Φ_i / h (an open gap: closed, not passed)
 //
 // from ν_p = 0 and γ_p = 0, by the step's solver with μ = 0 on the step's contacts and
-// colours, to the stopping rule (docs/design.md §6) with v_c the fastest push, within the
-// step's iteration cap. It runs only when some overlap is deeper than a slop (below).
+// colours, to the stopping rule (docs/design.md §6) with v_c the fastest push and ε = 0.1
+// (kPushOutRelativeTolerance), within the step's iteration cap. It runs only when some
+// overlap is deeper than a slop (below).
 // Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a push-out leaves no velocity
 // behind, so it cannot feed the jitter of a deep pack (where an overlap at every contact of
 // a column sums to a speed at its top) and a bed at rest stays at rest. Walls stand still in pseudo-time (their velocity is the real solve's business).
@@ -59,8 +60,9 @@ void World::push_out(double h) {
     exchange();
 
     SolverSettings s = solver;
-    // to the step's stopping rule, relative to the fastest push (the pass's own v_c)
-    s.relative_tolerance = kDefaultRelativeTolerance;
+    // to the stopping rule relative to the fastest push (the pass's own v_c), looser than
+    // the velocity solve's (kPushOutRelativeTolerance)
+    s.relative_tolerance = kPushOutRelativeTolerance;
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
     solve_ccp(batch_, bodies, s, p.solver);  // a capped pass still takes back a share
