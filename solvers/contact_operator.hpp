@@ -48,6 +48,24 @@ struct Reductions {
     double max = 0.0;
 };
 
+/// Π_K(γ⁰ − ρ d): the step the §6 residual term measures from γ⁰.
+TALUS_RULE Vec3 residual_step(const Vec3& d, const Vec3& g0, double rho, double mu) {
+    return project_friction_cone(Vec3(g0[0] - rho * d[0], g0[1] - rho * d[1], g0[2] - rho * d[2]), mu);
+}
+
+/// The end of a Gauss–Seidel block step (pgs_block, bgs_block): γ_i ← g, its change
+/// applied to the bodies at once, and the residual term's excess before the update,
+/// ‖γ⁰ − full‖² − tol2 σ_i² (full = residual_step at γ⁰).
+template <class Op>
+TALUS_RULE double commit_block(Op& op, std::size_t i, const Vec3& g0, const Vec3& g, const Vec3& full,
+                               double tol2) {
+    const double sigma = op.sigma(i);
+    op.gamma()[i] = g;
+    op.apply(i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * sigma * sigma;
+}
+
 /// PGS on block i: γ_i ← Π_K(γ_i − ω η_i d_i), the change applied at once. Returns
 /// ‖γ_i − Π_K(γ_i − ρ_i d_i)‖² − tol2 σ_i² before the update (≤ 0: within the tolerance).
 template <class Op>
@@ -58,14 +76,9 @@ TALUS_RULE double pgs_block(Op& op, std::size_t i, double omega, double tol2) {
     const double oe = omega * eta;
     const double mu = op.mu(i);
     const Vec3 g = project_friction_cone(Vec3(g0[0] - oe * d[0], g0[1] - oe * d[1], g0[2] - oe * d[2]), mu);
-    const double rho = op.rho(i), sigma = op.sigma(i);
-    const Vec3 full = oe == rho
-        ? g
-        : project_friction_cone(Vec3(g0[0] - rho * d[0], g0[1] - rho * d[1], g0[2] - rho * d[2]), mu);
-    op.gamma()[i] = g;
-    op.apply(i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
-    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
-    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * sigma * sigma;
+    const double rho = op.rho(i);
+    const Vec3 full = oe == rho ? g : residual_step(d, g0, rho, mu);
+    return commit_block(op, i, g0, g, full, tol2);
 }
 
 /// The block step of "bgs": P⁻¹ = diag(n, t, t) for a diagonal majorant P ⪰ W_ii [kg].
@@ -103,12 +116,7 @@ TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
             Vec3(g0[0] - sn * d[0], s * (g0[1] - st * d[1]), s * (g0[2] - st * d[2])), mu * s);
         g = Vec3(x[0], x[1] / s, x[2] / s);
     }
-    const double rho = op.rho(i), sigma = op.sigma(i);
-    const Vec3 full = project_friction_cone(Vec3(g0[0] - rho * d[0], g0[1] - rho * d[1], g0[2] - rho * d[2]), mu);
-    op.gamma()[i] = g;
-    op.apply(i, Vec3(g[0] - g0[0], g[1] - g0[1], g[2] - g0[2]));
-    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
-    return (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * sigma * sigma;
+    return commit_block(op, i, g0, g, residual_step(d, g0, op.rho(i), mu), tol2);
 }
 
 /// PJ's probe of block i: next_i = Π_K(γ_i − s_i d_i) at the current velocities (read
