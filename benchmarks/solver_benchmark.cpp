@@ -786,8 +786,7 @@ int cmd_breakdown(const Options& o) {
         step_or_throw(w);
         const double total = seconds_since(t0);
         const StepDiagnostics& d = w.diagnostics();
-        const double parts[] = {d.time_forces, d.time_broad, d.time_narrow, d.time_assemble,
-                                d.solver_wall_time, d.time_integrate};
+        const std::array<double, 6> parts = d.stage_seconds();
         double sum = 0.0;
         for (int j = 0; j < 6; ++j) {
             samples[j].push_back(parts[j]);

@@ -268,14 +268,12 @@ struct RunTally {
     double max_penetration = 0.0;
     double smallest_radius = 0.0;
     double dt_min = std::numeric_limits<double>::infinity(), dt_max = 0.0, dt_sum = 0.0;
-    /// Wall seconds per stage, summed over the steps: forces and margins, broad phase,
-    /// narrow phase, colouring and assembly, solve, checks and integration.
+    /// Wall seconds per stage, summed over the steps (StepDiagnostics::stage_seconds).
     std::array<double, 6> stage_seconds{};
 
     void add(const talus::StepDiagnostics& d) {
         ++steps;
-        const double parts[] = {d.time_forces, d.time_broad, d.time_narrow, d.time_assemble,
-                                d.solver_wall_time, d.time_integrate};
+        const std::array<double, 6> parts = d.stage_seconds();
         for (std::size_t k = 0; k < stage_seconds.size(); ++k) stage_seconds[k] += parts[k];
         dt_min = std::min(dt_min, d.dt);
         dt_max = std::max(dt_max, d.dt);

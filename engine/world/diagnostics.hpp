@@ -2,6 +2,7 @@
 /// What a step reports, as plain data: its diagnostics row, the loads and contacts on the
 /// walls, and whether it succeeded. The trajectory writer reads these without seeing the
 /// World that produces them (engine/world/world.hpp).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ struct StepDiagnostics {
     /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;
+    /// The step's wall-clock seconds stage by stage, in pipeline order: forces and margins,
+    /// broad phase, narrow phase, colouring and assembly, solve (with the speculative
+    /// take-back's second colouring, assembly and solve), checks and integration (with the
+    /// push-out pass) [s].
+    std::array<double, 6> stage_seconds() const {
+        return {time_forces, time_broad, time_narrow, time_assemble, solver_wall_time, time_integrate};
+    }
     bool converged = false;         ///< residual ≤ tolerance before the cap
 };
 

@@ -12,7 +12,8 @@
 // overlap is deeper than a slop (below).
 // Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a push-out leaves no velocity
 // behind, so it cannot feed the jitter of a deep pack (where an overlap at every contact of
-// a column sums to a speed at its top) and a bed at rest stays at rest. Walls stand still in pseudo-time (their velocity is the real solve's business).
+// a column sums to a speed at its top) and a bed at rest stays at rest. Walls stand still
+// in pseudo-time (their velocity is the real solve's business).
 #include "engine/world/pipeline.hpp"
 #include "engine/world/world.hpp"
 #include "core/parallel.hpp"
