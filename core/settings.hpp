@@ -12,7 +12,7 @@ namespace talus {
 /// How the step h is chosen (docs/design.md §4b, "The adaptive step").
 struct SimulationSettings {
     /// Fixed step h [s], used when `adaptive` is false. A scene that sets `dt` gets this
-    /// fixed step; a scene without `dt` steps adaptively (io/scene.cpp).
+    /// fixed step; a scene without `dt` steps adaptively (io/scene/run_tables.cpp).
     double dt = 1e-3;
     /// Choose h each step from the bodies' speeds (World::choose_step): bodies in contact
     /// move at most step_fraction times the smallest radius across each other in one
@@ -64,7 +64,7 @@ struct SolverSettings {
     double relative_tolerance = 0.0;  ///< ε: a step's solve stops at r ≤ max(tolerance, ε v_c), v_c the
                                     ///< largest speed at which a contact closes at ν* (what the solve must
                                     ///< stop) [-]; 0 = the absolute tolerance alone. Scenes that set no
-                                    ///< tolerance get kDefaultRelativeTolerance (io/scene.cpp)
+                                    ///< tolerance get kDefaultRelativeTolerance (io/scene/run_tables.cpp)
     double relaxation = 0.0;        ///< ω [-]; 0 = the solver's default (its row of core/solver_table.hpp:
                                     ///< PGS 1.0, PJ 0.5; APGD, maxdiss: none)
     double envelope = 1e-3;         ///< minimum collision envelope δ [m]; grows per step

@@ -1,5 +1,5 @@
 #pragma once
-/// The one table of what each solver supports: read by the scene reader (io/scene.cpp, to
+/// The one table of what each solver supports: read by the scene reader (io/scene/, to
 /// refuse a scene with the key at fault), by the dispatcher (solvers/solver.cpp, to refuse a
 /// step) and by `talus fclib`; docs/scenes.md prints the same table and a test
 /// (SolverTable.DocsShowTheTable) keeps the two equal. Adding a solver adds a row here

@@ -1,7 +1,7 @@
 #pragma once
 /// Generating sphere centres for a scene (lattice and random non-overlapping fill) and
 /// checking an initial configuration for overlaps between bodies and with walls.
-/// Pure geometry: no TOML, no error formatting (io/scene.cpp does that).
+/// Pure geometry: no TOML, no error formatting (io/scene/ does that).
 #include <array>
 #include <functional>
 #include <cstddef>
