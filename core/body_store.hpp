@@ -7,6 +7,7 @@
 #include "clump.hpp"
 #include "math.hpp"
 #include "wall_motion.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
@@ -19,16 +20,14 @@ enum class Shape : uint8_t {
     Clump      ///< rigid union of spheres: template BodyStore::clumps[shape_param.x()]
 };
 
-/// The shape's name in messages ("sphere", "capsule", "ellipsoid", "clump").
-inline const char* shape_name(Shape sh) {
-    switch (sh) {
-        case Shape::Sphere: return "sphere";
-        case Shape::Capsule: return "capsule";
-        case Shape::Ellipsoid: return "ellipsoid";
-        case Shape::Clump: return "clump";
-    }
-    return "?";
-}
+template <>
+struct EnumNames<Shape> {
+    static constexpr NamedValue<Shape> table[] = {
+        {Shape::Sphere, "sphere"}, {Shape::Capsule, "capsule"}, {Shape::Ellipsoid, "ellipsoid"}, {Shape::Clump, "clump"}};
+};
+
+/// The shape's name in scenes, messages and output.
+inline const char* shape_name(Shape sh) { return name_of(sh).data(); }
 
 /// Mass [kg] and principal inertia J̄ about the centre of mass, body frame [kg m²].
 struct MassProperties {

@@ -7,6 +7,7 @@
 
 #include "body_store.hpp"
 #include "math.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
@@ -19,16 +20,16 @@ enum class JointType : uint8_t {
     Fixed       ///< 6 rows: relative orientation fixed (3) + spherical (3)
 };
 
-inline const char* joint_name(JointType t) {
-    switch (t) {
-        case JointType::Spherical: return "spherical";
-        case JointType::Distance: return "distance";
-        case JointType::Revolute: return "revolute";
-        case JointType::Prismatic: return "prismatic";
-        case JointType::Fixed: return "fixed";
-    }
-    return "?";
-}
+template <>
+struct EnumNames<JointType> {
+    static constexpr NamedValue<JointType> table[] = {{JointType::Spherical, "spherical"},
+                                                      {JointType::Distance, "distance"},
+                                                      {JointType::Revolute, "revolute"},
+                                                      {JointType::Prismatic, "prismatic"},
+                                                      {JointType::Fixed, "fixed"}};
+};
+
+inline const char* joint_name(JointType t) { return name_of(t).data(); }
 
 /// Stable id standing for the world (an immovable frame equal to the world frame).
 inline constexpr uint64_t kWorldBody = std::numeric_limits<uint64_t>::max();

@@ -6,6 +6,7 @@
 #include "core/math.hpp"
 #include "core/periodic.hpp"
 #include "core/solver_table.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
@@ -95,6 +96,11 @@ struct SolverSettings {
 /// orientation, velocity, angular_velocity, radius). Indexes, times and diagnostics are
 /// always float64 or integers.
 enum class OutputPrecision { Float64, Float32 };
+template <>
+struct EnumNames<OutputPrecision> {
+    static constexpr NamedValue<OutputPrecision> table[] = {{OutputPrecision::Float64, "float64"},
+                                                            {OutputPrecision::Float32, "float32"}};
+};
 
 /// Default gzip level of the row datasets: level 1 already takes most of what deflate can
 /// take from shuffled float rows, at the lowest cost in write time (README, "Output").

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/enum_names.hpp"
+
 namespace talus {
 
 /// The CCP solvers (docs/design.md §6), the maximum-dissipation model's Gauss–Seidel (not a CCP) and
@@ -48,7 +50,11 @@ enum class SolverType : uint8_t { TALUS_SOLVER_TABLE(TALUS_SOLVER_ENUM) };
 /// point over CCP solves whose normal term is shifted by μ‖c_t‖ between solves.
 enum class FrictionLaw : uint8_t { CCP, Coulomb };
 
-inline const char* friction_law_name(FrictionLaw f) { return f == FrictionLaw::CCP ? "ccp" : "coulomb"; }
+template <>
+struct EnumNames<FrictionLaw> {
+    static constexpr NamedValue<FrictionLaw> table[] = {{FrictionLaw::CCP, "ccp"}, {FrictionLaw::Coulomb, "coulomb"}};
+};
+inline const char* friction_law_name(FrictionLaw f) { return name_of(f).data(); }
 
 struct SolverCapabilities {
     SolverType type;

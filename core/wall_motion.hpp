@@ -26,10 +26,19 @@
 #include <vector>
 
 #include "math.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
 enum class MotionKind : uint8_t { None, Translation, Rotation, Table, Sine };
+/// A motion table's `type` (None is the absence of a motion, not a name).
+template <>
+struct EnumNames<MotionKind> {
+    static constexpr NamedValue<MotionKind> table[] = {{MotionKind::Translation, "translation"},
+                                                       {MotionKind::Rotation, "rotation"},
+                                                       {MotionKind::Table, "table"},
+                                                       {MotionKind::Sine, "sine"}};
+};
 
 struct WallMotion {
     MotionKind kind = MotionKind::None;

@@ -13,12 +13,18 @@
 
 #include "math.hpp"
 #include "wall_motion.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
 class TriangleMesh;  // collision/mesh.hpp
 
 enum class WallType : uint8_t { Plane, Box, Cylinder, Mesh };
+template <>
+struct EnumNames<WallType> {
+    static constexpr NamedValue<WallType> table[] = {
+        {WallType::Plane, "plane"}, {WallType::Box, "box"}, {WallType::Cylinder, "cylinder"}, {WallType::Mesh, "mesh"}};
+};
 
 struct Wall {
     WallType type = WallType::Plane;

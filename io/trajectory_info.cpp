@@ -411,13 +411,13 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
         s.first_time = time.front(), s.last_time = time.back();
         s.first_step = step.front(), s.last_step = step.back();
         s.bodies = row_count[frames - 1];
-        static const char* const kShapes[] = {"sphere", "capsule", "ellipsoid", "clump"};
         const auto shape =
             read_range<uint8_t>(f, "/bodies/shape", H5T_NATIVE_UINT8, first_row[frames - 1], s.bodies);
         uint64_t by_shape[5] = {0, 0, 0, 0, 0};
         for (const uint8_t c : shape) ++by_shape[std::min<uint8_t>(c, 4)];
         for (int k = 0; k < 5; ++k)
-            if (by_shape[k] > 0) s.shapes.emplace_back(k < 4 ? kShapes[k] : "other", by_shape[k]);
+            if (by_shape[k] > 0)
+                s.shapes.emplace_back(k < 4 ? std::string(name_of(Shape(k))) : std::string("other"), by_shape[k]);
         // the body rows of the complete frames (rows beyond them may be half written)
         uint64_t rows = 0;
         for (uint64_t k = 0; k < frames; ++k) rows = std::max(rows, first_row[k] + row_count[k]);

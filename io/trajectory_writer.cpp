@@ -714,9 +714,9 @@ struct TrajectoryWriter::Impl {
                 "cannot continue '{}': it has {} emitters, {} outlets, {} walls{}, {} rows; "
                 "the checkpoint's run {}, {}, {}{}, {}",
                 path.string(), emitters, outlets, walls, contacts ? " with contacts" : "",
-                stored32 ? "float32" : "float64", meta.emitters, meta.outlets,
-                meta.wall_names.size(), want_contacts ? " with contacts" : "",
-                meta.precision == OutputPrecision::Float32 ? "float32" : "float64"));
+                name_of(stored32 ? OutputPrecision::Float32 : OutputPrecision::Float64), meta.emitters,
+                meta.outlets, meta.wall_names.size(), want_contacts ? " with contacts" : "",
+                name_of(meta.precision)));
     }
 
     /// What of a file a resumed run keeps: its complete entries (as readers count them) up

@@ -13,6 +13,7 @@
 #include "core/math.hpp"
 #include "core/walls.hpp"
 #include "engine/flow/size_distribution.hpp"
+#include "core/enum_names.hpp"
 
 namespace talus {
 
@@ -52,6 +53,11 @@ struct Emitter {
 enum class OutletType : uint8_t {
     Box,       ///< removes centres inside [min, max]
     HalfSpace  ///< removes centres behind the plane: (x − point)·normal < 0
+};
+/// An [[outlet]]'s `type`: a half-space is named by its bounding plane.
+template <>
+struct EnumNames<OutletType> {
+    static constexpr NamedValue<OutletType> table[] = {{OutletType::Box, "box"}, {OutletType::HalfSpace, "plane"}};
 };
 
 /// A sink: every dynamic body whose centre is in the region is removed.

@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include "core/enum_names.hpp"
+
 namespace talus {
 
 enum class SizeKind : uint8_t {
@@ -15,6 +17,14 @@ enum class SizeKind : uint8_t {
     Normal,     ///< r ~ N(mu, sigma²) truncated to [min, max]
     LogNormal,  ///< ln r ~ N(mu, sigma²) truncated to r ∈ [min, max]
     Discrete    ///< r = values[k] with probability weight[k] / Σ weight
+};
+/// A radius table's `distribution` (a fixed radius is a number, not a table, so not named).
+template <>
+struct EnumNames<SizeKind> {
+    static constexpr NamedValue<SizeKind> table[] = {{SizeKind::Uniform, "uniform"},
+                                                     {SizeKind::Normal, "normal"},
+                                                     {SizeKind::LogNormal, "lognormal"},
+                                                     {SizeKind::Discrete, "discrete"}};
 };
 
 struct SizeDistribution {

@@ -213,8 +213,9 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
                 }
         e.raise(StepFault::UnsupportedPair, m.str(), named);
     }
-    for (const char* kind : {"mesh", "cylinder"}) {
-        const bool mesh = kind[0] == 'm';
+    for (const WallType type : {WallType::Mesh, WallType::Cylinder}) {
+        const bool mesh = type == WallType::Mesh;
+        const std::string_view kind = name_of(type);
         const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh : narrow.unsupported_cylinder;
         if (list.empty()) continue;
         std::ostringstream m;

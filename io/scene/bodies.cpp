@@ -16,10 +16,10 @@ std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::str
     if (!c) return std::nullopt;
     const auto kind = r.string(*c, "distribution", Need::Required);
     if (!kind) return std::nullopt;
-    const std::vector<std::string_view> kinds{"uniform", "normal", "lognormal", "discrete"};
-    if (std::find(kinds.begin(), kinds.end(), *kind) == kinds.end()) {
+    const std::optional<SizeKind> law = value_of<SizeKind>(*kind);
+    if (!law) {
         r.problem_at(*c, "distribution", fmt::format("unknown distribution '{}'{}", *kind,
-                                                     suggest(*kind, kinds, "known")));
+                                                     suggest(*kind, names_of<SizeKind>(), "known")));
         return std::nullopt;
     }
     bool ok = true;
@@ -36,7 +36,7 @@ std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::str
         if (!v) ok = false;
         return v.value_or(0.0);
     };
-    if (*kind == "discrete") {
+    if (*law == SizeKind::Discrete) {
         unused({"min", "max", "mean", "std", "median", "sigma"});
         const auto numbers = [&](std::string_view key, Need need) {
             std::vector<double> out;
@@ -83,10 +83,10 @@ std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::str
         ok = false;
     }
     SizeDistribution d;
-    if (*kind == "uniform") {
+    if (*law == SizeKind::Uniform) {
         unused({"mean", "std", "median", "sigma"});
         d = SizeDistribution::uniform(lo, hi);
-    } else if (*kind == "normal") {
+    } else if (*law == SizeKind::Normal) {
         unused({"median", "sigma"});
         const double mean = need_positive("mean");
         const double sd = need_positive("std");
@@ -201,24 +201,21 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
                  bool single) {
     bool ok = true;
     if (auto shape = r.string(c, "shape", Need::Required)) {
-        if (*shape == "sphere") {
-            e.shape = Shape::Sphere;
-        } else if (*shape == "clump") {
-            e.shape = Shape::Clump;
-        } else if (single && *shape == "capsule") {
-            e.shape = Shape::Capsule;
-        } else if (single && *shape == "ellipsoid") {
-            e.shape = Shape::Ellipsoid;
-        } else if (*shape == "capsule" || *shape == "ellipsoid") {
+        // fills take the shapes that a fill can place without orientation: spheres, clumps
+        const auto fills = [](Shape s) { return s == Shape::Sphere || s == Shape::Clump; };
+        const std::optional<Shape> named = value_of<Shape>(*shape);
+        if (named && (single || fills(*named))) {
+            e.shape = *named;
+        } else if (named) {
             r.problem_at(c, "shape",
                          fmt::format("[[particles]] fills take only spheres and clumps; give "
                                      "each {} as a [[body]]", *shape));
             return false;
         } else {
-            r.problem_at(c, "shape",
-                         fmt::format("unknown shape '{}'{}", *shape,
-                                     single ? suggest(*shape, {"sphere", "capsule", "ellipsoid", "clump"}, "known")
-                                            : suggest(*shape, {"sphere", "clump"}, "known")));
+            std::vector<std::string_view> known = names_of<Shape>();
+            if (!single)
+                std::erase_if(known, [&](std::string_view n) { return !fills(*value_of<Shape>(n)); });
+            r.problem_at(c, "shape", fmt::format("unknown shape '{}'{}", *shape, suggest(*shape, known, "known")));
             return false;
         }
     } else {
@@ -226,12 +223,7 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
     }
     const auto unused = [&](std::string_view k, std::string_view hint) {
         if (!r.find(c, k)) return;
-        r.problem_at(c, k, fmt::format("not used by a {}{}",
-                                       e.shape == Shape::Sphere      ? "sphere"
-                                       : e.shape == Shape::Capsule   ? "capsule"
-                                       : e.shape == Shape::Ellipsoid ? "ellipsoid"
-                                                                     : "clump",
-                                       hint));
+        r.problem_at(c, k, fmt::format("not used by a {}{}", name_of(e.shape), hint));
         ok = false;
     };
     const auto positive = [](double x) { return x > 0.0; };

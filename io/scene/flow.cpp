@@ -96,7 +96,8 @@ void read_outlets(Reader& r, const Ctx& root, World& world) {
             r.problem_at(c, k, fmt::format("not used by a {} outlet", *type));
             ok = false;
         };
-        if (*type == "box") {
+        const std::optional<OutletType> kind = value_of<OutletType>(*type);
+        if (kind == OutletType::Box) {
             o.type = OutletType::Box;
             unused("point");
             unused("normal");
@@ -112,7 +113,7 @@ void read_outlets(Reader& r, const Ctx& root, World& world) {
             } else {
                 ok = false;
             }
-        } else if (*type == "plane") {
+        } else if (kind == OutletType::HalfSpace) {
             o.type = OutletType::HalfSpace;
             unused("min");
             unused("max");
@@ -131,7 +132,7 @@ void read_outlets(Reader& r, const Ctx& root, World& world) {
             }
         } else {
             r.problem_at(c, "type", fmt::format("unknown outlet type '{}'{}", *type,
-                                                suggest(*type, {"box", "plane"}, "known")));
+                                                suggest(*type, names_of<OutletType>(), "known")));
             continue;
         }
         if (ok) world.outlets.push_back(o);

@@ -28,19 +28,13 @@ void read_joints(Reader& r, const Ctx& root, World& world) {
     for (const Ctx& c : r.entries(root, "joint")) {
         const auto type_name = r.string(c, "type", Need::Required);
         if (!type_name) continue;
-        JointType type;
-        if (*type_name == "spherical") type = JointType::Spherical;
-        else if (*type_name == "distance") type = JointType::Distance;
-        else if (*type_name == "revolute") type = JointType::Revolute;
-        else if (*type_name == "prismatic") type = JointType::Prismatic;
-        else if (*type_name == "fixed") type = JointType::Fixed;
-        else {
+        const std::optional<JointType> named = value_of<JointType>(*type_name);
+        if (!named) {
             r.problem_at(c, "type", fmt::format("unknown joint type '{}'{}", *type_name,
-                                                suggest(*type_name, {"spherical", "distance", "revolute",
-                                                                     "prismatic", "fixed"},
-                                                        "known")));
+                                                suggest(*type_name, names_of<JointType>(), "known")));
             continue;
         }
+        const JointType type = *named;
         bool ok = true;
         const auto unused = [&](std::string_view k, std::string_view hint = {}) {
             if (!r.find(c, k)) return;

@@ -265,13 +265,11 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     bool friction_given = false;
     if (auto f = r.string(*c, "friction", Need::Optional)) {
         friction_given = true;
-        if (*f == "ccp")
-            s.friction = FrictionLaw::CCP;
-        else if (*f == "coulomb")
-            s.friction = FrictionLaw::Coulomb;
+        if (auto law = value_of<FrictionLaw>(*f))
+            s.friction = *law;
         else
             r.problem_at(*c, "friction", fmt::format("unknown friction law '{}'{}", *f,
-                                                     suggest(*f, {"ccp", "coulomb"}, "known")));
+                                                     suggest(*f, names_of<FrictionLaw>(), "known")));
     }
     // a solver of the exact law only (nsgs) implies it unless told otherwise
     if (!capabilities(s.type).ccp && !friction_given) s.friction = FrictionLaw::Coulomb;
@@ -356,14 +354,12 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
             s.interval = *v;
         if (auto b = r.boolean(*c, "wall_contacts", Need::Optional)) s.wall_contacts = *b;
         if (auto p = r.string(*c, "precision", Need::Optional)) {
-            if (*p == "float64")
-                s.precision = OutputPrecision::Float64;
-            else if (*p == "float32")
-                s.precision = OutputPrecision::Float32;
+            if (auto precision = value_of<OutputPrecision>(*p))
+                s.precision = *precision;
             else
                 r.problem_at(*c, "precision",
                              fmt::format("unknown precision '{}'{}", *p,
-                                         suggest(*p, {"float64", "float32"}, "known")));
+                                         suggest(*p, names_of<OutputPrecision>(), "known")));
         }
         if (auto v = r.integer(*c, "compression", Need::Optional, 0, 9)) s.compression = int(*v);
         if (auto v = r.number(

@@ -32,13 +32,14 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
         ok = ok && !r.find(c, "start");
     if (!type) return std::nullopt;
     std::vector<std::string_view> used{"type", "start"};
-    if (*type == "translation") {
+    const std::optional<MotionKind> kind = value_of<MotionKind>(*type);
+    if (kind == MotionKind::Translation) {
         m.kind = MotionKind::Translation;
         used.insert(used.end(), {"velocity"});
         const auto v = r.vec3(c, "velocity", Need::Required);
         if (v) m.velocity = *v;
         ok = ok && v;
-    } else if (*type == "rotation") {
+    } else if (kind == MotionKind::Rotation) {
         m.kind = MotionKind::Rotation;
         used.insert(used.end(), {"centre", "axis", "omega"});
         const auto centre = r.vec3(c, "centre", Need::Required);
@@ -48,7 +49,7 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
         if (axis) m.axis = *axis;
         if (omega) m.omega = *omega;
         ok = ok && centre && axis && omega;
-    } else if (*type == "table") {
+    } else if (kind == MotionKind::Table) {
         m.kind = MotionKind::Table;
         used.insert(used.end(), {"times", "displacements"});
         const toml::node* tn = r.present(c, "times", Need::Required);
@@ -114,7 +115,7 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
                 ok = false;
             }
         }
-    } else if (*type == "sine") {
+    } else if (kind == MotionKind::Sine) {
         m.kind = MotionKind::Sine;
         used.insert(used.end(), {"direction", "amplitude", "frequency", "phase"});
         const auto dir = unit_vec3(r, c, "direction", Need::Required);
@@ -131,7 +132,7 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
     } else {
         r.problem_at(c, "type",
                      fmt::format("unknown motion type '{}'{}", *type,
-                                 suggest(*type, {"translation", "rotation", "table", "sine"}, "known")));
+                                 suggest(*type, names_of<MotionKind>(), "known")));
         return std::nullopt;
     }
     for (const Field& f : kMotionKeys)
@@ -195,7 +196,8 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                     ok = false;
                 }
         };
-        if (*type == "plane") {
+        const std::optional<WallType> kind = value_of<WallType>(*type);
+        if (kind == WallType::Plane) {
             w.type = WallType::Plane;
             unused({"point", "normal"});
             const auto point = r.vec3(c, "point", Need::Required);
@@ -210,7 +212,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                 ok = ok && len > 0.0;
             }
             ok = ok && point && normal;
-        } else if (*type == "box") {
+        } else if (kind == WallType::Box) {
             w.type = WallType::Box;
             unused({"min", "max"});
             const auto lo = r.vec3(c, "min", Need::Required);
@@ -224,7 +226,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                 }
             }
             ok = ok && lo && hi;
-        } else if (*type == "mesh") {
+        } else if (kind == WallType::Mesh) {
             w.type = WallType::Mesh;
             unused({"file", "scale", "translate"});
             const auto file = r.string(c, "file", Need::Required);
@@ -254,7 +256,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
                 }
             }
             ok = ok && file.has_value();
-        } else if (*type == "cylinder") {
+        } else if (kind == WallType::Cylinder) {
             w.type = WallType::Cylinder;
             unused({"point", "axis", "radius", "inside", "length"});
             const auto point = r.vec3(c, "point", Need::Required);
@@ -273,7 +275,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
         } else {
             r.problem_at(c, "type",
                          fmt::format("unknown wall type '{}'{}", *type,
-                                     suggest(*type, {"plane", "box", "cylinder", "mesh"}, "known")));
+                                     suggest(*type, names_of<WallType>(), "known")));
             continue;
         }
         if (ok) {
