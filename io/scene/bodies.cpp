@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
 #include "io/text_format.hpp"
 
 namespace talus::scene_read {

@@ -2,9 +2,8 @@
 // t = 0 between bodies and with walls.
 #include "io/scene/readers.hpp"
 
-#include "collision/mesh.hpp"
-#include "collision/narrow_phase.hpp"
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
+#include "engine/flow/start_overlaps.hpp"
 #include "io/text_format.hpp"
 
 namespace talus::scene_read {
@@ -50,7 +49,8 @@ void check_memory(Reader& r, double limit, double bodies, const Place& place, st
                           limit / 1e9));
 }
 
-/// Overlaps at t = 0 between bodies and with walls, reported at the later body's entry.
+/// Overlaps at t = 0 between bodies and with walls (engine/flow/start_overlaps.hpp),
+/// reported at the later body's entry; the first kMaxListedOverlaps are listed.
 void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const World& world,
                     const std::vector<Place>& wall_places) {
     const BodyStore& bodies = world.bodies;
@@ -61,215 +61,81 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         return *(it - 1);
     };
     const auto wall_name = [&](std::size_t w) {
-        const WallType type = world.walls[w].type;
-        const char* kind = type == WallType::Plane ? "plane"
-                           : type == WallType::Box ? "box"
-                           : type == WallType::Cylinder ? "cylinder"
-                                                        : "mesh";
+        const std::string_view kind = name_of(world.walls[w].type);
         return wall_places[w].line > 0
                    ? fmt::format("{} wall.{} (line {})", kind, w, wall_places[w].line)
                    : fmt::format("{} wall.{}", kind, w);
     };
     std::size_t listed = 0, unlisted = 0;
     const BodyEntry* last_entry = nullptr;
-
-    // Bounding spheres first; a pair with a capsule or an ellipsoid is then measured exactly.
-    std::vector<BodyOverlap> body_overlaps;
-    std::vector<BodyOverlap> unsupported;  // bounding spheres overlap, no contact routine
-    for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, kOverlapTolerance)) {
-        if (bodies.kinematic(o.a) && bodies.kinematic(o.b)) continue;  // they never touch
-        if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
-            std::vector<ShapeContact> c;
-            const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
-            if (n < 0) {  // no contact routine (ellipsoid pairs are rejected earlier)
-                unsupported.push_back(o);
-                continue;
-            }
-            double gap = std::numeric_limits<double>::infinity();
-            for (int k = 0; k < n; ++k) gap = std::min(gap, c[k].gap);
-            o.depth = -gap;
-            if (o.depth <= kOverlapTolerance * std::max(bodies.radius[o.a], bodies.radius[o.b]))
-                continue;
-        }
-        body_overlaps.push_back(o);
-    }
-    for (const BodyOverlap& o : unsupported) {
+    // one problem at `body`'s entry, or only counted past the listing limit
+    const auto report = [&](std::size_t body, auto&& text) {
         if (listed == kMaxListedOverlaps) {
             ++unlisted;
-            continue;
+            return;
         }
-        const BodyEntry& eb = entry_of(o.b);
-        r.problem(eb.place, eb.path,
-                  fmt::format("bodies {} and {} start within each other's bounding radius, and "
-                              "{}–{} contact is not implemented: keep them apart",
-                              o.a, o.b, shape_name(bodies.shape[o.a]), shape_name(bodies.shape[o.b])));
-        last_entry = &eb;
-        ++listed;
-    }
-    for (const BodyOverlap& o : body_overlaps) {
-        if (listed == kMaxListedOverlaps) {
-            ++unlisted;
-            continue;
-        }
-        const BodyEntry& eb = entry_of(o.b);
-        const BodyEntry& ea = entry_of(o.a);
-        std::string text = fmt::format("bodies {} and {} overlap by {:.3g} m", o.a, o.b, o.depth);
-        if (&ea != &eb)
-            text += ea.place.line > 0
-                        ? fmt::format(" (body {} is from {}, line {})", o.a, ea.path, ea.place.line)
-                        : fmt::format(" (body {} is from {})", o.a, ea.path);
-        r.problem(eb.place, eb.path, text);
-        last_entry = &eb;
-        ++listed;
-    }
-    static constexpr const char* kFaceName[6] = {"-x", "+x", "-y", "+y", "-z", "+z"};
-    // Bounding spheres first; a capsule or an ellipsoid is then measured exactly.
-    std::vector<WallOverlap> wall_overlaps;
-    std::array<WallFace, 6> faces;
-    for (WallOverlap o :
-         find_wall_overlaps(bodies.position, bodies.radius, world.walls, kOverlapTolerance)) {
-        if (bodies.kinematic(o.body)) continue;  // kinematic bodies pass through walls
-        if (bodies.shape[o.body] != Shape::Sphere) {
-            const int nf = wall_faces(world.walls[o.wall], 0.0, faces);
-            o.face = -1;
-            o.depth = kOverlapTolerance * bodies.radius[o.body];
-            for (int f = 0; f < nf; ++f) {
-                std::vector<ShapeContact> c;
-                const int n = collide_face(bodies, o.body, faces[std::size_t(f)], uint32_t(f),
-                                           std::numeric_limits<double>::infinity(), c);
-                for (int k = 0; k < n; ++k)
-                    if (-c[k].gap > o.depth) {
-                        o.depth = -c[k].gap;
-                        o.face = f;
-                    }
-            }
-            if (o.face < 0) continue;
-        }
-        wall_overlaps.push_back(o);
-    }
-    for (const WallOverlap& o : wall_overlaps) {
-        if (listed == kMaxListedOverlaps) {
-            ++unlisted;
-            continue;
-        }
-        const BodyEntry& e = entry_of(o.body);
-        const Wall& w = world.walls[o.wall];
-        wall_faces(w, 0.0, faces);
-        const WallFace& face = faces[std::size_t(o.face)];
-        const bool centre_out = face.normal.dot(bodies.position[o.body] - face.point) < 0.0;
-        std::string text;
-        if (w.type == WallType::Plane)
-            text = centre_out ? fmt::format("the centre of body {} is behind {}", o.body,
-                                            wall_name(o.wall))
-                              : fmt::format("body {} overlaps {} by {:.3g} m", o.body,
-                                            wall_name(o.wall), o.depth);
-        else
-            text = centre_out ? fmt::format("the centre of body {} is outside {}", o.body,
-                                            wall_name(o.wall))
-                              : fmt::format("body {} crosses the {} face of {} by {:.3g} m", o.body,
-                                            kFaceName[o.face], wall_name(o.wall), o.depth);
-        r.problem(e.place, e.path, text);
+        const BodyEntry& e = entry_of(body);
+        r.problem(e.place, e.path, text());
         last_entry = &e;
         ++listed;
-    }
-    // Mesh walls: the nearest triangle within the radius; mesh contacts are for spheres only.
-    std::vector<uint32_t> near;
-    for (std::size_t w = 0; w < world.walls.size(); ++w) {
-        const Wall& wall = world.walls[w];
-        if (wall.type != WallType::Mesh || !wall.mesh) continue;
-        const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
-        for (std::size_t i = 0; i < bodies.size(); ++i) {
-            if (bodies.kinematic(i)) continue;
-            // a moving mesh is placed by its motion at t = 0: query in its reference frame
-            double r_i = bodies.radius[i];
-            Vec3 x_i = at_start.to_reference(bodies.position[i]);
-            if (bodies.shape[i] == Shape::Clump) {
-                // each sphere of the clump; report the first that reaches the mesh
-                const ClumpTable& t = bodies.clumps;
-                const uint32_t id = bodies.clump_of(i);
-                near.clear();
-                for (uint32_t k = t.begin(id); k < t.end(id) && near.empty(); ++k) {
-                    x_i = at_start.to_reference(bodies.position[i] + bodies.orientation[i] * t.centre[k]);
-                    r_i = t.radius[k];
-                    wall.mesh->query(x_i, r_i * (1.0 - kOverlapTolerance), near);
-                }
-            } else {
-                wall.mesh->query(x_i, r_i * (1.0 - kOverlapTolerance), near);
-            }
-            if (near.empty()) continue;
-            if (listed == kMaxListedOverlaps) {
-                ++unlisted;
-                continue;
-            }
-            uint32_t nearest = near[0];
-            double best = wall.mesh->distance(nearest, x_i);
-            for (uint32_t t : near)
-                if (const double d = wall.mesh->distance(t, x_i); d < best) {
-                    best = d;
-                    nearest = t;
-                }
-            const BodyEntry& e = entry_of(i);
-            r.problem(e.place, e.path,
-                      bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump
-                          ? fmt::format("body {} overlaps {} (triangle {}) by {:.3g} m", i,
-                                        wall_name(w), nearest, r_i - best)
-                          : fmt::format("body {} is within its bounding radius of {} (triangle "
-                                        "{}): mesh walls collide with spheres and clumps only",
-                                        i, wall_name(w), nearest));
-            last_entry = &e;
-            ++listed;
-        }
-    }
-    // Cylinder walls: the radial distance at t = 0; cylinder contacts are for spheres and
-    // for each sphere of a clump (the deepest one is reported).
-    for (std::size_t w = 0; w < world.walls.size(); ++w) {
-        const Wall& wall = world.walls[w];
-        if (wall.type != WallType::Cylinder) continue;
-        const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
-        for (std::size_t i = 0; i < bodies.size(); ++i) {
-            if (bodies.kinematic(i)) continue;
-            double r_i = bodies.radius[i];
-            double dist = 0.0;
-            Vec3 n;
-            if (bodies.shape[i] == Shape::Clump) {
-                const ClumpTable& t = bodies.clumps;
-                const uint32_t id = bodies.clump_of(i);
-                bool found = false;
-                for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
-                    double d;
-                    const Vec3 c = bodies.position[i] + bodies.orientation[i] * t.centre[k];
-                    if (!cyl.distance(c, d, n)) continue;
-                    if (!found || t.radius[k] - d > r_i - dist) {
-                        r_i = t.radius[k];
-                        dist = d;
-                        found = true;
-                    }
-                }
-                if (!found) continue;
-            } else if (!cyl.distance(bodies.position[i], dist, n)) {
-                continue;
-            }
-            if (r_i - dist <= kOverlapTolerance * r_i) continue;
-            if (listed == kMaxListedOverlaps) {
-                ++unlisted;
-                continue;
-            }
-            const BodyEntry& e = entry_of(i);
-            std::string text;
-            if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump)
-                text = fmt::format("body {} is within its bounding radius of {}: cylinder walls "
-                                   "collide with spheres and clumps only", i, wall_name(w));
-            else if (dist < 0.0)
-                text = fmt::format("the centre of {} {} is {} {}",
-                                   bodies.shape[i] == Shape::Clump ? "a sphere of body" : "body", i,
-                                   wall.inside ? "outside" : "inside", wall_name(w));
-            else
-                text = fmt::format("body {} overlaps {} by {:.3g} m", i, wall_name(w), r_i - dist);
-            r.problem(e.place, e.path, text);
-            last_entry = &e;
-            ++listed;
-        }
-    }
+    };
+    const StartOverlaps found = find_start_overlaps(bodies, world.walls, kOverlapTolerance);
+
+    for (const BodyOverlap& o : found.unsupported)
+        report(o.b, [&] {
+            return fmt::format("bodies {} and {} start within each other's bounding radius, and "
+                               "{}–{} contact is not implemented: keep them apart",
+                               o.a, o.b, shape_name(bodies.shape[o.a]), shape_name(bodies.shape[o.b]));
+        });
+    for (const BodyOverlap& o : found.bodies)
+        report(o.b, [&] {
+            const BodyEntry& ea = entry_of(o.a);
+            std::string text = fmt::format("bodies {} and {} overlap by {:.3g} m", o.a, o.b, o.depth);
+            if (&ea != &entry_of(o.b))
+                text += ea.place.line > 0
+                            ? fmt::format(" (body {} is from {}, line {})", o.a, ea.path, ea.place.line)
+                            : fmt::format(" (body {} is from {})", o.a, ea.path);
+            return text;
+        });
+    static constexpr const char* kFaceName[6] = {"-x", "+x", "-y", "+y", "-z", "+z"};
+    for (const FaceOverlap& f : found.faces)
+        report(f.overlap.body, [&] {
+            const WallOverlap& o = f.overlap;
+            if (world.walls[o.wall].type == WallType::Plane)
+                return f.centre_out ? fmt::format("the centre of body {} is behind {}", o.body,
+                                                  wall_name(o.wall))
+                                    : fmt::format("body {} overlaps {} by {:.3g} m", o.body,
+                                                  wall_name(o.wall), o.depth);
+            return f.centre_out ? fmt::format("the centre of body {} is outside {}", o.body,
+                                              wall_name(o.wall))
+                                : fmt::format("body {} crosses the {} face of {} by {:.3g} m", o.body,
+                                              kFaceName[o.face], wall_name(o.wall), o.depth);
+        });
+    // mesh contacts are for spheres and clumps only
+    for (const MeshOverlap& m : found.meshes)
+        report(m.body, [&] {
+            const Shape shape = bodies.shape[m.body];
+            return shape == Shape::Sphere || shape == Shape::Clump
+                       ? fmt::format("body {} overlaps {} (triangle {}) by {:.3g} m", m.body,
+                                     wall_name(m.wall), m.triangle, m.radius - m.distance)
+                       : fmt::format("body {} is within its bounding radius of {} (triangle "
+                                     "{}): mesh walls collide with spheres and clumps only",
+                                     m.body, wall_name(m.wall), m.triangle);
+        });
+    // cylinder contacts are for spheres and each sphere of a clump (the deepest is reported)
+    for (const CylinderOverlap& c : found.cylinders)
+        report(c.body, [&] {
+            const Shape shape = bodies.shape[c.body];
+            if (shape != Shape::Sphere && shape != Shape::Clump)
+                return fmt::format("body {} is within its bounding radius of {}: cylinder walls "
+                                   "collide with spheres and clumps only", c.body, wall_name(c.wall));
+            if (c.distance < 0.0)
+                return fmt::format("the centre of {} {} is {} {}",
+                                   shape == Shape::Clump ? "a sphere of body" : "body", c.body,
+                                   world.walls[c.wall].inside ? "outside" : "inside", wall_name(c.wall));
+            return fmt::format("body {} overlaps {} by {:.3g} m", c.body, wall_name(c.wall),
+                               c.radius - c.distance);
+        });
     if (unlisted > 0)
         r.problem(last_entry->place, last_entry->path,
                   fmt::format("and {} more overlap problems not listed", unlisted));

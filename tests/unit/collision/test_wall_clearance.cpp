@@ -9,7 +9,7 @@
 
 #include "collision/wall_clearance.hpp"
 #include "engine/flow/flow.hpp"
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
 #include "tests/support/mesh_builder.hpp"
 #include "tests/support/world_builder.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_writer.hpp"

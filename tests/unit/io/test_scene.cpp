@@ -13,7 +13,7 @@
 #include <string>
 
 #include "io/checkpoint.hpp"
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
 #include "io/scene.hpp"
 
 namespace talus {

@@ -14,7 +14,7 @@
 // come from std::mt19937_64, whose output sequence the standard fixes, and are turned into
 // doubles by our own bits_to_unit, so a seed gives the same grains everywhere (the
 // standard distributions are implementation-defined).
-#include "io/particle_fill.hpp"
+#include "engine/flow/particle_fill.hpp"
 
 #include "collision/wall_clearance.hpp"
 #include "core/sphere_grid.hpp"

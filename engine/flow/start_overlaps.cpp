@@ -1,0 +1,148 @@
+// The start-up overlap search (engine/flow/start_overlaps.hpp): the same measures as the
+// step's narrow phase at t = 0, so that what is refused at load is what would have been a
+// contact at the first step.
+#include "engine/flow/start_overlaps.hpp"
+
+#include <array>
+#include <limits>
+
+#include "collision/mesh.hpp"
+#include "collision/narrow_phase.hpp"
+
+namespace talus {
+
+namespace {
+
+/// Body pairs: bounding spheres, then the exact gap of a pair that is not two spheres.
+void body_pairs(const BodyStore& bodies, double rel_tol, StartOverlaps& out) {
+    for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, rel_tol)) {
+        if (bodies.kinematic(o.a) && bodies.kinematic(o.b)) continue;  // they never touch
+        if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
+            std::vector<ShapeContact> c;
+            const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
+            if (n < 0) {  // no contact routine (ellipsoid pairs are refused earlier)
+                out.unsupported.push_back(o);
+                continue;
+            }
+            double gap = std::numeric_limits<double>::infinity();
+            for (int k = 0; k < n; ++k) gap = std::min(gap, c[k].gap);
+            o.depth = -gap;
+            if (o.depth <= rel_tol * std::max(bodies.radius[o.a], bodies.radius[o.b])) continue;
+        }
+        out.bodies.push_back(o);
+    }
+}
+
+/// Planes and boxes: bounding spheres against the faces, then a capsule or an ellipsoid
+/// measured exactly; the deepest face per (body, wall).
+void wall_faces_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
+    std::array<WallFace, 6> faces;
+    for (WallOverlap o : find_wall_overlaps(bodies.position, bodies.radius, walls, rel_tol)) {
+        if (bodies.kinematic(o.body)) continue;  // kinematic bodies pass through walls
+        if (bodies.shape[o.body] != Shape::Sphere) {
+            const int nf = wall_faces(walls[o.wall], 0.0, faces);
+            o.face = -1;
+            o.depth = rel_tol * bodies.radius[o.body];
+            for (int f = 0; f < nf; ++f) {
+                std::vector<ShapeContact> c;
+                const int n = collide_face(bodies, o.body, faces[std::size_t(f)], uint32_t(f),
+                                           std::numeric_limits<double>::infinity(), c);
+                for (int k = 0; k < n; ++k)
+                    if (-c[k].gap > o.depth) {
+                        o.depth = -c[k].gap;
+                        o.face = f;
+                    }
+            }
+            if (o.face < 0) continue;
+        }
+        wall_faces(walls[o.wall], 0.0, faces);
+        const WallFace& face = faces[std::size_t(o.face)];
+        out.faces.push_back({o, face.normal.dot(bodies.position[o.body] - face.point) < 0.0});
+    }
+}
+
+/// Mesh walls: the nearest triangle within the radius (each sphere of a clump, the first
+/// that reaches the mesh), in the mesh's reference frame at its pose at t = 0.
+void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
+    std::vector<uint32_t> near;
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const Wall& wall = walls[w];
+        if (wall.type != WallType::Mesh || !wall.mesh) continue;
+        const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
+        for (std::size_t i = 0; i < bodies.size(); ++i) {
+            if (bodies.kinematic(i)) continue;
+            double r_i = bodies.radius[i];
+            Vec3 x_i = at_start.to_reference(bodies.position[i]);
+            if (bodies.shape[i] == Shape::Clump) {
+                const ClumpTable& t = bodies.clumps;
+                const uint32_t id = bodies.clump_of(i);
+                near.clear();
+                for (uint32_t k = t.begin(id); k < t.end(id) && near.empty(); ++k) {
+                    x_i = at_start.to_reference(bodies.position[i] + bodies.orientation[i] * t.centre[k]);
+                    r_i = t.radius[k];
+                    wall.mesh->query(x_i, r_i * (1.0 - rel_tol), near);
+                }
+            } else {
+                wall.mesh->query(x_i, r_i * (1.0 - rel_tol), near);
+            }
+            if (near.empty()) continue;
+            uint32_t nearest = near[0];
+            double best = wall.mesh->distance(nearest, x_i);
+            for (uint32_t t : near)
+                if (const double d = wall.mesh->distance(t, x_i); d < best) {
+                    best = d;
+                    nearest = t;
+                }
+            out.meshes.push_back({i, w, nearest, r_i, best});
+        }
+    }
+}
+
+/// Cylinder walls: the radial distance at t = 0, for a sphere or the deepest sphere of a
+/// clump (other shapes by their bounding radius).
+void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const Wall& wall = walls[w];
+        if (wall.type != WallType::Cylinder) continue;
+        const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
+        for (std::size_t i = 0; i < bodies.size(); ++i) {
+            if (bodies.kinematic(i)) continue;
+            double r_i = bodies.radius[i];
+            double dist = 0.0;
+            Vec3 n;
+            if (bodies.shape[i] == Shape::Clump) {
+                const ClumpTable& t = bodies.clumps;
+                const uint32_t id = bodies.clump_of(i);
+                bool found = false;
+                for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+                    double d;
+                    const Vec3 c = bodies.position[i] + bodies.orientation[i] * t.centre[k];
+                    if (!cyl.distance(c, d, n)) continue;
+                    if (!found || t.radius[k] - d > r_i - dist) {
+                        r_i = t.radius[k];
+                        dist = d;
+                        found = true;
+                    }
+                }
+                if (!found) continue;
+            } else if (!cyl.distance(bodies.position[i], dist, n)) {
+                continue;
+            }
+            if (r_i - dist <= rel_tol * r_i) continue;
+            out.cylinders.push_back({i, w, r_i, dist});
+        }
+    }
+}
+
+}  // namespace
+
+StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol) {
+    StartOverlaps out;
+    body_pairs(bodies, rel_tol, out);
+    wall_faces_of(bodies, walls, rel_tol, out);
+    meshes_of(bodies, walls, rel_tol, out);
+    cylinders_of(bodies, walls, rel_tol, out);
+    return out;
+}
+
+}  // namespace talus
