@@ -720,59 +720,29 @@ radius = 0.02
 material = "steel"
 position = [0.3, 0, 1]
 )";
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "hinge"
-body_a = 0
-anchor = [0, 0, 1]
-)").find("joint.0.type: unknown joint type 'hinge'"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "spherical"
-body_a = "world"
-anchor = [0, 0, 1]
-)").find("joint.0.body_a: must be a body"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "spherical"
-body_a = 0
-body_b = 0
-anchor = [0, 0, 1]
-)").find("joint.0.body_b: must differ from body_a"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "spherical"
-body_a = 0
-anchor = [0, 0, 1]
-axis = [0, 0, 1]
-)").find("joint.0.axis: not used by a spherical joint"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "prismatic"
-body_a = 0
-anchor = [0, 0, 1]
-axis = [0, 0, 0]
-)").find("joint.0.axis: must not be zero"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "distance"
-body_a = 0
-anchor = [0.3, 0, 1]
-)").find("joint.0.length: the two ends coincide"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "distance"
-body_a = 0
-anchor = [0, 0, 1]
-length = -1
-)").find("joint.0.length: must be > 0"), std::string::npos);
-    EXPECT_NE(error_of(bodies + R"(
-[[joint]]
-type = "spherical"
-body_a = 0
-anchor = [0, 0, 1]
-motr_speed = 1
-)").find("joint.0.motr_speed: unknown key (did you mean 'motor_speed'?)"), std::string::npos);
+    // each [[joint]] table's keys and what its message must contain
+    const std::pair<std::string, std::string> cases[] = {
+        {"type = \"hinge\"\nbody_a = 0\nanchor = [0, 0, 1]\n",
+         "joint.0.type: unknown joint type 'hinge'"},
+        {"type = \"spherical\"\nbody_a = \"world\"\nanchor = [0, 0, 1]\n",
+         "joint.0.body_a: must be a body"},
+        {"type = \"spherical\"\nbody_a = 0\nbody_b = 0\nanchor = [0, 0, 1]\n",
+         "joint.0.body_b: must differ from body_a"},
+        {"type = \"spherical\"\nbody_a = 0\nanchor = [0, 0, 1]\naxis = [0, 0, 1]\n",
+         "joint.0.axis: not used by a spherical joint"},
+        {"type = \"prismatic\"\nbody_a = 0\nanchor = [0, 0, 1]\naxis = [0, 0, 0]\n",
+         "joint.0.axis: must not be zero"},
+        {"type = \"distance\"\nbody_a = 0\nanchor = [0.3, 0, 1]\n",
+         "joint.0.length: the two ends coincide"},
+        {"type = \"distance\"\nbody_a = 0\nanchor = [0, 0, 1]\nlength = -1\n",
+         "joint.0.length: must be > 0"},
+        {"type = \"spherical\"\nbody_a = 0\nanchor = [0, 0, 1]\nmotr_speed = 1\n",
+         "joint.0.motr_speed: unknown key (did you mean 'motor_speed'?)"},
+    };
+    for (const auto& [joint, expected] : cases) {
+        const std::string msg = error_of(bodies + "\n[[joint]]\n" + joint);
+        EXPECT_NE(msg.find(expected), std::string::npos) << joint << "\ngave: " << msg;
+    }
 }
 
 TEST(Scene, EveryBadSceneIsRefusedWithItsFileAndLine) {
