@@ -8,7 +8,7 @@
 // worked, since a marked file needs `h5clear -s --increment=0` before ParaView opens it
 // (`-s` alone can truncate a killed file short of its last rows: docs/output-format.md). A frame counts
 // only if its index entry is complete: /frames/row_count is written last and its fill
-// value 2^64-1 means "not yet written" (see trajectory_writer.cpp); the same holds for
+// value 2^64-1 means "not yet written" (see io/trajectory/writer.cpp); the same holds for
 // /diagnostics/step. Everything read is small (index, diagnostics, one frame's shapes),
 // except /bodies/radius, read in blocks of 2^20 rows for the smallest diameter.
 //

@@ -1,0 +1,348 @@
+// Creating a trajectory file: the groups, attributes and every dataset, before SWMR mode
+// starts (nothing can be created afterwards), and opening the columns to append to.
+#include "io/trajectory/writer_impl.hpp"
+
+namespace talus {
+
+using namespace trajectory;
+
+void TrajectoryWriter::Impl::string_attribute(hid_t loc, const char* name, const std::string& value) {
+    Hid type(check(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+    check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+    Hid space(check(H5Screate(H5S_SCALAR), "dataspace"), H5Sclose);
+    Hid attr(check(H5Acreate2(loc, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                   fmt::format("create attribute '{}'", name)),
+             H5Aclose);
+    const char* data = value.c_str();
+    check(H5Awrite(attr.get(), type.get(), &data), fmt::format("write attribute '{}'", name));
+}
+
+void TrajectoryWriter::Impl::string_array_attribute(hid_t loc, const char* name, const std::vector<std::string>& values) {
+    Hid type(check(H5Tcopy(H5T_C_S1), "string type"), H5Tclose);
+    check(H5Tset_size(type.get(), H5T_VARIABLE), "string type");
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type");
+    const hsize_t n = values.size();
+    Hid space(check(H5Screate_simple(1, &n, nullptr), "dataspace"), H5Sclose);
+    Hid attr(check(H5Acreate2(loc, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                   fmt::format("create attribute '{}'", name)),
+             H5Aclose);
+    std::vector<const char*> data;
+    for (const std::string& v : values) data.push_back(v.c_str());
+    if (n > 0)
+        check(H5Awrite(attr.get(), type.get(), data.data()), fmt::format("write attribute '{}'", name));
+}
+
+void TrajectoryWriter::Impl::number_attribute(hid_t loc, const char* name, hid_t file_type, hid_t mem_type,
+                                              const void* data, hsize_t n, bool scalar) {
+    Hid space(check(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), "dataspace"),
+              H5Sclose);
+    Hid attr(check(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                   fmt::format("create attribute '{}'", name)),
+             H5Aclose);
+    if (scalar || n > 0)
+        check(H5Awrite(attr.get(), mem_type, data), fmt::format("write attribute '{}'", name));
+}
+
+void TrajectoryWriter::Impl::create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
+                                           hsize_t width, hsize_t chunk_rows, const char* unit,
+                                           const char* description, const uint64_t* fill,
+                                           bool matrix, bool triple, int deflate) {
+    c.name = name;
+    c.width = width;
+    c.matrix = matrix;
+    c.triple = triple;
+    c.mem_type = mem_type;
+    if (!creating) return;  // an appended file: the dataset is there
+    const int rank = triple ? 3 : width == 1 && !matrix ? 1 : 2;
+    const hsize_t dims[3] = {0, width, 3};
+    const hsize_t max_dims[3] = {H5S_UNLIMITED, width, 3};
+    const hsize_t chunk[3] = {chunk_rows, width, 3};
+    Hid space(check(H5Screate_simple(rank, dims, max_dims), "dataspace"), H5Sclose);
+    Hid dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "property list"), H5Pclose);
+    check(H5Pset_chunk(dcpl.get(), rank, chunk), "chunking of " + name);
+    if (fill != nullptr) check(H5Pset_fill_value(dcpl.get(), H5T_NATIVE_UINT64, fill), "fill value");
+    if (deflate > 0) {
+        // Shuffle groups the bytes of equal significance of neighbouring values (signs
+        // and exponents of nearby positions agree), which is what lets deflate find runs.
+        check(H5Pset_shuffle(dcpl.get()), "shuffle filter of " + name);
+        check(H5Pset_deflate(dcpl.get(), unsigned(deflate)), "deflate filter of " + name);
+    }
+    Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                            dcpl.get(), H5P_DEFAULT),
+                 "create dataset " + name),
+           H5Dclose);
+    string_attribute(ds.get(), "unit", unit);
+    string_attribute(ds.get(), "description", description);
+}
+
+void TrajectoryWriter::Impl::write_fixed(const std::string& name, hid_t file_type, hid_t mem_type, hsize_t rows,
+                                         hsize_t width, const void* data, const char* unit, const char* description) {
+    const int rank = width == 1 ? 1 : 2;
+    const hsize_t dims[2] = {rows, width};
+    Hid space(check(H5Screate_simple(rank, dims, nullptr), "dataspace"), H5Sclose);
+    Hid ds(check(H5Dcreate2(file.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT),
+                 "create dataset " + name),
+           H5Dclose);
+    if (rows > 0)
+        check(H5Dwrite(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
+    string_attribute(ds.get(), "unit", unit);
+    string_attribute(ds.get(), "description", description);
+}
+
+void TrajectoryWriter::Impl::write_clumps(const ClumpTable* clumps) {
+    Hid group(check(H5Gcreate2(file.get(), "/clumps", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                    "create group /clumps"),
+              H5Gclose);
+    const ClumpTable empty;
+    const ClumpTable& t = clumps ? *clumps : empty;
+    clump_templates = t.size();
+    std::vector<double> spheres(4 * t.centre.size());
+    for (std::size_t k = 0; k < t.centre.size(); ++k) {
+        for (int a = 0; a < 3; ++a) spheres[4 * k + a] = t.centre[k][a];
+        spheres[4 * k + 3] = t.radius[k];
+    }
+    write_fixed("/clumps/first", H5T_STD_U32LE, H5T_NATIVE_UINT32, t.first.size(), 1,
+                t.first.data(), "1",
+                "template t has the rows [first[t], first[t+1]) of /clumps/spheres");
+    write_fixed("/clumps/spheres", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, t.centre.size(), 4,
+                spheres.data(), "m",
+                "sphere centre in the body frame (x, y, z) and radius r; world centre = "
+                "position + R(orientation) * (x, y, z)");
+}
+
+void TrajectoryWriter::Impl::create_layout(const RunMetadata& meta, const MaterialTable& materials) {
+    if (creating) create_root(meta, materials);
+    define_columns(meta);
+}
+
+void TrajectoryWriter::Impl::create_root(const RunMetadata& meta, const MaterialTable& materials) {
+    const hid_t root = file.get();
+    string_attribute(root, "format", "talus-trajectory");
+    const int32_t version = 1;
+    number_attribute(root, "format_version", H5T_STD_I32LE, H5T_NATIVE_INT32, &version, 1, true);
+    string_attribute(root, "talus_version", meta.talus_version);
+    string_attribute(root, "units", "SI");
+    string_attribute(root, "quaternion_convention",
+                     "Hamilton, scalar first (w, x, y, z), body to world");
+    string_attribute(root, "scene", meta.scene_text);
+    string_attribute(root, "scene_path", meta.scene_path);
+    string_array_attribute(root, "overrides", meta.overrides);
+    std::vector<std::string> names;
+    std::vector<double> density, friction;
+    for (const Material& m : materials.materials) {
+        names.push_back(m.name);
+        density.push_back(m.density);
+        friction.push_back(m.friction);
+    }
+    string_array_attribute(root, "material_names", names);
+    number_attribute(root, "material_density", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                     density.data(), density.size(), false);
+    number_attribute(root, "material_friction", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                     friction.data(), friction.size(), false);
+
+    for (const char* g : {"/bodies", "/frames", "/diagnostics", "/flow", "/walls"}) {
+        Hid group(check(H5Gcreate2(root, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        fmt::format("create group {}", g)),
+                  H5Gclose);
+    }
+}
+
+void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
+    const hid_t root = file.get();
+    const hid_t f64 = H5T_IEEE_F64LE, u64 = H5T_STD_U64LE, u32 = H5T_STD_U32LE, u8 = H5T_STD_U8LE;
+    const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
+                nu8 = H5T_NATIVE_UINT8;
+    const hsize_t b = kBodyChunkRows, k = kIndexChunkRows;
+    // Row datasets (one row per body or contact per frame) are the bulk of the file:
+    // they take the compression; per-body reals take the chosen precision.
+    const int z = meta.compression;
+    float32 = meta.precision == OutputPrecision::Float32;
+    const hid_t real = float32 ? H5T_IEEE_F32LE : f64;
+    const hid_t nreal = float32 ? H5T_NATIVE_FLOAT : nf64;
+    // (body_row_bytes below counts these columns: keep the two together)
+    create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id", nullptr, false,
+                  false, z);
+    create_column(position, "/bodies/position", real, nreal, 3, b, "m",
+                  "centre of mass, world frame (x, y, z)", nullptr, false, false, z);
+    create_column(orientation, "/bodies/orientation", real, nreal, 4, b, "1",
+                  "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)",
+                  nullptr, false, false, z);
+    create_column(velocity, "/bodies/velocity", real, nreal, 3, b, "m/s",
+                  "linear velocity of the centre of mass, world frame", nullptr, false, false, z);
+    create_column(angular_velocity, "/bodies/angular_velocity", real, nreal, 3, b, "rad/s",
+                  "angular velocity in the BODY frame; world frame = R(q) * this", nullptr,
+                  false, false, z);
+    create_column(radius, "/bodies/radius", real, nreal, 1, b, "m",
+                  "sphere radius; other shapes: bounding radius about the centre of mass",
+                  nullptr, false, false, z);
+    create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
+                  "index into the root attribute material_names", nullptr, false, false, z);
+    create_column(shape, "/bodies/shape", u8, nu8, 1, b, "1",
+                  "0 sphere, 1 capsule, 2 ellipsoid, 3 clump", nullptr, false, false, z);
+    create_column(clump, "/bodies/clump", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, b, "1",
+                  "clump template (index into /clumps/first), -1 for other shapes", nullptr,
+                  false, false, z);
+
+    create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
+    create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
+    create_column(frame_first_row, "/frames/first_row", u64, nu64, 1, k, "1",
+                  "first row of the frame in /bodies/*");
+    create_column(frame_row_count, "/frames/row_count", u64, nu64, 1, k, "1",
+                  "bodies in the frame; 2^64-1 = entry not yet written", &kUnwritten);
+
+    n_emitters = meta.emitters;
+    n_outlets = meta.outlets;
+    last_emitted.assign(n_emitters, FlowTally{});
+    last_removed.assign(n_outlets, FlowTally{});
+    const auto flow_set = [&](const char* what, hsize_t n, Column& count, Column& mass,
+                              Column& total_count, Column& total_mass) {
+        if (n == 0) return;
+        const std::string base = fmt::format("/flow/{}_", what);
+        const std::string since = fmt::format("bodies {} since the previous frame, per {}", what,
+                                              what[0] == 'e' ? "emitter" : "outlet");
+        const std::string since_mass = fmt::format("mass {} since the previous frame, per {}", what,
+                                                   what[0] == 'e' ? "emitter" : "outlet");
+        const std::string total = fmt::format("bodies {} since the start of the run, per {}",
+                                              what, what[0] == 'e' ? "emitter" : "outlet");
+        const std::string total_mass_text = fmt::format(
+            "mass {} since the start of the run, per {}", what, what[0] == 'e' ? "emitter" : "outlet");
+        create_column(count, base + "count", u64, nu64, n, k, "1", since.c_str(), nullptr, true);
+        create_column(mass, base + "mass", f64, nf64, n, k, "kg", since_mass.c_str(), nullptr, true);
+        create_column(total_count, base + "total_count", u64, nu64, n, k, "1", total.c_str(),
+                      nullptr, true);
+        create_column(total_mass, base + "total_mass", f64, nf64, n, k, "kg",
+                      total_mass_text.c_str(), nullptr, true);
+    };
+    n_walls = meta.wall_names.size();
+    if (n_walls > 0) {
+        if (creating) {
+            Hid group(check(H5Gopen2(root, "/walls", H5P_DEFAULT), "open group /walls"), H5Gclose);
+            string_array_attribute(group.get(), "names", meta.wall_names);
+            std::vector<double> ref;
+            for (const Vec3& p : meta.wall_reference_points)
+                ref.insert(ref.end(), {p.x(), p.y(), p.z()});
+            number_attribute(group.get(), "torque_reference_points", H5T_IEEE_F64LE,
+                             H5T_NATIVE_DOUBLE, ref.data(), ref.size(), false);
+        }
+        create_column(w_force, "/walls/force", f64, nf64, n_walls, k, "N",
+                      "mean force the bodies exert on each wall over the interval since the "
+                      "previous frame (world frame; 0 in the first frame)",
+                      nullptr, true, true);
+        create_column(w_torque, "/walls/torque", f64, nf64, n_walls, k, "N m",
+                      "mean torque on each wall about its torque reference point (attribute "
+                      "torque_reference_points of /walls) over the same interval",
+                      nullptr, true, true);
+        wall_contacts = meta.wall_contacts;
+    }
+    if (wall_contacts && creating) {
+        Hid group(check(H5Gcreate2(root, "/walls/contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "create group /walls/contacts"),
+                  H5Gclose);
+        number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
+    }
+    if (wall_contacts) {
+        create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
+                      "wall of the contact (index into the names attribute of /walls)", nullptr, false, false, z);
+        create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
+                      "stable id of the body in contact", nullptr, false, false, z);
+        create_column(wc_point, "/walls/contacts/point", f64, nf64, 3, b, "m",
+                      "contact point at the start of the step, world frame", nullptr, false, false, z);
+        create_column(wc_impulse, "/walls/contacts/impulse", f64, nf64, 3, b, "N s",
+                      "impulse the body gave the wall over the frame's last step (world "
+                      "frame, nullptr, false, false, z); divide by the step (attribute dt of /walls/contacts) for a force");
+        create_column(wc_angular, "/walls/contacts/angular_impulse", f64, nf64, 3, b, "N m s",
+                      "torque impulse on the wall from rolling and spinning resistance over "
+                      "the same step (a couple; 0 without them)", nullptr, false, false, z);
+        create_column(wc_first_row, "/walls/contacts/first_row", u64, nu64, 1, k, "1",
+                      "per frame: first row of the frame's contacts in /walls/contacts/*");
+        create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
+                      "per frame: number of the frame's contacts");
+        create_column(wc_dt, "/walls/contacts/dt", f64, nf64, 1, k, "s",
+                      "per frame: the step the frame's impulses cover (its last step)");
+    }
+    flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
+             f_emitted_total_mass);
+    flow_set("removed", n_outlets, f_removed_count, f_removed_mass, f_removed_total_count,
+             f_removed_total_mass);
+
+    create_column(d_step, "/diagnostics/step", u64, nu64, 1, k, "1",
+                  "step number after the step; 2^64-1 = entry not yet written", &kUnwritten);
+    create_column(d_time, "/diagnostics/time", f64, nf64, 1, k, "s", "simulated time after the step");
+    create_column(d_contacts, "/diagnostics/contacts", u32, nu32, 1, k, "1", "contacts in the solve");
+    create_column(d_iterations, "/diagnostics/iterations", u32, nu32, 1, k, "1", "solver iterations");
+    create_column(d_residual, "/diagnostics/residual", f64, nf64, 1, k, "m/s",
+                  "solver residual at exit (docs/design.md section 6)");
+    create_column(d_kinetic, "/diagnostics/kinetic_energy", f64, nf64, 1, k, "J",
+                  "translational plus rotational kinetic energy after the step");
+    create_column(d_potential, "/diagnostics/potential_energy", f64, nf64, 1, k, "J",
+                  "gravitational potential energy -m g.x after the step");
+    create_column(d_wall, "/diagnostics/solver_wall_time", f64, nf64, 1, k, "s",
+                  "wall-clock time spent in the solve stage");
+    create_column(d_envelope, "/diagnostics/envelope", f64, nf64, 1, k, "m",
+                  "collision envelope used this step");
+    create_column(d_converged, "/diagnostics/converged", u8, nu8, 1, k, "1",
+                  "1 if the residual reached the tolerance before the iteration cap");
+    create_column(d_joint_infeasibility, "/diagnostics/joint_infeasibility", f64, nf64, 1, k,
+                  "m or rad",
+                  "joint infeasibility max |g_j| after the step (Anitescu 2003 eq. 3.15); "
+                  "0 without joints");
+    create_column(d_contact_infeasibility, "/diagnostics/contact_infeasibility", f64, nf64, 1,
+                  k, "m",
+                  "largest penetration among the step's contacts, at the start of the step "
+                  "(Anitescu 2003 eq. 3.15, contact part); 0 without penetration");
+    create_column(d_dt, "/diagnostics/dt", f64, nf64, 1, k, "s",
+                  "the step just taken (fixed, or chosen by the adaptive step)");
+}
+
+void TrajectoryWriter::Impl::open_columns() {
+    // Each column is appended to, never read back, so its chunk cache needs the chunk
+    // being filled and little more. HDF5's default (1 MiB per dataset) kept up to that
+    // much of already written chunks per column: a 400-bead soak grew by 11 MiB over
+    // 10^5 steps as the caches of the smaller columns slowly filled
+    // (benchmarks/soak.py). Two chunks per column bound it from the first frames on.
+    auto open = [&](Column& c) {
+        std::size_t chunk_bytes = 0;
+        {
+            Hid ds(check(H5Dopen2(file.get(), c.name.c_str(), H5P_DEFAULT), "open " + c.name),
+                   H5Dclose);
+            Hid dcpl(check(H5Dget_create_plist(ds.get()), "properties of " + c.name), H5Pclose);
+            Hid type(check(H5Dget_type(ds.get()), "type of " + c.name), H5Tclose);
+            hsize_t dims[3] = {1, 1, 1};
+            const int rank = check(H5Pget_chunk(dcpl.get(), 3, dims), "chunking of " + c.name);
+            chunk_bytes = H5Tget_size(type.get());
+            for (int k = 0; k < rank; ++k) chunk_bytes *= std::size_t(dims[k]);
+        }
+        Hid dapl(check(H5Pcreate(H5P_DATASET_ACCESS), "property list"), H5Pclose);
+        check(H5Pset_chunk_cache(dapl.get(), 13, 2 * chunk_bytes, 1.0), "chunk cache of " + c.name);
+        c.id = Hid(check(H5Dopen2(file.get(), c.name.c_str(), dapl.get()), "open " + c.name),
+                   H5Dclose);
+    };
+    for (Column* c : body_columns()) open(*c);
+    for (Column* c : frame_columns()) open(*c);
+    for (Column* c : diagnostic_columns()) open(*c);
+    for (Column* c : flow_columns()) open(*c);
+}
+
+void TrajectoryWriter::Impl::create_file(const std::filesystem::path& at, bool truncate) {
+    Hid fapl(check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
+    check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+          "library version bounds");
+    const hid_t f = H5Fcreate(at.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+                              fapl.get());
+    if (f < 0)
+        throw IoError(fmt::format("cannot create trajectory file '{}': {}", at.string(),
+                                  hdf5_error_text()));
+    file = Hid(f, H5Fclose);
+    open_path = at;
+}
+
+void TrajectoryWriter::Impl::sync_file(const std::filesystem::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ::fsync(fd);
+    ::close(fd);
+}
+
+}  // namespace talus

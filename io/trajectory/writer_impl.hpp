@@ -1,0 +1,430 @@
+#pragma once
+/// The trajectory writer's inside (io/trajectory_writer.hpp is its face): the columns, the
+/// packed frame, and TrajectoryWriter::Impl, whose members live in the files beside by what
+/// they do: layout.cpp creates the file and its datasets, resume.cpp continues a file a
+/// killed run left, frame_queue.cpp appends frames and runs the background writer;
+/// writer.cpp is the public class. Internal to io/trajectory/.
+#include "io/trajectory_writer.hpp"
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <unistd.h>
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+#include "core/body_store.hpp"
+#include "core/materials.hpp"
+#include "engine/world/diagnostics.hpp"
+#include "io/hdf5_handles.hpp"
+#include "io/xdmf.hpp"
+
+namespace talus {
+namespace trajectory {
+
+static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 rows are written straight from memory");
+
+using hdf5::Hid;
+using hdf5::kUnwritten;
+using hdf5::QuietHdf5;
+
+inline constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200 kB for N×3 f64)
+inline constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
+inline constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
+inline constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
+/// Frames the background writer may hold at once: the one it is writing and one waiting.
+/// Each is a full copy of the frame's rows (~73 B per body in float32, ~130 B in float64),
+/// so this bounds the output's memory; the step loop waits only when both are taken.
+inline constexpr std::size_t kFrameBuffers = 2;
+/// Frames of at least this many bodies do not keep their buffer between frames.
+inline constexpr std::size_t kKeepBufferBodies = 100000;
+
+/// HDF5's innermost (most specific) error description on the current stack, then clears it.
+inline std::string hdf5_error_text() {
+    std::string text;
+    auto visit = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+        auto* s = static_cast<std::string*>(out);
+        if (n == 0 && e->desc != nullptr) *s = e->desc;
+        return 0;
+    };
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, visit, &text);
+    H5Eclear2(H5E_DEFAULT);
+    return text.empty() ? std::string("unknown HDF5 error") : text;
+}
+
+/// One appendable dataset: its handle, row width and the memory type of what we write.
+struct Column {
+    Hid id;
+    hsize_t width = 1;  ///< 1: shape (rows,) unless `matrix`; otherwise (rows, width)
+    bool matrix = false;  ///< (rows, width) even when width is 1
+    bool triple = false;  ///< (rows, width, 3): a 3-vector per column (per-wall forces)
+    hid_t mem_type = H5I_INVALID_HID;
+    std::string name;   ///< path in the file, for messages and reopening
+};
+
+/// One frame as it goes to the file: every row already in its storage type and layout
+/// (orientation reordered to w, x, y, z; reals rounded to float32 if asked), together with
+/// the diagnostics buffered since the previous frame. Plain data, owned: once packed it no
+/// longer refers to the engine's arrays.
+struct FrameRows {
+    bool frame = true;  ///< false: only the buffered diagnostics (TrajectoryWriter::sync)
+    double time = 0.0;
+    uint64_t step = 0;
+    std::size_t n = 0;                       ///< bodies
+    std::vector<StepDiagnostics> diagnostics;
+    std::vector<uint64_t> id;
+    /// Per-body reals, column after column: position 3n, orientation 4n, velocity 3n,
+    /// angular velocity 3n, radius n. One of the two is used, per the file's precision.
+    std::vector<double> real64;
+    std::vector<float> real32;
+    std::vector<uint32_t> material;
+    std::vector<uint8_t> shape;
+    std::vector<int32_t> clump;
+    std::vector<FlowTally> emitted, removed;  ///< cumulative tallies per emitter / outlet
+    std::vector<Vec3> wall_force, wall_torque;
+    WallContactList contacts;
+};
+
+/// Offsets (in reals, for n bodies) of the columns of FrameRows::real64 / real32.
+struct RealColumns {
+    std::size_t position, orientation, velocity, angular_velocity, radius, total;
+    explicit RealColumns(std::size_t n)
+        : position(0), orientation(3 * n), velocity(7 * n), angular_velocity(10 * n),
+          radius(13 * n), total(14 * n) {}
+};
+
+/// Copies the reals of `b` into `out` (layout RealColumns), converting to T (for float:
+/// round to nearest, as IEEE conversion does).
+template <class T>
+inline void pack_reals(const BodyStore& b, std::vector<T>& out) {
+    const std::size_t n = b.size();
+    const RealColumns c(n);
+    out.resize(c.total);
+    T* p = out.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
+        const Quat& q = b.orientation[i];
+        for (int a = 0; a < 3; ++a) {
+            p[c.position + 3 * i + a] = static_cast<T>(x[a]);
+            p[c.velocity + 3 * i + a] = static_cast<T>(v[a]);
+            p[c.angular_velocity + 3 * i + a] = static_cast<T>(w[a]);
+        }
+        p[c.orientation + 4 * i + 0] = static_cast<T>(q.w());
+        p[c.orientation + 4 * i + 1] = static_cast<T>(q.x());
+        p[c.orientation + 4 * i + 2] = static_cast<T>(q.y());
+        p[c.orientation + 4 * i + 3] = static_cast<T>(q.z());
+        p[c.radius + i] = static_cast<T>(b.radius[i]);
+    }
+}
+
+}  // namespace trajectory
+
+struct TrajectoryWriter::Impl {
+    using Hid = hdf5::Hid;
+    using Column = trajectory::Column;
+    using FrameRows = trajectory::FrameRows;
+
+    std::filesystem::path path;
+    std::filesystem::path open_path;  ///< the file HDF5 has open: `path`, or a copy being made
+    Hid file;
+    bool closed = false;
+
+    // Background writing. The main thread packs each frame into a buffer and queues it;
+    // the writer thread makes every HDF5 call from then on, in queue order, so the file is
+    // written exactly as the synchronous writer would. Members below the mutex are shared.
+    bool background = true;
+    std::thread worker;
+    std::mutex mutex;
+    std::condition_variable wake_worker;  ///< a frame was queued, or stop
+    std::condition_variable wake_main;    ///< a buffer came back, or the writer went idle
+    std::deque<std::unique_ptr<FrameRows>> queue;  ///< packed frames, oldest first
+    std::vector<std::unique_ptr<FrameRows>> spare; ///< buffers to reuse
+    std::size_t buffers = 0;                       ///< allocated, ≤ kFrameBuffers
+    bool busy = false;                             ///< the writer is writing a frame
+    bool stopping = false;                         ///< close(): drain the queue and exit
+    std::string error;                             ///< the writer's first failure, verbatim
+    std::atomic<bool> failed{false};
+    FrameRows sync_rows;                           ///< the buffer when not in background
+    uint64_t frames_handed = 0, rows_handed = 0;   ///< what the main thread handed over
+    uint64_t last_step = 0;                        ///< step of the last frame handed or kept
+    double last_time = 0.0;                        ///< its time [s]
+    double write_seconds = 0.0;  ///< wall time in write_rows (on the writer's thread) [s]
+
+    // /bodies
+    Column id, position, orientation, velocity, angular_velocity, radius, material, shape, clump;
+    // /frames
+    Column frame_time, frame_step, frame_first_row, frame_row_count;
+    // /diagnostics
+    // /flow: per frame, per emitter or outlet (present only when the scene has them)
+    Column f_emitted_count, f_emitted_mass, f_emitted_total_count, f_emitted_total_mass;
+    Column f_removed_count, f_removed_mass, f_removed_total_count, f_removed_total_mass;
+    std::size_t n_emitters = 0, n_outlets = 0;
+    std::vector<FlowTally> last_emitted, last_removed;  ///< totals at the previous frame
+    // /walls: per frame, per wall, mean force and torque since the previous frame
+    Column w_force, w_torque;
+    std::size_t n_walls = 0;
+    // /walls/contacts (optional): rows of body–wall contacts, indexed per frame
+    bool wall_contacts = false;
+    Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count, wc_dt;
+    uint64_t wc_rows = 0;
+    Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
+        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt;
+
+    uint64_t rows = 0;        ///< rows in /bodies/*
+    uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
+    std::vector<XdmfFrame> frames;
+    std::vector<StepDiagnostics> pending;   ///< diagnostics buffered since the last frame
+    std::vector<StepDiagnostics> to_write;  ///< diagnostics being appended to the file
+    bool float32 = false;                   ///< per-body reals stored as float32
+    bool frozen = false;                    ///< a write failed: HDF5 writes nothing more
+    std::size_t clump_templates = 0;       ///< templates in /clumps
+    /// false while an appended file's columns are only described (its datasets exist):
+    /// create_layout then creates no group, dataset or attribute.
+    bool creating = true;
+    bool copying = false;  ///< continue_by_copy is filling a new file: no sidecar yet
+
+    std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+    double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
+    std::size_t sidecar_frames = 0;        ///< frames the sidecar on disk describes
+
+    std::array<Column*, 9> body_columns() {
+        return {&id, &position, &orientation, &velocity, &angular_velocity, &radius, &material,
+                &shape, &clump};
+    }
+    std::array<Column*, 4> frame_columns() {
+        return {&frame_time, &frame_step, &frame_first_row, &frame_row_count};
+    }
+    /// The /flow and /walls columns that exist in this file.
+    std::vector<Column*> flow_columns() {
+        std::vector<Column*> out;
+        if (n_walls > 0) out.insert(out.end(), {&w_force, &w_torque});
+        if (wall_contacts)
+            out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
+                                   &wc_first_row, &wc_row_count, &wc_dt});
+        if (n_emitters > 0)
+            out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
+                                   &f_emitted_total_mass});
+        if (n_outlets > 0)
+            out.insert(out.end(), {&f_removed_count, &f_removed_mass, &f_removed_total_count,
+                                   &f_removed_total_mass});
+        return out;
+    }
+    std::array<Column*, 13> diagnostic_columns() {
+        return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
+                &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
+                &d_contact_infeasibility, &d_dt};
+    }
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw IoError(fmt::format("trajectory '{}': {}: {}", path.string(), what, trajectory::hdf5_error_text()));
+    }
+    template <class T>
+    T check(T result, const std::string& what) const {
+        if (result < 0) fail(what);
+        return result;
+    }
+
+    void string_attribute(hid_t loc, const char* name, const std::string& value);
+
+    void string_array_attribute(hid_t loc, const char* name, const std::vector<std::string>& values);
+
+    void number_attribute(hid_t loc, const char* name, hid_t file_type, hid_t mem_type,
+                          const void* data, hsize_t n, bool scalar);
+
+    /// Creates an empty, chunked, unlimited dataset with `unit` and `description` attributes.
+    void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
+                       hsize_t width, hsize_t chunk_rows, const char* unit,
+                       const char* description, const uint64_t* fill = nullptr,
+                       bool matrix = false, bool triple = false, int deflate = 0);
+
+    /// Writes a fixed-size dataset (not appendable): rows × width values of `mem_type`.
+    void write_fixed(const std::string& name, hid_t file_type, hid_t mem_type, hsize_t rows,
+                     hsize_t width, const void* data, const char* unit, const char* description);
+
+    /// /clumps: the clump templates, written once (they do not change during a run).
+    void write_clumps(const ClumpTable* clumps);
+
+    /// Creates every group, attribute and dataset (or, `creating` false, describes the
+    /// columns of an appended file, whose datasets exist).
+    void create_layout(const RunMetadata& meta, const MaterialTable& materials);
+
+    void create_root(const RunMetadata& meta, const MaterialTable& materials);
+
+    void define_columns(const RunMetadata& meta);
+
+    void open_columns();
+
+    static bool exists(hid_t f, const char* name);
+
+    /// The current dimensions of dataset `name`.
+    std::vector<hsize_t> dims_of(hid_t f, const std::string& name) const;
+
+    /// Rows [first, first + n) of dataset `name` (all of each row), read as `mem_type`.
+    template <class T>
+    std::vector<T> read_rows(hid_t f, const std::string& name, hid_t mem_type, hsize_t first,
+                             hsize_t n) const {
+        Hid ds(check(H5Dopen2(f, name.c_str(), H5P_DEFAULT), "open " + name), H5Dclose);
+        return read_open_rows<T>(ds.get(), name, mem_type, first, n);
+    }
+
+    /// The same from an open dataset `ds` (named `name` in messages).
+    template <class T>
+    std::vector<T> read_open_rows(hid_t ds, const std::string& name, hid_t mem_type,
+                                  hsize_t first, hsize_t n) const {
+        Hid space(check(H5Dget_space(ds), "dataspace of " + name), H5Sclose);
+        const int rank = check(H5Sget_simple_extent_ndims(space.get()), "dataspace of " + name);
+        if (rank < 1 || rank > 3) fail("unexpected rank of " + name);
+        hsize_t dims[3] = {0, 1, 1};
+        check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), "dataspace of " + name);
+        const hsize_t start[3] = {first, 0, 0};
+        const hsize_t count[3] = {n, dims[1], dims[2]};
+        // T may hold several values (a Vec3 per row of an (R, 3) dataset)
+        const std::size_t bytes = std::size_t(n * dims[1] * dims[2]) * H5Tget_size(mem_type);
+        if (bytes % sizeof(T) != 0) fail("rows of " + name + " do not fill whole elements");
+        std::vector<T> out(bytes / sizeof(T));
+        if (n == 0) return out;
+        check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+              "select rows of " + name);
+        Hid mem(check(H5Screate_simple(rank, count, nullptr), "dataspace"), H5Sclose);
+        check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out.data()),
+              "read " + name);
+        return out;
+    }
+
+    /// read_rows into the column's own memory type.
+    template <class T>
+    std::vector<T> read_column(hid_t f, const Column& c, hsize_t first, hsize_t n) const {
+        return read_rows<T>(f, c.name, c.mem_type, first, n);
+    }
+
+    /// A root attribute of variable-length strings (a scalar one gives one string).
+    std::vector<std::string> read_strings(hid_t f, const char* name) const;
+
+    /// Throws IoError unless `f` is a trajectory of the run `meta` describes: a file of
+    /// another scene would mix two runs' frames.
+    void check_same_run(hid_t f, const RunMetadata& meta) const;
+
+    /// What of a file a resumed run keeps: its complete entries (as readers count them) up
+    /// to `step`.
+    struct Kept {
+        hsize_t frames = 0;       ///< frames kept
+        std::vector<double> time;
+        std::vector<uint64_t> step, first_row, row_count;  ///< the whole index read (≥ frames)
+        uint64_t rows = 0;        ///< /bodies rows of the frames kept
+        uint64_t diag_rows = 0;   ///< /diagnostics entries kept
+        uint64_t wc_rows = 0;     ///< /walls/contacts rows of the frames kept
+    };
+
+    /// Needs the columns described (define_columns: their names).
+    Kept keep(hid_t f, uint64_t step);
+
+    /// The /flow totals of frame `k` of `f` into `emitted`, `removed`.
+    void read_tallies(hid_t f, hsize_t k, std::vector<FlowTally>& emitted,
+                      std::vector<FlowTally>& removed) const;
+
+    /// Takes up what `k` keeps as this writer's own past: frames, rows, /flow totals.
+    void adopt(hid_t f, const Kept& k);
+
+    /// Reads what a resumed run keeps of `f` (open for reading), after checking that it is
+    /// the run's file; nothing is written yet, so a refusal leaves the file as it was.
+    Kept examine(hid_t f, const RunMetadata& meta, uint64_t step);
+
+    /// A cleanly closed file (`file`, open read-write; `k` from examine()): cut in place
+    /// what lies beyond the step. Shrinking a chunked dataset is allowed before SWMR mode
+    /// starts; HDF5 refills the cut part of a partial chunk with the fill value, so a marker
+    /// past the end reads "unwritten" again.
+    void continue_in_place(const Kept& k);
+
+    bool is_contact_row_column(const Column* c) const;
+
+    /// A file a killed run left (`old`, open for SWMR reading): its "being written" mark
+    /// forbids opening it read-write, and its on-disk metadata is a snapshot that HDF5 may
+    /// not extend safely. So the frames and diagnostics kept are copied, in their storage
+    /// types, into a new file created as the run created its own (PATH.resume.tmp), with the
+    /// same calls a writer makes (so the copy holds the same values); that file then
+    /// replaces PATH by rename, and the original stays whole until then.
+    void continue_by_copy(hid_t old, const Kept& k, const RunMetadata& meta,
+                          const MaterialTable& materials, const ClumpTable* clumps);
+
+    /// Writes the kept frames of `old` through write_rows, each with the diagnostics of
+    /// its steps; the diagnostics after the last frame (up to the checkpoint) last.
+    void copy_frames(hid_t old, const Kept& k);
+
+    /// Creates the HDF5 file at `at` in the latest format (which SWMR needs: superblock 3,
+    /// new chunk indexes); `truncate`: over an existing one.
+    void create_file(const std::filesystem::path& at, bool truncate);
+
+    /// Flushes a closed or flushed file's data to the disk, so that a rename cannot outlive it.
+    static void sync_file(const std::filesystem::path& p);
+
+    /// Appends one /flow row per set: increases since the last frame and totals.
+    void append_flow(hsize_t frame, const std::vector<FlowTally>& now, std::vector<FlowTally>& last,
+                     Column& count, Column& mass, Column& total_count, Column& total_mass);
+
+    /// Extends `c` from `old_rows` to `old_rows + n` rows and writes `data` into the new rows.
+    void append(Column& c, hsize_t old_rows, hsize_t n, const void* data);
+
+    void flush(Column& c) { check(H5Dflush(c.id.get()), "flush " + c.name); }
+
+    /// Rewrites the sidecar if it is behind and (`always` or) within its time budget.
+    void update_sidecar(bool always);
+
+    /// Moves the buffered diagnostics into the file; /diagnostics/step goes last.
+    void append_diagnostics();
+
+    /// Checks the frame against the file and copies it into `out` (no HDF5 call).
+    void pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
+              const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
+              const WallLoads* loads, const WallContactList* contacts);
+
+    /// After a failed write: HDF5 may not write to the file again. The file then stays as
+    /// the last successful flush and the writes after it left it: the consistent SWMR state a
+    /// killed run leaves, readable up to its last complete frame. Closing it normally instead
+    /// would write metadata describing space that never reached the disk (a full disk leaves
+    /// a superblock whose end-of-file lies beyond the file: "truncated file", unreadable).
+    /// The file descriptor under HDF5 is replaced by a read-only one, so every later write
+    /// fails and nothing on disk changes.
+    void freeze();
+
+    /// write_rows_unguarded, freezing the file if it fails.
+    void write_rows(FrameRows& fr);
+
+    /// Writes a packed frame: its diagnostics, then the body rows, then /flow and /walls,
+    /// then the index entry with row_count last; flushes, and updates the sidecar.
+    void write_rows_unguarded(FrameRows& fr);
+
+    /// Re-raises, on the calling (main) thread, the writer thread's failure, word for word.
+    void rethrow_if_failed();
+
+    /// A buffer for the next frame: a spare one, a new one while fewer than kFrameBuffers
+    /// exist, or else the first the writer gives back (the step loop waits only here).
+    std::unique_ptr<FrameRows> take_buffer();
+
+    void give_back(std::unique_ptr<FrameRows> b);
+
+    /// The writer thread: writes queued frames in order until close() asks it to stop and
+    /// the queue is empty. After a failure it writes nothing more (the file keeps its last
+    /// complete frame) and only hands buffers back.
+    void run_worker();
+
+    /// Waits until every frame handed over is in the file (or the writer failed).
+    void drain();
+
+    /// Lets the writer finish the queue, then joins it.
+    void stop_worker();
+
+    void close_all();
+};
+
+}  // namespace talus
