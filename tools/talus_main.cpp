@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "io/checkpoint.hpp"
+#include "io/runner.hpp"
 #include "io/scene.hpp"
 #include "io/text_format.hpp"
 #include "io/trajectory_info.hpp"
@@ -101,17 +102,6 @@ private:
     std::string stage_;
     Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::hours(1);
 };
-
-/// A frame with the cumulative tallies of the world's emitters and outlets (/flow rows) and
-/// the wall loads since the previous frame (/walls rows), which then start again from zero.
-void write_frame(talus::TrajectoryWriter& writer, talus::World& world) {
-    std::vector<talus::FlowTally> emitted, removed;
-    for (const talus::Emitter& e : world.emitters) emitted.push_back(e.emitted);
-    for (const talus::Outlet& o : world.outlets) removed.push_back(o.removed);
-    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed,
-                       &world.wall_loads(), &world.wall_contacts());
-    world.reset_wall_loads();
-}
 
 // ---- stopping on a signal ---------------------------------------------------------------
 
@@ -442,24 +432,8 @@ int cmd_run(const RunOptions& opt) {
         duration += s.duration;
         total_steps += uint64_t(std::llround(s.duration / dt));
     }
-    const uint64_t frame_every =
-        std::max<uint64_t>(1, uint64_t(std::llround(scene.output.interval / dt)));
-    // Periodic checkpoints on a step cadence, like frames (0: none).
-    const uint64_t checkpoint_every =
-        scene.output.checkpoint_interval > 0.0
-            ? std::max<uint64_t>(1, uint64_t(std::llround(scene.output.checkpoint_interval / dt)))
-            : 0;
-    // The adaptive step's cadences: the first multiple of `every` after t.
-    const auto next_multiple = [](double t, double every) {
-        return (std::floor(t / every + 1e-9) + 1.0) * every;
-    };
+    const uint64_t frame_every = talus::Runner::cadence_steps(scene.output.interval, dt);
     const double interval = scene.output.interval;
-    // (a time within 1e-9 of the interval counts as reached: a stage's end and a frame
-    // time that differ in the last bits are one time, not two steps apart)
-    const auto frame_due = [&](double next_frame) {
-        return adaptive ? world.time >= next_frame - 1e-9 * interval
-                        : world.step_count % frame_every == 0;
-    };
 
     {
         // Room for the body rows the run will write, found out before its first step: exact
@@ -495,34 +469,18 @@ int cmd_run(const RunOptions& opt) {
 
     std::unique_ptr<talus::TrajectoryWriter> writer;
     try {
-        talus::RunMetadata meta;
-        meta.scene_text = scene.text;
-        meta.scene_path = scene.file.string();
-        meta.overrides = scene.overrides;
-        meta.talus_version = TALUS_VERSION;
-        meta.emitters = world.emitters.size();
-        meta.outlets = world.outlets.size();
-        for (std::size_t w = 0; w < world.walls.size(); ++w) {
-            const talus::Wall& wall = world.walls[w];
-            meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
-            meta.wall_reference_points.push_back(talus::wall_reference_point(wall));
-        }
-        meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
-        meta.dt = adaptive ? 0.0 : dt;  // adaptive: per frame in /walls/contacts/dt
-        meta.precision = scene.output.precision;
-        meta.compression = scene.output.compression;
-        world.record_wall_contacts = meta.wall_contacts;
+        const talus::RunMetadata meta = talus::prepare_run_output(scene);
         if (!resuming) {
             writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials,
                                                               opt.force, &world.bodies.clumps);
-            write_frame(*writer, world);
+            talus::write_world_frame(*writer, world);
         } else {
             writer = std::make_unique<talus::TrajectoryWriter>(
                 out, meta, world.materials, &world.bodies.clumps,
                 talus::AppendAfterStep{world.step_count});
             // every frame up to the checkpoint must be there: the resumed run starts after it
             const uint64_t due = world.step_count / frame_every * frame_every;
-            const double due_time = next_multiple(world.time, interval) - interval;
+            const double due_time = talus::Runner::next_multiple(world.time, interval) - interval;
             if (adaptive ? writer->last_frame_time() < due_time * (1.0 - 1e-12)
                          : writer->last_frame_step() < due) {
                 writer->close();
@@ -567,16 +525,6 @@ int cmd_run(const RunOptions& opt) {
     }
 
     const uint64_t first_step = world.step_count;
-    // The step of the checkpoint on disk: none is written twice for one step.
-    uint64_t checkpointed = resuming ? world.step_count : UINT64_MAX;
-    // The trajectory first, complete up to this step, then the checkpoint that continues it.
-    auto checkpoint_now = [&](const talus::RunPosition& at) {
-        if (checkpointed == world.step_count) return;
-        writer->sync();
-        talus::write_checkpoint(checkpoint, scene, at, out_absolute);
-        checkpointed = world.step_count;
-    };
-
     // After a failure in the step loop: close the trajectory with every frame written so far.
     auto close_after_failure = [&] {
         try {
@@ -593,91 +541,60 @@ int cmd_run(const RunOptions& opt) {
     tally.smallest_radius = smallest_radius(world);
     const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
-    // adaptive step: the next frame's and checkpoint's times
-    double next_frame = next_multiple(world.time, interval);
-    double next_checkpoint = scene.output.checkpoint_interval > 0.0
-                                 ? next_multiple(world.time, scene.output.checkpoint_interval)
-                                 : std::numeric_limits<double>::infinity();
+    talus::RunEvents events;
+    events.stage_begins = [&](const talus::Stage& stage, bool fresh) {
+        if (staged && !opt.quiet)
+            std::fprintf(stderr, "%stalus: stage '%s' %s at t = %g s\n", progress.needs_newline() ? "\n" : "",
+                         stage.name.c_str(), fresh ? "begins" : "resumes", world.time);
+        progress.set_stage(staged ? stage.name : std::string());
+    };
+    events.stage_ends = [&](const talus::Stage& stage, const std::string& reason) {
+        if (!opt.quiet && (staged || reason != "duration reached"))
+            std::fprintf(stderr, "%stalus: stage '%s' ended at t = %g s: %s\n", progress.needs_newline() ? "\n" : "",
+                         stage.name.c_str(), world.time, reason.c_str());
+    };
+    events.after_step = [&](const talus::World& w) {
+        tally.add(w.diagnostics());
+        progress.update(w, duration, adaptive ? 0 : total_steps, false);
+    };
+    events.stop_requested = [&] {
+        if (opt.stop_after && world.step_count >= *opt.stop_after && g_stop_signal == 0) g_stop_signal = SIGTERM;
+        return int(g_stop_signal);
+    };
+    talus::RunSetup setup;
+    setup.start = start;
+    setup.resuming = resuming;
+    setup.checkpoint = checkpoint;
+    setup.trajectory = out_absolute;
+    talus::Runner runner(scene, writer.get(), setup);
     try {
-        for (std::size_t s = start.stage; s < scene.stages.size(); ++s) {
-            const talus::Stage& stage = scene.stages[s];
-            // the stage a checkpoint was taken in has begun: its start actions are in the
-            // restored state, and its monitor continues
-            const bool fresh = !(resuming && s == start.stage);
-            if (fresh) talus::begin_stage(stage, world);
-            talus::StageMonitor monitor(stage, world);
-            if (!fresh) monitor.restore(start.monitor);
-            if (staged && !opt.quiet)
-                std::fprintf(stderr, "%stalus: stage '%s' %s at t = %g s\n",
-                             progress.needs_newline() ? "\n" : "", stage.name.c_str(),
-                             fresh ? "begins" : "resumes", world.time);
-            progress.set_stage(staged ? stage.name : std::string());
-            bool over = false;
-            while (!over) {
-                // Between two steps: stop if asked, else the periodic checkpoint if due.
-                // (Here, not at the end of a step, so that a stage that has just ended is
-                // followed by the next one begun: a checkpoint always names a running stage.)
-                if (opt.stop_after && world.step_count >= *opt.stop_after && g_stop_signal == 0)
-                    g_stop_signal = SIGTERM;
-                if (const int sig = g_stop_signal; sig != 0) {
-                    checkpoint_now({s, monitor.state()});
-                    writer->close();
-                    std::fprintf(stderr,
-                                 "%stalus: %s at t = %g s (step %llu): stopped; the trajectory "
-                                 "holds every frame up to then: %s\n"
-                                 "talus: checkpoint: %s\n"
-                                 "talus: continue with: %s --resume %s\n",
-                                 progress.needs_newline() ? "\n" : "",
-                                 opt.stop_after && world.step_count >= *opt.stop_after
-                                     ? "--stop-after-steps reached"
-                                     : signal_name(sig),
-                                 world.time, (unsigned long long)world.step_count, out.c_str(),
-                                 checkpoint.c_str(), run_command().c_str(),
-                                 shell_word(checkpoint).c_str());
-                    return 128 + sig;
-                }
-                if (adaptive ? world.time >= next_checkpoint
-                             : checkpoint_every > 0 && world.step_count > 0 &&
-                                   world.step_count % checkpoint_every == 0) {
-                    checkpoint_now({s, monitor.state()});
-                    next_checkpoint = next_multiple(world.time, scene.output.checkpoint_interval);
-                }
-
-                const talus::StepStatus status =
-                    world.step(std::min(next_frame, monitor.end_time()));
-                if (!status.ok && status.has(talus::StepFault::OutOfMemory)) {
-                    std::fprintf(stderr, "\ntalus: %s (see docs/memory.md)\n", status.message.c_str());
-                    close_after_failure();
-                    return kExitIo;
-                }
-                if (!status.ok) {
-                    // the failed step left the state as it was before it: the last good
-                    // state, which becomes the trajectory's last frame (unless it is one)
-                    if (adaptive ? writer->last_frame_step() != world.step_count
-                                 : world.step_count % frame_every != 0)
-                        write_frame(*writer, world);
-                    writer->close();
-                    std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
-                                 "the trajectory holds every frame up to the last good state, "
-                                 "t = %g s: %s\n",
-                                 status.message.c_str(), world.time, out.c_str());
-                    return kExitSimulation;
-                }
-                writer->write_diagnostics(world.diagnostics());
-                tally.add(world.diagnostics());
-                over = monitor.done(world);
-                // frames on the global cadence, and the state at every stage's end
-                const bool due = frame_due(next_frame);
-                if (due || over) write_frame(*writer, world);
-                if (adaptive && due) next_frame = next_multiple(world.time, interval);
-                progress.update(world, duration, adaptive ? 0 : total_steps, false);
-            }
-            if (!opt.quiet && (staged || monitor.reason() != "duration reached"))
-                std::fprintf(stderr, "%stalus: stage '%s' ended at t = %g s: %s\n",
-                             progress.needs_newline() ? "\n" : "", stage.name.c_str(), world.time,
-                             monitor.reason().c_str());
+        const talus::RunOutcome outcome = runner.run(events);
+        switch (outcome.end) {
+            case talus::RunOutcome::End::Finished: break;
+            case talus::RunOutcome::End::Stopped:
+                std::fprintf(stderr,
+                             "%stalus: %s at t = %g s (step %llu): stopped; the trajectory "
+                             "holds every frame up to then: %s\n"
+                             "talus: checkpoint: %s\n"
+                             "talus: continue with: %s --resume %s\n",
+                             progress.needs_newline() ? "\n" : "",
+                             opt.stop_after && world.step_count >= *opt.stop_after
+                                 ? "--stop-after-steps reached"
+                                 : signal_name(outcome.signal),
+                             world.time, (unsigned long long)world.step_count, out.c_str(),
+                             checkpoint.c_str(), run_command().c_str(), shell_word(checkpoint).c_str());
+                return 128 + outcome.signal;
+            case talus::RunOutcome::End::OutOfMemory:
+                std::fprintf(stderr, "\ntalus: %s (see docs/memory.md)\n", outcome.status.message.c_str());
+                close_after_failure();
+                return kExitIo;
+            case talus::RunOutcome::End::SimulationFailed:
+                std::fprintf(stderr, "\ntalus: simulation failed: %s\n"
+                             "the trajectory holds every frame up to the last good state, "
+                             "t = %g s: %s\n",
+                             outcome.status.message.c_str(), world.time, out.c_str());
+                return kExitSimulation;
         }
-        writer->close();
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());
         // The trajectory holds what its last successful flush wrote (every frame before it,

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "engine/world/stages.hpp"
 #include "io/checkpoint.hpp"
+#include "io/runner.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_writer.hpp"
 
@@ -95,24 +97,19 @@ start_motion = ["pot"]
 )";
 
 /// Runs `scene` from `at` (a stage begun afresh when its monitor is not restored) until
-/// the world has taken `until` steps or the scene ends; returns where it stopped.
+/// the world has taken `until` steps or the scene ends, by the run driver `talus run` uses
+/// (without output or checkpoints); returns where it stopped.
 RunPosition run(Scene& scene, RunPosition at, bool resumed, uint64_t until) {
-    World& w = scene.world;
-    for (std::size_t s = at.stage; s < scene.stages.size(); ++s) {
-        const Stage& stage = scene.stages[s];
-        const bool fresh = !(resumed && s == at.stage);
-        if (fresh) begin_stage(stage, w);
-        StageMonitor monitor(stage, w);
-        if (!fresh) monitor.restore(at.monitor);
-        bool over = false;
-        while (!over) {
-            if (w.step_count >= until) return {s, monitor.state()};
-            const StepStatus status = w.step();
-            if (!status.ok) throw std::runtime_error(status.message);
-            over = monitor.done(w);
-        }
-    }
-    return {scene.stages.size(), {}};
+    RunSetup setup;
+    setup.start = at;
+    setup.resuming = resumed;
+    Runner runner(scene, nullptr, setup);
+    RunEvents events;
+    events.stop_requested = [&] { return scene.world.step_count >= until ? SIGTERM : 0; };
+    const RunOutcome out = runner.run(events);
+    if (out.end == RunOutcome::End::SimulationFailed || out.end == RunOutcome::End::OutOfMemory)
+        throw std::runtime_error(out.status.message);
+    return out.end == RunOutcome::End::Stopped ? out.at : RunPosition{scene.stages.size(), {}};
 }
 
 std::vector<std::string> body_bytes(const BodyStore& b) {

@@ -1,0 +1,134 @@
+// The run driver (io/runner.hpp): the loop of `talus run` over stages and steps, with its
+// frame and checkpoint cadences and the stop between two steps.
+#include "io/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace talus {
+
+RunMetadata prepare_run_output(Scene& scene) {
+    World& world = scene.world;
+    RunMetadata meta;
+    meta.scene_text = scene.text;
+    meta.scene_path = scene.file.string();
+    meta.overrides = scene.overrides;
+    meta.talus_version = TALUS_VERSION;
+    meta.emitters = world.emitters.size();
+    meta.outlets = world.outlets.size();
+    for (std::size_t w = 0; w < world.walls.size(); ++w) {
+        const Wall& wall = world.walls[w];
+        meta.wall_names.push_back(wall.name.empty() ? fmt::format("wall.{}", w) : wall.name);
+        meta.wall_reference_points.push_back(wall_reference_point(wall));
+    }
+    meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
+    meta.dt = world.simulation.adaptive ? 0.0 : world.simulation.dt;  // adaptive: per frame in /walls/contacts/dt
+    meta.precision = scene.output.precision;
+    meta.compression = scene.output.compression;
+    world.record_wall_contacts = meta.wall_contacts;
+    return meta;
+}
+
+void write_world_frame(TrajectoryWriter& writer, World& world) {
+    std::vector<FlowTally> emitted, removed;
+    for (const Emitter& e : world.emitters) emitted.push_back(e.emitted);
+    for (const Outlet& o : world.outlets) removed.push_back(o.removed);
+    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
+                       &world.wall_contacts());
+    world.reset_wall_loads();
+}
+
+Runner::Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup)
+    : scene_(scene), writer_(writer), setup_(std::move(setup)) {
+    const double dt = scene_.world.simulation.dt;
+    frame_every_ = cadence_steps(scene_.output.interval, dt);
+    checkpoint_every_ = scene_.output.checkpoint_interval > 0.0 ? cadence_steps(scene_.output.checkpoint_interval, dt) : 0;
+    // a resumed run's checkpoint is on disk already
+    if (setup_.resuming) checkpointed_ = scene_.world.step_count;
+}
+
+void Runner::checkpoint_now(const RunPosition& at) {
+    if (setup_.checkpoint.empty() || checkpointed_ == scene_.world.step_count) return;
+    if (writer_) writer_->sync();
+    write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
+    checkpointed_ = scene_.world.step_count;
+}
+
+RunOutcome Runner::run(const RunEvents& events) {
+    World& world = scene_.world;
+    const bool adaptive = world.simulation.adaptive;
+    const double interval = scene_.output.interval;
+    const double checkpoint_interval = scene_.output.checkpoint_interval;
+    // (a time within 1e-9 of the interval counts as reached: a stage's end and a frame
+    // time that differ in the last bits are one time, not two steps apart)
+    double next_frame = next_multiple(world.time, interval);
+    double next_checkpoint = checkpoint_interval > 0.0 ? next_multiple(world.time, checkpoint_interval)
+                                                       : std::numeric_limits<double>::infinity();
+    const auto frame_due = [&] {
+        return adaptive ? world.time >= next_frame - 1e-9 * interval : world.step_count % frame_every_ == 0;
+    };
+    const RunPosition& start = setup_.start;
+    for (std::size_t s = start.stage; s < scene_.stages.size(); ++s) {
+        const Stage& stage = scene_.stages[s];
+        // the stage a checkpoint was taken in has begun: its start actions are in the
+        // restored state, and its monitor continues
+        const bool fresh = !(setup_.resuming && s == start.stage);
+        if (fresh) begin_stage(stage, world);
+        StageMonitor monitor(stage, world);
+        if (!fresh) monitor.restore(start.monitor);
+        if (events.stage_begins) events.stage_begins(stage, fresh);
+        bool over = false;
+        while (!over) {
+            // Between two steps: stop if asked, else the periodic checkpoint if due. (Here,
+            // not at the end of a step, so that a stage that has just ended is followed by
+            // the next one begun: a checkpoint always names a running stage.)
+            if (const int sig = events.stop_requested ? events.stop_requested() : 0; sig != 0) {
+                checkpoint_now({s, monitor.state()});
+                if (writer_) writer_->close();
+                RunOutcome out;
+                out.end = RunOutcome::End::Stopped;
+                out.signal = sig;
+                out.at = {s, monitor.state()};
+                return out;
+            }
+            if (adaptive ? world.time >= next_checkpoint
+                         : checkpoint_every_ > 0 && world.step_count > 0 && world.step_count % checkpoint_every_ == 0) {
+                checkpoint_now({s, monitor.state()});
+                next_checkpoint = next_multiple(world.time, checkpoint_interval);
+            }
+            const StepStatus status = world.step(std::min(next_frame, monitor.end_time()));
+            if (!status.ok) {
+                RunOutcome out;
+                out.status = status;
+                if (status.has(StepFault::OutOfMemory)) {
+                    out.end = RunOutcome::End::OutOfMemory;
+                    return out;
+                }
+                // the failed step left the state as it was before it: the last good state,
+                // which becomes the trajectory's last frame (unless it is one)
+                if (writer_) {
+                    if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
+                        write_world_frame(*writer_, world);
+                    writer_->close();
+                }
+                out.end = RunOutcome::End::SimulationFailed;
+                return out;
+            }
+            if (writer_) writer_->write_diagnostics(world.diagnostics());
+            over = monitor.done(world);
+            // frames on the global cadence, and the state at every stage's end
+            const bool due = frame_due();
+            if (writer_ && (due || over)) write_world_frame(*writer_, world);
+            if (adaptive && due) next_frame = next_multiple(world.time, interval);
+            if (events.after_step) events.after_step(world);
+        }
+        if (events.stage_ends) events.stage_ends(stage, monitor.reason());
+    }
+    if (writer_) writer_->close();
+    return {};
+}
+
+}  // namespace talus
