@@ -81,6 +81,13 @@ add_test(NAME io.wall_contacts
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_CONTACTS_OUTPUT} --expect-contacts)
 set_tests_properties(io.wall_contacts PROPERTIES FIXTURES_REQUIRED talus_drop_wall_contacts)
+# Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts) has its
+# row in docs/output-format.md, with the unit and type the file holds.
+add_test(NAME io.output_format_doc
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_output_format_doc.py
+                 ${PROJECT_SOURCE_DIR}/docs/output-format.md ${TALUS_FLOW_FIXTURE} ${TALUS_DROP_CONTACTS_OUTPUT})
+set_tests_properties(io.output_format_doc PROPERTIES
+                     FIXTURES_REQUIRED "talus_flow_fixture;talus_drop_wall_contacts")
 
 # [output] precision and compression: the same short run written four ways, compared with
 # h5py (tests/python/check_precision.py): float64 plain and gzip 6, float32 gzip 1 and plain.

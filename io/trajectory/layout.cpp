@@ -44,6 +44,108 @@ void TrajectoryWriter::Impl::number_attribute(hid_t loc, const char* name, hid_t
         check(H5Awrite(attr.get(), mem_type, data), fmt::format("write attribute '{}'", name));
 }
 
+// The columns of fixed width, in the order they are created. docs/output-format.md
+// describes each; io.output_format_doc checks that every dataset a run writes has its row
+// there, with the same unit and type.
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kBodyColumns = {
+    {&Impl::id, "/bodies/id", Stored::U64, 1, true, "1", "stable body id"},
+    {&Impl::position, "/bodies/position", Stored::Real, 3, true, "m", "centre of mass, world frame (x, y, z)"},
+    {&Impl::orientation, "/bodies/orientation", Stored::Real, 4, true, "1",
+     "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)"},
+    {&Impl::velocity, "/bodies/velocity", Stored::Real, 3, true, "m/s", "linear velocity of the centre of mass, world frame"},
+    {&Impl::angular_velocity, "/bodies/angular_velocity", Stored::Real, 3, true, "rad/s",
+     "angular velocity in the BODY frame; world frame = R(q) * this"},
+    {&Impl::radius, "/bodies/radius", Stored::Real, 1, true, "m",
+     "sphere radius; other shapes: bounding radius about the centre of mass"},
+    {&Impl::material, "/bodies/material", Stored::U32, 1, true, "1", "index into the root attribute material_names"},
+    {&Impl::shape, "/bodies/shape", Stored::U8, 1, true, "1", "0 sphere, 1 capsule, 2 ellipsoid, 3 clump"},
+    {&Impl::clump, "/bodies/clump", Stored::I32, 1, true, "1",
+     "clump template (index into /clumps/first), -1 for other shapes"},
+};
+
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kFrameColumns = {
+    {&Impl::frame_time, "/frames/time", Stored::F64, 1, false, "s", "simulated time of the frame"},
+    {&Impl::frame_step, "/frames/step", Stored::U64, 1, false, "1", "step count at the frame"},
+    {&Impl::frame_first_row, "/frames/first_row", Stored::U64, 1, false, "1", "first row of the frame in /bodies/*"},
+    {&Impl::frame_row_count, "/frames/row_count", Stored::U64, 1, false, "1",
+     "bodies in the frame; 2^64-1 = entry not yet written", true},
+};
+
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kWallContactColumns = {
+    {&Impl::wc_wall, "/walls/contacts/wall", Stored::U32, 1, true, "1",
+     "wall of the contact (index into the names attribute of /walls)"},
+    {&Impl::wc_body, "/walls/contacts/body", Stored::U64, 1, true, "1", "stable id of the body in contact"},
+    {&Impl::wc_point, "/walls/contacts/point", Stored::F64, 3, true, "m",
+     "contact point at the start of the step, world frame"},
+    {&Impl::wc_impulse, "/walls/contacts/impulse", Stored::F64, 3, true, "N s",
+     "impulse the body gave the wall over the frame's last step (world frame); divide by the "
+     "step (attribute dt of /walls/contacts) for a force"},
+    {&Impl::wc_angular, "/walls/contacts/angular_impulse", Stored::F64, 3, true, "N m s",
+     "torque impulse on the wall from rolling and spinning resistance over the same step (a "
+     "couple; 0 without them)"},
+    {&Impl::wc_first_row, "/walls/contacts/first_row", Stored::U64, 1, false, "1",
+     "per frame: first row of the frame's contacts in /walls/contacts/*"},
+    {&Impl::wc_row_count, "/walls/contacts/row_count", Stored::U64, 1, false, "1",
+     "per frame: number of the frame's contacts"},
+    {&Impl::wc_dt, "/walls/contacts/dt", Stored::F64, 1, false, "s",
+     "per frame: the step the frame's impulses cover (its last step)"},
+};
+
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kDiagnosticColumns = {
+    {&Impl::d_step, "/diagnostics/step", Stored::U64, 1, false, "1",
+     "step number after the step; 2^64-1 = entry not yet written", true},
+    {&Impl::d_time, "/diagnostics/time", Stored::F64, 1, false, "s", "simulated time after the step"},
+    {&Impl::d_contacts, "/diagnostics/contacts", Stored::U32, 1, false, "1", "contacts in the solve"},
+    {&Impl::d_iterations, "/diagnostics/iterations", Stored::U32, 1, false, "1", "solver iterations"},
+    {&Impl::d_residual, "/diagnostics/residual", Stored::F64, 1, false, "m/s",
+     "solver residual at exit (docs/design.md section 6)"},
+    {&Impl::d_kinetic, "/diagnostics/kinetic_energy", Stored::F64, 1, false, "J",
+     "translational plus rotational kinetic energy after the step"},
+    {&Impl::d_potential, "/diagnostics/potential_energy", Stored::F64, 1, false, "J",
+     "gravitational potential energy -m g.x after the step"},
+    {&Impl::d_wall, "/diagnostics/solver_wall_time", Stored::F64, 1, false, "s", "wall-clock time spent in the solve stage"},
+    {&Impl::d_envelope, "/diagnostics/envelope", Stored::F64, 1, false, "m", "collision envelope used this step"},
+    {&Impl::d_converged, "/diagnostics/converged", Stored::U8, 1, false, "1",
+     "1 if the residual reached the tolerance before the iteration cap"},
+    {&Impl::d_joint_infeasibility, "/diagnostics/joint_infeasibility", Stored::F64, 1, false, "m or rad",
+     "joint infeasibility max |g_j| after the step (Anitescu 2003 eq. 3.15); 0 without joints"},
+    {&Impl::d_contact_infeasibility, "/diagnostics/contact_infeasibility", Stored::F64, 1, false, "m",
+     "largest penetration among the step's contacts, at the start of the step (Anitescu 2003 "
+     "eq. 3.15, contact part); 0 without penetration"},
+    {&Impl::d_dt, "/diagnostics/dt", Stored::F64, 1, false, "s", "the step just taken (fixed, or chosen by the adaptive step)"},
+};
+
+std::size_t TrajectoryWriter::Impl::body_row_bytes(OutputPrecision precision) {
+    std::size_t bytes = 0;
+    for (const ColumnSpec& c : kBodyColumns) {
+        const std::size_t size = c.type == Stored::U8     ? 1
+                                 : c.type == Stored::U32 || c.type == Stored::I32 ? 4
+                                 : c.type == Stored::Real ? (precision == OutputPrecision::Float32 ? 4 : 8)
+                                                     : 8;
+        bytes += c.width * size;
+    }
+    return bytes;
+}
+
+void TrajectoryWriter::Impl::create_columns(const std::vector<ColumnSpec>& specs, int deflate) {
+    for (const ColumnSpec& c : specs) {
+        hid_t file_type = H5T_IEEE_F64LE, mem_type = H5T_NATIVE_DOUBLE;
+        switch (c.type) {
+            case Stored::U8: file_type = H5T_STD_U8LE, mem_type = H5T_NATIVE_UINT8; break;
+            case Stored::U32: file_type = H5T_STD_U32LE, mem_type = H5T_NATIVE_UINT32; break;
+            case Stored::U64: file_type = H5T_STD_U64LE, mem_type = H5T_NATIVE_UINT64; break;
+            case Stored::I32: file_type = H5T_STD_I32LE, mem_type = H5T_NATIVE_INT32; break;
+            case Stored::F64: break;
+            case Stored::Real:
+                if (float32) file_type = H5T_IEEE_F32LE, mem_type = H5T_NATIVE_FLOAT;
+                break;
+        }
+        create_column(this->*c.column, c.path, file_type, mem_type, c.width,
+                      c.per_row ? kBodyChunkRows : kIndexChunkRows, c.unit, c.description,
+                      c.marker ? &kUnwritten : nullptr, false, false, c.per_row ? deflate : 0);
+    }
+}
+
 void TrajectoryWriter::Impl::create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
                                            hsize_t width, hsize_t chunk_rows, const char* unit,
                                            const char* description, const uint64_t* fill,
@@ -151,46 +253,15 @@ void TrajectoryWriter::Impl::create_root(const RunMetadata& meta, const Material
 
 void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
     const hid_t root = file.get();
-    const hid_t f64 = H5T_IEEE_F64LE, u64 = H5T_STD_U64LE, u32 = H5T_STD_U32LE, u8 = H5T_STD_U8LE;
-    const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64, nu32 = H5T_NATIVE_UINT32,
-                nu8 = H5T_NATIVE_UINT8;
-    const hsize_t b = kBodyChunkRows, k = kIndexChunkRows;
+    const hid_t f64 = H5T_IEEE_F64LE, u64 = H5T_STD_U64LE;
+    const hid_t nf64 = H5T_NATIVE_DOUBLE, nu64 = H5T_NATIVE_UINT64;
+    const hsize_t k = kIndexChunkRows;
     // Row datasets (one row per body or contact per frame) are the bulk of the file:
     // they take the compression; per-body reals take the chosen precision.
     const int z = meta.compression;
     float32 = meta.precision == OutputPrecision::Float32;
-    const hid_t real = float32 ? H5T_IEEE_F32LE : f64;
-    const hid_t nreal = float32 ? H5T_NATIVE_FLOAT : nf64;
-    // (body_row_bytes below counts these columns: keep the two together)
-    create_column(id, "/bodies/id", u64, nu64, 1, b, "1", "stable body id", nullptr, false,
-                  false, z);
-    create_column(position, "/bodies/position", real, nreal, 3, b, "m",
-                  "centre of mass, world frame (x, y, z)", nullptr, false, false, z);
-    create_column(orientation, "/bodies/orientation", real, nreal, 4, b, "1",
-                  "unit quaternion, Hamilton, body to world, scalar first (w, x, y, z)",
-                  nullptr, false, false, z);
-    create_column(velocity, "/bodies/velocity", real, nreal, 3, b, "m/s",
-                  "linear velocity of the centre of mass, world frame", nullptr, false, false, z);
-    create_column(angular_velocity, "/bodies/angular_velocity", real, nreal, 3, b, "rad/s",
-                  "angular velocity in the BODY frame; world frame = R(q) * this", nullptr,
-                  false, false, z);
-    create_column(radius, "/bodies/radius", real, nreal, 1, b, "m",
-                  "sphere radius; other shapes: bounding radius about the centre of mass",
-                  nullptr, false, false, z);
-    create_column(material, "/bodies/material", u32, nu32, 1, b, "1",
-                  "index into the root attribute material_names", nullptr, false, false, z);
-    create_column(shape, "/bodies/shape", u8, nu8, 1, b, "1",
-                  "0 sphere, 1 capsule, 2 ellipsoid, 3 clump", nullptr, false, false, z);
-    create_column(clump, "/bodies/clump", H5T_STD_I32LE, H5T_NATIVE_INT32, 1, b, "1",
-                  "clump template (index into /clumps/first), -1 for other shapes", nullptr,
-                  false, false, z);
-
-    create_column(frame_time, "/frames/time", f64, nf64, 1, k, "s", "simulated time of the frame");
-    create_column(frame_step, "/frames/step", u64, nu64, 1, k, "1", "step count at the frame");
-    create_column(frame_first_row, "/frames/first_row", u64, nu64, 1, k, "1",
-                  "first row of the frame in /bodies/*");
-    create_column(frame_row_count, "/frames/row_count", u64, nu64, 1, k, "1",
-                  "bodies in the frame; 2^64-1 = entry not yet written", &kUnwritten);
+    create_columns(kBodyColumns, z);
+    create_columns(kFrameColumns, z);
 
     n_emitters = meta.emitters;
     n_outlets = meta.outlets;
@@ -242,58 +313,13 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
                   H5Gclose);
         number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
     }
-    if (wall_contacts) {
-        create_column(wc_wall, "/walls/contacts/wall", u32, nu32, 1, b, "1",
-                      "wall of the contact (index into the names attribute of /walls)", nullptr, false, false, z);
-        create_column(wc_body, "/walls/contacts/body", u64, nu64, 1, b, "1",
-                      "stable id of the body in contact", nullptr, false, false, z);
-        create_column(wc_point, "/walls/contacts/point", f64, nf64, 3, b, "m",
-                      "contact point at the start of the step, world frame", nullptr, false, false, z);
-        create_column(wc_impulse, "/walls/contacts/impulse", f64, nf64, 3, b, "N s",
-                      "impulse the body gave the wall over the frame's last step (world "
-                      "frame, nullptr, false, false, z); divide by the step (attribute dt of /walls/contacts) for a force");
-        create_column(wc_angular, "/walls/contacts/angular_impulse", f64, nf64, 3, b, "N m s",
-                      "torque impulse on the wall from rolling and spinning resistance over "
-                      "the same step (a couple; 0 without them)", nullptr, false, false, z);
-        create_column(wc_first_row, "/walls/contacts/first_row", u64, nu64, 1, k, "1",
-                      "per frame: first row of the frame's contacts in /walls/contacts/*");
-        create_column(wc_row_count, "/walls/contacts/row_count", u64, nu64, 1, k, "1",
-                      "per frame: number of the frame's contacts");
-        create_column(wc_dt, "/walls/contacts/dt", f64, nf64, 1, k, "s",
-                      "per frame: the step the frame's impulses cover (its last step)");
-    }
+    if (wall_contacts) create_columns(kWallContactColumns, z);
     flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
              f_emitted_total_mass);
     flow_set("removed", n_outlets, f_removed_count, f_removed_mass, f_removed_total_count,
              f_removed_total_mass);
 
-    create_column(d_step, "/diagnostics/step", u64, nu64, 1, k, "1",
-                  "step number after the step; 2^64-1 = entry not yet written", &kUnwritten);
-    create_column(d_time, "/diagnostics/time", f64, nf64, 1, k, "s", "simulated time after the step");
-    create_column(d_contacts, "/diagnostics/contacts", u32, nu32, 1, k, "1", "contacts in the solve");
-    create_column(d_iterations, "/diagnostics/iterations", u32, nu32, 1, k, "1", "solver iterations");
-    create_column(d_residual, "/diagnostics/residual", f64, nf64, 1, k, "m/s",
-                  "solver residual at exit (docs/design.md section 6)");
-    create_column(d_kinetic, "/diagnostics/kinetic_energy", f64, nf64, 1, k, "J",
-                  "translational plus rotational kinetic energy after the step");
-    create_column(d_potential, "/diagnostics/potential_energy", f64, nf64, 1, k, "J",
-                  "gravitational potential energy -m g.x after the step");
-    create_column(d_wall, "/diagnostics/solver_wall_time", f64, nf64, 1, k, "s",
-                  "wall-clock time spent in the solve stage");
-    create_column(d_envelope, "/diagnostics/envelope", f64, nf64, 1, k, "m",
-                  "collision envelope used this step");
-    create_column(d_converged, "/diagnostics/converged", u8, nu8, 1, k, "1",
-                  "1 if the residual reached the tolerance before the iteration cap");
-    create_column(d_joint_infeasibility, "/diagnostics/joint_infeasibility", f64, nf64, 1, k,
-                  "m or rad",
-                  "joint infeasibility max |g_j| after the step (Anitescu 2003 eq. 3.15); "
-                  "0 without joints");
-    create_column(d_contact_infeasibility, "/diagnostics/contact_infeasibility", f64, nf64, 1,
-                  k, "m",
-                  "largest penetration among the step's contacts, at the start of the step "
-                  "(Anitescu 2003 eq. 3.15, contact part); 0 without penetration");
-    create_column(d_dt, "/diagnostics/dt", f64, nf64, 1, k, "s",
-                  "the step just taken (fixed, or chosen by the adaptive step)");
+    create_columns(kDiagnosticColumns, z);
 }
 
 void TrajectoryWriter::Impl::open_columns() {

@@ -46,9 +46,7 @@ namespace talus {
 using namespace trajectory;
 
 std::size_t TrajectoryWriter::body_row_bytes(OutputPrecision precision) {
-    const std::size_t real = precision == OutputPrecision::Float32 ? 4 : 8;
-    return sizeof(uint64_t) + sizeof(uint32_t) + sizeof(uint8_t) + sizeof(int32_t)  // id, material, shape, clump
-           + (3 + 4 + 3 + 3 + 1) * real;  // position, orientation, velocity, angular velocity, radius
+    return Impl::body_row_bytes(precision);
 }
 
 TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunMetadata& metadata,

@@ -242,6 +242,30 @@ struct TrajectoryWriter::Impl {
     void number_attribute(hid_t loc, const char* name, hid_t file_type, hid_t mem_type,
                           const void* data, hsize_t n, bool scalar);
 
+    /// How a column's values are stored; Real: float64, or float32 when the run asks.
+    enum class Stored : uint8_t { U8, U32, U64, I32, F64, Real };
+    /// One column of fixed width as the file holds it (the tables in layout.cpp; the
+    /// per-emitter, per-outlet and per-wall columns, whose width is the scene's, are made
+    /// beside them). `per_row`: a row per body or per wall contact, chunked by
+    /// kBodyChunkRows and compressed as the run asks; otherwise an entry per frame or per
+    /// step, chunked by kIndexChunkRows, uncompressed. `marker`: the column whose entry,
+    /// once written, makes its frame or step count for readers (filled with 2^64 − 1).
+    struct ColumnSpec {
+        Column Impl::*column;
+        const char* path;
+        Stored type;
+        hsize_t width;
+        bool per_row;
+        const char* unit;
+        const char* description;
+        bool marker = false;
+    };
+    static const std::vector<ColumnSpec> kBodyColumns, kFrameColumns, kWallContactColumns, kDiagnosticColumns;
+    /// Bytes of one body row in the file before compression: the /bodies columns.
+    static std::size_t body_row_bytes(OutputPrecision precision);
+    /// Creates the columns of `specs` (create_column), `deflate` for the per-row ones.
+    void create_columns(const std::vector<ColumnSpec>& specs, int deflate);
+
     /// Creates an empty, chunked, unlimited dataset with `unit` and `description` attributes.
     void create_column(Column& c, const std::string& name, hid_t file_type, hid_t mem_type,
                        hsize_t width, hsize_t chunk_rows, const char* unit,
