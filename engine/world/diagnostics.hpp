@@ -42,9 +42,9 @@ struct StepDiagnostics {
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;
     /// The step's wall-clock seconds stage by stage, in pipeline order: forces and margins,
-    /// broad phase, narrow phase, colouring and assembly, solve (with the speculative
-    /// take-back's second colouring, assembly and solve), checks and integration (with the
-    /// push-out pass) [s].
+    /// broad phase, narrow phase, colouring and assembly (with the speculative take-back's
+    /// colouring and assembly again), solve (with the take-back's solves), checks and
+    /// integration (with the push-out pass) [s].
     std::array<double, 6> stage_seconds() const {
         return {time_forces, time_broad, time_narrow, time_assemble, solver_wall_time, time_integrate};
     }

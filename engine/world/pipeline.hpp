@@ -68,6 +68,7 @@ struct StepPipeline {
     AssembledBatch next_batch;
     std::vector<int32_t> joint_a, joint_b;  ///< dense indices of each joint's bodies
     WarmStartCache resolve_warm;        ///< a solution taken into the next solve (5c.)
+    double reassemble_seconds = 0.0;    ///< this step's 5c. colouring and assembly (breakdown)
 };
 
 /// Wall-clock seconds between successive laps, for the per-stage breakdown.

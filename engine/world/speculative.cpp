@@ -113,6 +113,7 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
     StepPipeline& p = pipeline_;
     ContactList& aside = p.collide.aside;
     ContactList& back = p.collide.back;
+    StageClock clock;
     for (int round = 1; round <= kRounds && !aside.empty(); ++round) {
         // closing by more than the solve leaves its own contacts closing (its residual)
         const double allowance = std::max(solver.tolerance, result_.residual);
@@ -121,8 +122,12 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         append_contacts(contacts_, back);
         std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
         std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
+        clock.restart();
         colours = colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm, lean,
                                       p.collide.colouring, batch_);
+        double seconds = 0.0;
+        clock.lap(seconds);
+        p.reassemble_seconds += seconds;
         SolverResult again = solve_ccp(batch_, bodies, solver, p.solver);
         again.iterations += result_.iterations;
         again.gathers += result_.gathers;
