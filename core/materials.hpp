@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/value_range.hpp"
+
 namespace talus {
 
 struct Material {
@@ -16,6 +18,15 @@ struct Material {
     double restitution = 0.0; ///< Newton's coefficient e ∈ [0, 1] on the normal velocity [-]
     double rolling_friction = 0.0;   ///< μ_r: rolling torque ≤ μ_r γ_n (Tasora–Anitescu 2013) [m]
     double spinning_friction = 0.0;  ///< μ_s: spinning torque ≤ μ_s γ_n [m]
+
+    /// The values each field accepts (pairs take the same).
+    struct Accepted {
+        static constexpr ValueRange density = above(0.0);
+        static constexpr ValueRange friction = at_least(0.0);
+        static constexpr ValueRange restitution{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Closed, 1.0};
+        static constexpr ValueRange rolling_friction = at_least(0.0);
+        static constexpr ValueRange spinning_friction = at_least(0.0);
+    };
 };
 
 struct MaterialTable {
@@ -58,6 +69,35 @@ struct MaterialTable {
     /// μ_s of a pair [m].
     double spinning(uint32_t a, uint32_t b) const {
         return pair_value(pair_spinning, &Material::spinning_friction, a, b);
+    }
+
+    /// "material.K.KEY: must be RULE (got V)" (K the material's index) for each coefficient
+    /// out of its range, and likewise for each pair given explicitly; empty when all hold.
+    std::vector<std::string> problems() const {
+        std::vector<std::string> out;
+        const auto check = [&](const std::string& where, std::string_view key, const ValueRange& r, double v) {
+            if (std::string p = r.problem(key, v); !p.empty()) out.push_back(where + p);
+        };
+        using A = Material::Accepted;
+        for (std::size_t k = 0; k < materials.size(); ++k) {
+            const Material& m = materials[k];
+            const std::string where = "material." + std::to_string(k) + ".";
+            check(where, "density", A::density, m.density);
+            check(where, "friction", A::friction, m.friction);
+            check(where, "restitution", A::restitution, m.restitution);
+            check(where, "rolling_friction", A::rolling_friction, m.rolling_friction);
+            check(where, "spinning_friction", A::spinning_friction, m.spinning_friction);
+        }
+        const std::size_t n = materials.size();
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = i; j < n; ++j) {
+                const std::size_t at = i * n + j;
+                const std::string where = "pair of materials " + std::to_string(i) + " and " + std::to_string(j) + ": ";
+                // negative = not given
+                if (pair_friction[at] >= 0.0) check(where, "friction", A::friction, pair_friction[at]);
+                if (pair_restitution[at] >= 0.0) check(where, "restitution", A::restitution, pair_restitution[at]);
+            }
+        return out;
     }
 
     /// Whether some pair can have rolling or spinning resistance (else assembly skips the

@@ -1,12 +1,18 @@
 #pragma once
-/// Run settings as plain structs with documented defaults (README lists the same values).
+/// Run settings as plain structs with documented defaults (docs/scene-format.md lists the
+/// same values), each with the ranges its fields accept (`Accepted`) and problems() that
+/// checks them: World::step refuses a World built in C++ with a setting out of range, as
+/// the scene reader refuses a scene (its schema rows use the same ranges).
+#include <climits>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/math.hpp"
 #include "core/periodic.hpp"
 #include "core/solver_table.hpp"
 #include "core/enum_names.hpp"
+#include "core/value_range.hpp"
 
 namespace talus {
 
@@ -35,6 +41,37 @@ struct SimulationSettings {
     int renumber_interval = 50;               ///< steps between renumbering bodies in spatial
                                               ///< (Morton cell) order for locality; 0 = never
     PeriodicBox periodic;                     ///< periodic axes and their ranges (none by default)
+
+    /// The values each field accepts.
+    struct Accepted {
+        static constexpr ValueRange dt = above(0.0);
+        static constexpr ValueRange max_dt = above(0.0);
+        static constexpr ValueRange min_dt = above(0.0);
+        static constexpr ValueRange step_fraction{ValueRange::Bound::Open, 0.0, ValueRange::Bound::Closed, 1.0};
+        static constexpr ValueRange duration = above(0.0);
+        static constexpr ValueRange max_speed = above(0.0);
+        static constexpr ValueRange renumber_interval{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Closed,
+                                                      double(INT_MAX)};
+    };
+    /// "simulation.KEY: must be RULE (got V)" for each field out of its range (and min_dt
+    /// above max_dt for the adaptive step); empty when all hold.
+    std::vector<std::string> problems() const {
+        std::vector<std::string> out;
+        const auto check = [&](std::string_view key, const ValueRange& r, double v) {
+            if (std::string p = r.problem(key, v); !p.empty()) out.push_back("simulation." + p);
+        };
+        check("dt", Accepted::dt, dt);
+        check("max_dt", Accepted::max_dt, max_dt);
+        check("min_dt", Accepted::min_dt, min_dt);
+        check("step_fraction", Accepted::step_fraction, step_fraction);
+        check("duration", Accepted::duration, duration);
+        check("max_speed", Accepted::max_speed, max_speed);
+        check("renumber_interval", Accepted::renumber_interval, renumber_interval);
+        if (adaptive && min_dt > max_dt)
+            out.push_back("simulation.min_dt: " + ValueRange::shortest(min_dt) + " s is longer than max_dt = " +
+                          ValueRange::shortest(max_dt) + " s");
+        return out;
+    }
 };
 
 /// ε of a scene that sets neither `tolerance` nor `relative_tolerance` (docs/design.md §6,
@@ -86,6 +123,42 @@ struct SolverSettings {
                                     ///< extra solves re-linearised at q^l + h ν⁺; 0 = off [-]
     bool record_history = false;    ///< record (iteration, time, residual) per iteration (benchmarks; costs a pass)
 
+    /// The values each field accepts (relaxation: also 0 in C++, the solver's default).
+    struct Accepted {
+        static constexpr ValueRange max_iterations{ValueRange::Bound::Closed, 1.0, ValueRange::Bound::Closed,
+                                                   double(INT_MAX)};
+        static constexpr ValueRange tolerance = above(0.0);
+        static constexpr ValueRange relative_tolerance{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Open, 1.0};
+        static constexpr ValueRange relaxation{ValueRange::Bound::Open, 0.0, ValueRange::Bound::Open, 2.0};
+        static constexpr ValueRange envelope = at_least(0.0);
+        static constexpr ValueRange recovery_speed = at_least(0.0);
+        static constexpr ValueRange stabilization{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Closed, 1.0};
+        static constexpr ValueRange friction_directions{ValueRange::Bound::Closed, 4.0, ValueRange::Bound::Closed,
+                                                        64.0};
+        static constexpr ValueRange position_iterations{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Closed,
+                                                        50.0};
+        static constexpr ValueRange bounce_speed = at_least(0.0);
+    };
+    /// "solver.KEY: must be RULE (got V)" for each field out of its range; empty when all hold.
+    std::vector<std::string> problems() const {
+        std::vector<std::string> out;
+        const auto check = [&](std::string_view key, const ValueRange& r, double v) {
+            if (std::string p = r.problem(key, v); !p.empty()) out.push_back("solver." + p);
+        };
+        check("max_iterations", Accepted::max_iterations, max_iterations);
+        check("tolerance", Accepted::tolerance, tolerance);
+        check("relative_tolerance", Accepted::relative_tolerance, relative_tolerance);
+        if (relaxation != 0.0) check("relaxation", Accepted::relaxation, relaxation);
+        check("envelope", Accepted::envelope, envelope);
+        check("recovery_speed", Accepted::recovery_speed, recovery_speed);
+        check("stabilization", Accepted::stabilization, stabilization);
+        check("friction_directions", Accepted::friction_directions, friction_directions);
+        if (friction_directions % 2 != 0) out.push_back("solver.friction_directions: must be even (balanced cone)");
+        check("position_iterations", Accepted::position_iterations, position_iterations);
+        check("bounce_speed", Accepted::bounce_speed, bounce_speed);
+        return out;
+    }
+
     /// ω actually used by the solver `type`.
     double effective_relaxation() const {
         return relaxation > 0.0 ? relaxation : capabilities(type).relaxation;
@@ -118,6 +191,13 @@ struct OutputSettings {
     /// Simulated time between periodic checkpoints [s] (io/checkpoint.hpp), on a step
     /// cadence like frames; 0 = none (an interrupted run still writes one as it stops).
     double checkpoint_interval = 0.0;
+    /// The values each field accepts (the scene schema's rows use them).
+    struct Accepted {
+        static constexpr ValueRange interval = above(0.0);
+        static constexpr ValueRange compression{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::Closed, 9.0};
+        static constexpr ValueRange checkpoint_interval{ValueRange::Bound::Closed, 0.0, ValueRange::Bound::None, 0.0,
+                                                        " (0: no periodic checkpoints)"};
+    };
     /// Checkpoint file, resolved against the scene's directory like `path`; empty = the
     /// trajectory's path with ".h5" replaced by ".checkpoint.h5" (default_checkpoint_path in
     /// io/checkpoint.hpp).

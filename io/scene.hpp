@@ -1,7 +1,8 @@
 #pragma once
 /// Scene files (docs/design.md §10): a TOML description of a run → a configured World.
-/// Every key, default and unit is listed in the README ("Scene files"); the reader rejects
-/// unknown keys, wrong types and impossible values with the file, line and key.
+/// Every key, default, unit and range is a row of the schema (io/scene/schema.cpp), printed
+/// as docs/scene-format.md by scene_reference(); the reader rejects unknown keys, wrong
+/// types and impossible values with the file, line and key.
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -87,5 +88,10 @@ Scene load_scene(const std::filesystem::path& file, const std::vector<std::strin
 /// is resolved against its directory.
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                   const std::vector<std::string>& overrides = {}, const SceneLimits& limits = {});
+
+/// The scene reference, generated from the schema's rows: one Markdown table per TOML table
+/// (key, type, default, unit, accepted values, meaning). `talus keys` prints it;
+/// docs/scene-format.md is its output, kept up to date by the test io.scene_format_doc.
+std::string scene_reference();
 
 }  // namespace talus

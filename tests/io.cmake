@@ -1,6 +1,6 @@
 # Trajectory output checks that need Python or ParaView (included from tests/CMakeLists.txt).
 # The C++ side (writer -> tools/talus_h5.py readback, --force, killed runs, talus info) is in
-# tests/unit/io/test_trajectory.cpp. Here: one GoogleTest case writes a fixture trajectory
+# tests/unit/io/trajectory/test_writer.cpp. Here: one GoogleTest case writes a fixture trajectory
 # (FIXTURES_SETUP); ParaView's pvpython and the Python loader then read it.
 # Interpreters are named by absolute path: another python3 on PATH may lack h5py.
 
@@ -181,3 +181,10 @@ endif()
 # use them run this build's talus (not build/bin/talus of the source tree).
 set_property(TEST io.talus_h5 io.talus_h5_flow io.clumps_h5 io.precision APPEND PROPERTY
              ENVIRONMENT "TALUS_BIN=$<TARGET_FILE:talus>")
+
+# docs/scene-format.md is `talus keys`'s output (the schema rows of io/scene/schema.cpp): a
+# key added, renamed or given another default, unit or range without regenerating it fails
+# here. Regenerate with: build/bin/talus keys > docs/scene-format.md
+add_test(NAME io.scene_format_doc
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_scene_format_doc.py
+                 $<TARGET_FILE:talus> ${PROJECT_SOURCE_DIR}/docs/scene-format.md)

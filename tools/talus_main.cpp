@@ -771,6 +771,9 @@ int run_main(int argc, char** argv) {
     check->add_option("scene", scene, "Scene file (TOML)")->required();
     check->add_option("--set", sets, "Override a scene value, as for run");
 
+    auto* keys = app.add_subcommand(
+        "keys", "Print every scene key with its type, default, unit and range (docs/scene-format.md)");
+
     bool info_json = false;
     auto* info = app.add_subcommand("info", "Summarise a trajectory file");
     info->add_option("file", h5, "Trajectory (.h5)")->required();
@@ -818,6 +821,11 @@ int run_main(int argc, char** argv) {
         return cmd_run(run_opt);
     }
     if (*check) return cmd_check(scene, sets);
+    if (*keys) {
+        std::fputs(talus::scene_reference().c_str(), stdout);
+        std::fputc('\n', stdout);
+        return 0;
+    }
     if (*fclib) return talus::cmd_fclib(fclib_opt);
     return cmd_info(h5, info_json);
 }

@@ -33,6 +33,9 @@ enum class StepFault : uint32_t {
     OverConstrained = 1u << 8,
     /// the step's buffers did not fit in memory (std::bad_alloc inside the step)
     OutOfMemory = 1u << 9,
+    /// a setting out of its range (World::settings_problems): only a World built in C++,
+    /// since the scene reader refuses the same values first
+    InvalidSettings = 1u << 10,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

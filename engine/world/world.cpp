@@ -35,7 +35,19 @@ double slip_speed(const AssembledBatch& batch, const BodyStore& bodies) {
 
 }  // namespace
 
+std::vector<std::string> World::settings_problems() const {
+    std::vector<std::string> out = simulation.problems();
+    for (std::string& p : solver.problems()) out.push_back(std::move(p));
+    for (std::string& p : materials.problems()) out.push_back(std::move(p));
+    return out;
+}
+
 StepStatus World::step(double until) {
+    if (const std::vector<std::string> problems = settings_problems(); !problems.empty()) {
+        std::string text = "settings out of range (docs/scene-format.md):";
+        for (const std::string& p : problems) text += "\n  " + p;
+        return StepError::of(StepFault::InvalidSettings, text);
+    }
     try {
         if (!simulation.adaptive) {
             const double h = simulation.dt;

@@ -64,6 +64,10 @@ public:
     /// as it was before the step (except for a renumbering of the bodies, which changes no
     /// stable id).
     StepStatus step(double until = kNoTimeLimit);
+    /// Every setting out of its range (SimulationSettings, SolverSettings and the
+    /// materials' problems(), the same ranges the scene reader applies), one message each:
+    /// step() refuses to start with any (StepFault::InvalidSettings).
+    std::vector<std::string> settings_problems() const;
     static constexpr double kNoTimeLimit = std::numeric_limits<double>::infinity();
     /// Any body may move kFreeFlight × r_min in one step (the smallest radius): its
     /// margin, 1.25 h ‖v‖, then stays about a grain, so its candidate pairs are its near

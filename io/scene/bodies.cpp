@@ -30,9 +30,8 @@ std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::str
                 ok = false;
             }
     };
-    const auto positive = [](double x) { return x > 0.0; };
     const auto need_positive = [&](std::string_view key) {
-        auto v = r.number(*c, key, Need::Required, positive, "> 0");
+        auto v = r.number(*c, key, Need::Required);
         if (!v) ok = false;
         return v.value_or(0.0);
     };
@@ -226,7 +225,6 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
         r.problem_at(c, k, fmt::format("not used by a {}{}", name_of(e.shape), hint));
         ok = false;
     };
-    const auto positive = [](double x) { return x > 0.0; };
     switch (e.shape) {
         case Shape::Sphere:
             unused("length", "");
@@ -242,8 +240,7 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
         case Shape::Capsule:
             unused("semi_axes", "");
             unused("spheres", "");
-            if (auto v = r.number(
-                    c, "length", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0"))
+            if (auto v = r.number(c, "length", Need::Required))
                 e.half_length = 0.5 * *v;
             else
                 ok = false;
@@ -273,7 +270,7 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
         else
             ok = false;
     } else if (e.shape == Shape::Sphere || e.shape == Shape::Capsule) {
-        if (auto v = r.number(c, "radius", Need::Required, positive, "> 0"))
+        if (auto v = r.number(c, "radius", Need::Required))
             e.radius = *v;
         else
             ok = false;
@@ -340,7 +337,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         } else {
             return std::nullopt;
         }
-        if (auto seed = r.integer(*f, "seed", Need::Optional, 0, INT64_MAX))
+        if (auto seed = r.integer(*f, "seed", Need::Optional))
             e.seed = uint64_t(*seed);
         else if (r.find(*f, "seed"))
             return std::nullopt;
@@ -386,7 +383,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                          "sphere volumes)");
             return std::nullopt;
         }
-        const auto seed = r.integer(*f, "seed", Need::Required, 0, INT64_MAX);
+        const auto seed = r.integer(*f, "seed", Need::Required);
         if (has_count) {
             const auto count = r.integer(*f, "count", Need::Required, 1, int64_t(r.max_bodies));
             if (!count) return std::nullopt;
@@ -414,9 +411,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                 return std::nullopt;
             }
         } else {
-            const auto phi = r.number(
-                *f, "volume_fraction", Need::Required, [](double x) { return x > 0.0 && x < 1.0; },
-                "in (0, 1)");
+            const auto phi = r.number(*f, "volume_fraction", Need::Required);
             if (!phi) return std::nullopt;
             e.volume_fraction = *phi;
             const double r_min = e.size ? e.size->min : e.radius;
@@ -479,7 +474,7 @@ std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable&
         e.angular_velocity = e.orientation.conjugate() * *v;
     else
         ok = ok && !r.find(c, "angular_velocity");
-    if (auto v = r.number(c, "mass", Need::Optional, [](double x) { return x > 0.0; }, "> 0"))
+    if (auto v = r.number(c, "mass", Need::Optional))
         e.mass = *v;
     else
         ok = ok && !r.find(c, "mass");

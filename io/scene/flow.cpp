@@ -23,7 +23,7 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
                 ok = false;
             }
         } else if (radius) {
-            if (auto v = r.number(c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0")) {
+            if (auto v = r.number(c, "radius", Need::Required)) {
                 e.size = SizeDistribution::fixed(*v);
                 if (*v > 1.0) warn_large_radius(r, c, *v);
             }
@@ -43,7 +43,7 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
             ok = false;
         } else {
             const char* key = has_rate ? "rate" : "mass_rate";
-            if (auto v = r.number(c, key, Need::Required, [](double x) { return x > 0.0; }, "> 0")) {
+            if (auto v = r.number(c, key, Need::Required)) {
                 e.rate = *v;
                 e.per_mass = has_mass_rate;
             } else {
@@ -64,7 +64,7 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
         }
         if (auto v = r.vec3(c, "velocity", Need::Optional)) e.velocity = *v;
         else ok = ok && !r.find(c, "velocity");
-        if (auto v = r.number(c, "start", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        if (auto v = r.number(c, "start", Need::Optional))
             e.start = *v;
         else
             ok = ok && !r.find(c, "start");
@@ -78,7 +78,7 @@ void read_emitters(Reader& r, const Ctx& root, World& world) {
         } else {
             ok = ok && !r.find(c, "stop");
         }
-        if (auto s = r.integer(c, "seed", Need::Required, 0, INT64_MAX)) e.seed = uint64_t(*s);
+        if (auto s = r.integer(c, "seed", Need::Required)) e.seed = uint64_t(*s);
         else ok = false;
         if (ok) world.emitters.push_back(std::move(e));
     }

@@ -95,7 +95,7 @@ void read_joints(Reader& r, const Ctx& root, World& world) {
         }
         std::optional<double> length;
         if (distance) {
-            length = r.number(c, "length", Need::Optional, [](double x) { return x > 0.0; }, "> 0");
+            length = r.number(c, "length", Need::Optional);
             if (!length && r.find(c, "length")) ok = false;
         }
         std::optional<double> motor;

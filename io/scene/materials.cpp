@@ -17,7 +17,7 @@ std::string rolling_solvers() {
 /// solver that lacks the torque block is an error on that key.
 static std::optional<double> read_resistance(Reader& r, const Ctx& c, std::string_view key,
                                       const SolverSettings& solver) {
-    auto v = r.number(c, key, Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0");
+    auto v = r.number(c, key, Need::Optional);
     if (v && *v > 0.0 && !solver_has_rolling(solver))
         r.problem_at(c, key,
                      solver.friction == FrictionLaw::Coulomb
@@ -35,8 +35,7 @@ MaterialTable read_materials(Reader& r, const Ctx& root, const SolverSettings& s
     for (const Ctx& c : r.entries(root, "material")) {
         const auto name = r.string(c, "name", Need::Required);
         Material m;
-        if (auto v = r.number(
-                c, "density", Need::Optional, [](double x) { return x > 0.0; }, "> 0")) {
+        if (auto v = r.number(c, "density", Need::Optional)) {
             m.density = *v;
             // Grains run from cork (~100 kg/m³) to tungsten carbide (~16,000); beyond these
             // bounds a value is most likely in g/cm³ (2.5) or g/L.
@@ -46,12 +45,9 @@ MaterialTable read_materials(Reader& r, const Ctx& root, const SolverSettings& s
                                          "(100 to 25,000 kg/m³): is it in kg/m³ (glass is 2500)?",
                                          *v));
         }
-        if (auto v = r.number(
-                c, "friction", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0"))
+        if (auto v = r.number(c, "friction", Need::Optional))
             m.friction = *v;
-        if (auto v = r.number(
-                c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
-                "in [0, 1]"))
+        if (auto v = r.number(c, "restitution", Need::Optional))
             m.restitution = *v;
         if (auto v = read_resistance(r, c, "rolling_friction", solver)) m.rolling_friction = *v;
         if (auto v = read_resistance(r, c, "spinning_friction", solver)) m.spinning_friction = *v;
@@ -100,11 +96,8 @@ std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k
 void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, const SolverSettings& solver) {
     std::vector<std::pair<uint32_t, uint32_t>> seen;
     for (const Ctx& c : r.entries(root, "friction_pair")) {
-        const auto mu = r.number(
-            c, "friction", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0");
-        const auto e = r.number(
-            c, "restitution", Need::Optional, [](double x) { return x >= 0.0 && x <= 1.0; },
-            "in [0, 1]");
+        const auto mu = r.number(c, "friction", Need::Required);
+        const auto e = r.number(c, "restitution", Need::Optional);
         const auto mu_r = read_resistance(r, c, "rolling_friction", solver);
         const auto mu_s = read_resistance(r, c, "spinning_friction", solver);
         const toml::node* n = r.present(c, "materials", Need::Required);

@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/value_range.hpp"
 #include "io/scene.hpp"
 
 namespace talus::scene_read {
@@ -29,17 +31,53 @@ inline constexpr double kOverlapTolerance = 1e-9;
 inline constexpr std::size_t kMaxListedOverlaps = 20;
 
 // ---------------------------------------------------------------------------------------
-// Schema: which keys exist where (io/scene/schema.cpp). Types and ranges are checked by the
-// readers of each table.
+// Schema: every key of every table as a row (io/scene/schema.cpp): its kind, type, unit,
+// accepted range, default and meaning. The rows drive the unknown-key check, the range
+// checks of the typed access below (Reader::number, Reader::integer) and the scene
+// reference docs/scene-format.md (`talus keys`); a reader adds logic only where a rule
+// spans several keys or needs the scene's state.
 
 enum class Kind { Value, Table, TableArray };
 
+/// What a key's value is (the reference's "type" column; the typed access asserts it).
+enum class Type : uint8_t {
+    Number,         ///< a real (an integer is accepted)
+    Integer,
+    Boolean,
+    String,
+    Vec3,           ///< [x, y, z]
+    Quaternion,     ///< [w, x, y, z]
+    NumberOrVec3,   ///< a number or [x, y, z]
+    NumberOrTable,  ///< a number or a table (a radius or its distribution)
+    Interval,       ///< [lo, hi]
+    Array,          ///< an array whose form the key's doc gives
+    BodyRef,        ///< a body id (integer ≥ 0) or "world"
+    Table,
+    TableArray,
+};
+
+/// A numeric key's accepted values (core/value_range.hpp): the settings structs' own ranges
+/// where the key sets one of their fields. rule() is what messages and the reference print
+/// ("> 0", "≥ 0", "in (0, 1]"), followed by the note.
+using Range = ValueRange;
+
+struct Field;
+using Fields = std::vector<Field>;
+
+/// One key of one table.
 struct Field {
     std::string_view name;
     Kind kind = Kind::Value;
-    const std::vector<Field>* sub = nullptr;
+    const Fields* sub = nullptr;  ///< a table's (or a number-or-table's) keys
+    Type type = Type::Table;
+    std::string_view unit{};      ///< SI unit, empty when dimensionless or not a number
+    Range range{};                ///< numbers and integers: the accepted values
+    std::string_view fallback{};  ///< the default, as the reference prints it ("required")
+    std::string_view doc{};       ///< one paragraph for the reference
+    /// A word chosen from a list: the list (the reference prints it; the reader suggests
+    /// from the same list).
+    std::vector<std::string_view> (*choices)() = nullptr;
 };
-using Fields = std::vector<Field>;
 
 extern const Fields kRootKeys;    ///< the document's top level
 extern const Fields kMotionKeys;  ///< a wall's or a [[body]]'s motion table
@@ -71,6 +109,10 @@ struct Ctx {
     const toml::table* table = nullptr;
     std::string path;
     Place place;
+    const Fields* fields = nullptr;  ///< the table's schema rows (null: none known)
+
+    /// Key `k`'s row, or null.
+    const Field* row(std::string_view k) const { return fields ? find_field(*fields, k) : nullptr; }
 
     std::string key(std::string_view k) const {
         return path.empty() ? std::string(k) : path + "." + std::string(k);
@@ -109,8 +151,12 @@ public:
     }
     Place at(const Ctx& c, std::string_view k) const { return place_of(find(c, k), c.place); }
 
+    /// Records a problem once (a key read by two readers reports its problem once).
     void problem(const Place& p, std::string_view key, std::string_view text) {
-        problems_.push_back({p.line, fmt::format("{}: {}: {}", p.where, key, text)});
+        std::string line = fmt::format("{}: {}: {}", p.where, key, text);
+        for (const Entry& e : problems_)
+            if (e.text == line) return;
+        problems_.push_back({p.line, std::move(line)});
     }
     void problem_at(const Ctx& c, std::string_view k, std::string_view text) {
         problem(at(c, k), c.key(k), text);
@@ -167,9 +213,16 @@ public:
         return v;
     }
 
+    /// A number, checked against its schema row's range.
     std::optional<double> number(const Ctx& c, std::string_view k, Need need) {
+        const Field* f = typed_row(c, k, {Type::Number, Type::NumberOrVec3, Type::NumberOrTable});
         const toml::node* n = present(c, k, need);
-        return n ? to_number(*n, c, k) : std::nullopt;
+        auto v = n ? to_number(*n, c, k) : std::nullopt;
+        if (v && f && f->range.any() && !f->range.holds(*v)) {
+            problem_at(c, k, fmt::format("must be {} (got {})", f->range.rule(), *v));
+            return std::nullopt;
+        }
+        return v;
     }
 
     /// A number that must satisfy `ok` (described by `rule` in the message).
@@ -184,8 +237,29 @@ public:
         return v;
     }
 
+    /// An integer in its schema row's range.
+    std::optional<int64_t> integer(const Ctx& c, std::string_view k, Need need) {
+        const Field* f = typed_row(c, k, {Type::Integer, Type::BodyRef});
+        const Range& range = f ? f->range : Range{};
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        auto i = n->as_integer();
+        if (!i) {
+            problem_at(c, k, fmt::format("expected an integer, got {}", type_name(*n)));
+            return std::nullopt;
+        }
+        const int64_t v = i->get();
+        if (range.any() && !range.holds(double(v))) {
+            problem_at(c, k, fmt::format("must be {} (got {})", range.rule(), v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    /// An integer in [lo, hi] where hi depends on the scene (a count against the body limit).
     std::optional<int64_t> integer(const Ctx& c, std::string_view k, Need need, int64_t lo,
                                    int64_t hi) {
+        typed_row(c, k, {Type::Integer, Type::BodyRef});
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
         auto i = n->as_integer();
@@ -204,6 +278,7 @@ public:
     }
 
     std::optional<std::string> string(const Ctx& c, std::string_view k, Need need) {
+        typed_row(c, k, {Type::String});
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
         if (auto s = n->as_string()) return s->get();
@@ -212,6 +287,7 @@ public:
     }
 
     std::optional<bool> boolean(const Ctx& c, std::string_view k, Need need) {
+        typed_row(c, k, {Type::Boolean});
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
         if (auto b = n->as_boolean()) return b->get();
@@ -220,6 +296,7 @@ public:
     }
 
     std::optional<Vec3> vec3(const Ctx& c, std::string_view k, Need need) {
+        typed_row(c, k, {Type::Vec3, Type::NumberOrVec3});
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
         const toml::array* a = n->as_array();
@@ -240,6 +317,7 @@ public:
 
     /// A unit quaternion [w, x, y, z]: 4 numbers of norm 1 within 1e-6, then normalised.
     std::optional<Quat> quaternion(const Ctx& c, std::string_view k, Need need) {
+        typed_row(c, k, {Type::Quaternion});
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
         const toml::array* a = n->as_array();
@@ -266,7 +344,7 @@ public:
     std::optional<Ctx> table(const Ctx& c, std::string_view k, Need need) {
         const toml::node* n = present(c, k, need);
         if (!n) return std::nullopt;
-        if (auto t = n->as_table()) return Ctx{t, c.key(k), place_of(t, c.place)};
+        if (auto t = n->as_table()) return Ctx{t, c.key(k), place_of(t, c.place), sub_fields(c, k)};
         problem_at(c, k, fmt::format("expected a table, got {}", type_name(*n)));
         return std::nullopt;
     }
@@ -280,7 +358,8 @@ public:
         if (a)
             for (std::size_t i = 0; i < a->size(); ++i)
                 if (auto t = (*a)[i].as_table())
-                    out.push_back({t, fmt::format("{}.{}", c.key(k), i), place_of(t, c.place)});
+                    out.push_back({t, fmt::format("{}.{}", c.key(k), i), place_of(t, c.place),
+                                   sub_fields(c, k)});
         if (!a || out.size() != a->size()) {
             problem_at(
                 c, k,
@@ -315,6 +394,20 @@ public:
     }
 
 private:
+    /// Key `k`'s row in `c`'s schema, after asserting that the reader's access matches the
+    /// row's type (a mismatch is a reader written against another schema: a bug, thrown).
+    static const Field* typed_row(const Ctx& c, std::string_view k, std::initializer_list<Type> read_as) {
+        const Field* f = c.row(k);
+        if (f && std::find(read_as.begin(), read_as.end(), f->type) == read_as.end())
+            throw std::logic_error(fmt::format("scene schema: {} is read as another type than its row's",
+                                               c.key(k)));
+        return f;
+    }
+    static const Fields* sub_fields(const Ctx& c, std::string_view k) {
+        const Field* f = c.row(k);
+        return f ? f->sub : nullptr;
+    }
+
     struct Entry {
         uint32_t line;
         std::string text;

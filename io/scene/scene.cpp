@@ -40,7 +40,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     for (const std::string& o : overrides) apply_override(root, o, r);
     r.throw_if_any();  // a broken override makes any further message misleading
 
-    const Ctx top{&root, "", r.line_place(1)};
+    const Ctx top{&root, "", r.line_place(1), &kRootKeys};
     r.check_keys(top, kRootKeys);
 
     Scene scene;

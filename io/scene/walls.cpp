@@ -25,8 +25,7 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
     WallMotion m;
     const auto type = r.string(c, "type", Need::Required);
     bool ok = true;
-    if (auto v = r.number(
-            c, "start", Need::Optional, [](double x) { return x >= 0.0; }, "≥ 0 [s]"))
+    if (auto v = r.number(c, "start", Need::Optional))
         m.start = *v;
     else
         ok = ok && !r.find(c, "start");
@@ -119,10 +118,8 @@ std::optional<WallMotion> read_motion(Reader& r, const Ctx& c) {
         m.kind = MotionKind::Sine;
         used.insert(used.end(), {"direction", "amplitude", "frequency", "phase"});
         const auto dir = unit_vec3(r, c, "direction", Need::Required);
-        const auto amp = r.number(
-            c, "amplitude", Need::Required, [](double x) { return x >= 0.0; }, "≥ 0 [m]");
-        const auto freq = r.number(
-            c, "frequency", Need::Required, [](double x) { return x > 0.0; }, "> 0 [Hz]");
+        const auto amp = r.number(c, "amplitude", Need::Required);
+        const auto freq = r.number(c, "frequency", Need::Required);
         const auto phase = r.number(c, "phase", Need::Optional);
         if (dir) m.direction = *dir;
         if (amp) m.amplitude = *amp;
@@ -230,8 +227,7 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             w.type = WallType::Mesh;
             unused({"file", "scale", "translate"});
             const auto file = r.string(c, "file", Need::Required);
-            const auto scale = r.number(
-                c, "scale", Need::Optional, [](double x) { return x > 0.0; }, "> 0");
+            const auto scale = r.number(c, "scale", Need::Optional);
             const auto shift = r.vec3(c, "translate", Need::Optional);
             if (r.find(c, "scale") && !scale) ok = false;
             if (r.find(c, "translate") && !shift) ok = false;
@@ -261,11 +257,9 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             unused({"point", "axis", "radius", "inside", "length"});
             const auto point = r.vec3(c, "point", Need::Required);
             const auto axis = unit_vec3(r, c, "axis", Need::Required);
-            const auto radius = r.number(
-                c, "radius", Need::Required, [](double x) { return x > 0.0; }, "> 0 [m]");
+            const auto radius = r.number(c, "radius", Need::Required);
             const auto inside = r.boolean(c, "inside", Need::Required);
-            const auto length = r.number(
-                c, "length", Need::Optional, [](double x) { return x > 0.0; }, "> 0 [m]");
+            const auto length = r.number(c, "length", Need::Optional);
             if (point) w.point = *point;
             if (axis) w.axis = *axis;
             if (radius) w.radius = *radius;
