@@ -30,7 +30,7 @@ struct UnionMassProperties {
 /// moments are integrated over x by adaptive Gauss–Kronrod (7–15) between the breakpoints
 /// where a sphere starts or ends or two spheres' intersection circle begins or ends.
 /// `tolerance` is the relative error aimed at per moment (measured: 2.5e-16 relative on the
-/// two-sphere lens volume; tests/unit/engine/test_clump_mass.cpp holds 1e-9 against exact
+/// two-sphere lens volume; tests/unit/core/test_clump_mass.cpp holds 1e-9 against exact
 /// values). Deterministic: a fixed sequence of operations, no random numbers. Cost grows
 /// about as n⁴ (n² breakpoint intervals, n² disk pairs per slice): measured 1 ms for 4
 /// spheres, 0.1 s for 10, 1.3 s for 30, 8 s for 100 (once per template, at load).

@@ -62,11 +62,11 @@ RunOutcome Runner::run(const RunEvents& events) {
     const bool adaptive = world.simulation.adaptive;
     const double interval = scene_.output.interval;
     const double checkpoint_interval = scene_.output.checkpoint_interval;
-    // (a time within 1e-9 of the interval counts as reached: a stage's end and a frame
-    // time that differ in the last bits are one time, not two steps apart)
     double next_frame = next_multiple(world.time, interval);
     double next_checkpoint = checkpoint_interval > 0.0 ? next_multiple(world.time, checkpoint_interval)
                                                        : std::numeric_limits<double>::infinity();
+    // A frame time reached within 1e-9 of the interval counts as reached: a stage's end and
+    // a frame time that differ in the last bits are one time, not two steps apart.
     const auto frame_due = [&] {
         return adaptive ? world.time >= next_frame - 1e-9 * interval : world.step_count % frame_every_ == 0;
     };

@@ -3,7 +3,7 @@
 
     check_readback.py RUN.h5 EXPECTED.txt
 
-EXPECTED.txt is written by tests/unit/io/test_trajectory.cpp, one record a line:
+EXPECTED.txt is written by tests/unit/io/trajectory/test_writer.cpp, one record a line:
     attr NAME xHEX                 root string attribute (UTF-8 bytes, hex)
     override xHEX                  one --set string, in order
     material xHEX DENSITY FRICTION

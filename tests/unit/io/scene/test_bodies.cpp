@@ -7,6 +7,7 @@
 #include <string>
 
 #include "io/scene.hpp"
+#include "tests/support/scene_errors.hpp"
 
 namespace talus {
 namespace {
@@ -128,14 +129,7 @@ friction = 0.3
 
 )";
 
-std::string error_of_text(const std::string& text) {
-    try {
-        parse_scene(text, "mem/scene.toml", {});
-    } catch (const SceneError& e) {
-        return e.what();
-    }
-    return {};
-}
+std::string error_of_text(const std::string& text) { return testing::scene_error(text); }
 
 const std::string kBlade = R"([[body]]
 shape = "clump"

@@ -9,6 +9,7 @@
 
 #include "collision/mesh.hpp"
 #include "io/scene.hpp"
+#include "tests/support/scene_errors.hpp"
 #include "tests/support/mesh_builder.hpp"
 
 namespace talus {
@@ -34,14 +35,7 @@ position = [0, 0, 0.5]
 material = "steel"
 )";  // the wall's keys follow from line 14
 
-std::string error_of_text(const std::string& text) {
-    try {
-        parse_scene(text, "mem/scene.toml", {});
-    } catch (const SceneError& e) {
-        return e.what();
-    }
-    return {};
-}
+std::string error_of_text(const std::string& text) { return testing::scene_error(text); }
 std::string error_of(const std::string& wall) { return error_of_text(kHead + wall); }
 
 TEST(SceneWalls, CylinderAndMotionsAreReadAsWritten) {
@@ -217,14 +211,7 @@ position = [0.1, 0.1, {}]
                        wall, sphere_z);
 }
 
-std::string error_of(const std::string& text) {
-    try {
-        parse_scene(text, (kDir / "scene.toml").string());
-    } catch (const SceneError& e) {
-        return e.what();
-    }
-    return {};
-}
+std::string error_of(const std::string& text) { return testing::scene_error(text, (kDir / "scene.toml").string()); }
 
 class SceneMesh : public ::testing::Test {
 protected:

@@ -95,5 +95,35 @@ TEST(StepError, AbsurdForcesAreNonFiniteWithBodies) {
     EXPECT_EQ(w.bodies.velocity[0], Vec3::Zero());
 }
 
+/// A World built in C++ is held to the ranges a scene is (core/settings.hpp's Accepted,
+/// which the scene schema's rows use): a setting out of range refuses the step, naming the
+/// setting, its rule and its value, and leaves the state untouched.
+TEST(StepError, SettingsOutOfRangeRefuseTheStep) {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81));
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_sphere(w, Vec3(0, 0, 1), 0.01, m);
+    EXPECT_TRUE(w.settings_problems().empty());
+    w.solver.relaxation = 0.0;  // C++'s "the solver's default" is allowed
+    w.solver.relaxation = 2.5;
+    w.simulation.step_fraction = 0.0;
+    w.materials.materials[0].restitution = 1.5;
+    const std::vector<std::string> problems = w.settings_problems();
+    ASSERT_EQ(problems.size(), 3u);
+    EXPECT_EQ(problems[0], "simulation.step_fraction: must be in (0, 1] (got 0)");
+    EXPECT_EQ(problems[1], "solver.relaxation: must be in (0, 2) (got 2.5)");
+    EXPECT_EQ(problems[2], "material.0.restitution: must be in [0, 1] (got 1.5)");
+    const StepStatus s = w.step();
+    EXPECT_FALSE(s.ok);
+    EXPECT_TRUE(s.has(StepFault::InvalidSettings));
+    EXPECT_NE(s.message.find("solver.relaxation: must be in (0, 2) (got 2.5)"), std::string::npos) << s.message;
+    EXPECT_EQ(w.step_count, 0u);
+    EXPECT_EQ(w.time, 0.0);
+    EXPECT_EQ(w.bodies.position[0], Vec3(0, 0, 1));
+    w.solver.relaxation = 1.0;
+    w.simulation.step_fraction = 0.2;
+    w.materials.materials[0].restitution = 0.5;
+    EXPECT_TRUE(w.step().ok);
+}
+
 }  // namespace
 }  // namespace talus
