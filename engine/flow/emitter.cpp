@@ -6,15 +6,14 @@
 // (or one body's mass), with no drift, and a deferred body is simply emitted later.
 // The next radius is drawn once and kept until its body is placed: redrawing after a
 // failure would favour small grains and bias the size distribution.
-// Overlap test: bodies by bounding sphere (conservative for capsules and ellipsoids), every
-// wall kind at its pose at time t by collision/wall_clearance.hpp.
+// Room for a body: engine/flow/free_space.hpp (bodies by bounding sphere, every wall kind
+// at its pose at time t).
 #include <algorithm>
 #include <cmath>
 
-#include "collision/wall_clearance.hpp"
 #include "core/random.hpp"
-#include "core/sphere_grid.hpp"
 #include "engine/flow/flow.hpp"
+#include "engine/flow/free_space.hpp"
 
 namespace talus {
 namespace {
@@ -43,32 +42,7 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
     };
     if (!owed(e.next_radius)) return out;
 
-    // Bodies that could touch a new sphere: centre within r_max + r_i of the box.
-    // The grid's cell covers the largest contact distance among these only, so one large
-    // body elsewhere does not coarsen it.
-    const double r_max = e.size.max;
-    double r_big = r_max;
-    std::vector<Vec3> pos;
-    std::vector<double> rad;
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-        const double reach = bodies.radius[i] + r_max;
-        const Vec3& x = bodies.position[i];
-        if ((x.array() >= e.min.array() - reach).all() && (x.array() <= e.max.array() + reach).all()) {
-            pos.push_back(x);
-            rad.push_back(bodies.radius[i]);
-            r_big = std::max(r_big, bodies.radius[i]);
-        }
-    }
-    SphereGrid grid(r_max + r_big);
-    for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
-    const WallClearance wall_clear(walls, t);
-    const auto free_at = [&](const Vec3& x, double r) {
-        if (!wall_clear.clear(x, r)) return false;
-        return !grid.any_near(x, [&](uint32_t j) {
-            const double d = r + rad[j];
-            return (x - pos[j]).squaredNorm() < d * d;
-        });
-    };
+    FreeSpace space(walls, t, e.min, e.max, e.size.max, bodies.position, bodies.radius);
 
     const Vec3 extent = e.max - e.min;
     while (owed(e.next_radius)) {
@@ -80,10 +54,8 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
             const double uz = bits_to_unit(e.rng());
             const Vec3 x(e.min.x() + ux * extent.x(), e.min.y() + uy * extent.y(),
                          e.min.z() + uz * extent.z());
-            if (!free_at(x, r)) continue;
-            grid.insert(uint32_t(pos.size()), x);
-            pos.push_back(x);
-            rad.push_back(r);
+            if (!space.free(x, r)) continue;
+            space.add(x, r);
             const std::size_t i = bodies.add_sphere(next_id++, x, r, density, e.material, e.velocity);
             const double m = bodies.mass(i);
             e.emitted.count += 1;

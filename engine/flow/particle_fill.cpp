@@ -7,16 +7,16 @@
 // slack makes "max = min + k·s" include its last point despite round-off.
 // Random fill: random sequential addition, to a count or to a solid volume fraction of the
 // box, with one radius law (engine/flow/size_distribution.hpp). Candidates are uniform in
-// the box and kept if they overlap nothing; a hash grid (core/sphere_grid.hpp) with
-// cells no smaller than the largest contact distance makes each test look at 27 cells
-// only. It saturates near 38 % solid fraction
+// the box and kept if they overlap nothing, as engine/flow/free_space.hpp finds (a hash
+// grid with cells no smaller than the largest contact distance makes each test look at 27
+// cells only). It saturates near 38 % solid fraction
 // in 3D, hence the attempt budget and an error rather than an endless loop. Random bits
 // come from std::mt19937_64, whose output sequence the standard fixes, and are turned into
 // doubles by our own bits_to_unit, so a seed gives the same grains everywhere (the
 // standard distributions are implementation-defined).
 #include "engine/flow/particle_fill.hpp"
 
-#include "collision/wall_clearance.hpp"
+#include "engine/flow/free_space.hpp"
 #include "core/sphere_grid.hpp"
 
 #include <algorithm>
@@ -62,23 +62,8 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
                                    std::vector<double>* out_radius) {
     const SizeDistribution law = spec.radii();
     const double r_max = law.max;  // no radius drawn exceeds it
-    // Earlier spheres that could touch a candidate: centre within r_max + r_i of the region.
-    std::vector<Vec3> pos;
-    std::vector<double> rad;
-    double r_big = r_max;
-    for (std::size_t i = 0; i < existing_position.size(); ++i) {
-        const double reach = existing_radius[i] + r_max;
-        const Vec3& x = existing_position[i];
-        if ((x.array() >= spec.min.array() - reach).all() &&
-            (x.array() <= spec.max.array() + reach).all()) {
-            pos.push_back(x);
-            rad.push_back(existing_radius[i]);
-            r_big = std::max(r_big, existing_radius[i]);
-        }
-    }
-    SphereGrid grid(r_max + r_big);  // ≥ every contact distance r + r_i
-    for (std::size_t i = 0; i < pos.size(); ++i) grid.insert(uint32_t(i), pos[i]);
-    const WallClearance wall_clear(walls, 0.0);  // every wall kind at its t = 0 pose
+    // every wall kind at its t = 0 pose; earlier spheres within reach of the region
+    FreeSpace space(walls, 0.0, spec.min, spec.max, r_max, existing_position, existing_radius);
 
     std::mt19937_64 rng(spec.seed);
     std::mt19937_64 size_rng(spec.seed ^ kRadiusStream);
@@ -98,15 +83,8 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
         const double uz = bits_to_unit(rng());
         const Vec3 x(spec.min.x() + ux * extent.x(), spec.min.y() + uy * extent.y(),
                      spec.min.z() + uz * extent.z());
-        if (!wall_clear.clear(x, r)) continue;
-        const bool blocked = grid.any_near(x, [&](uint32_t j) {
-            const double d = r + rad[j];
-            return (x - pos[j]).squaredNorm() < d * d;
-        });
-        if (blocked) continue;
-        grid.insert(uint32_t(pos.size()), x);
-        pos.push_back(x);
-        rad.push_back(r);
+        if (!space.free(x, r)) continue;
+        space.add(x, r);
         out.push_back(x);
         if (out_radius) out_radius->push_back(r);
         ++res.placed;
