@@ -28,6 +28,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "io/hdf5_handles.hpp"
@@ -162,6 +163,28 @@ std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> 
         const auto rows = dataset_rows(file, name);
         if (!rows) return std::nullopt;
         n = std::min(n, *rows);
+    }
+    return n;
+}
+
+/// The rows every dataset of `group` holds (the least of them), so that a column the writer's
+/// table adds (io/trajectory/layout.cpp) counts without being named here; nothing when one
+/// of `required` is missing.
+std::optional<uint64_t> group_rows(hid_t file, const char* group, std::initializer_list<const char*> required) {
+    auto n = min_rows(file, required);
+    if (!n) return std::nullopt;
+    Hid g(H5Gopen2(file, group, H5P_DEFAULT), H5Gclose);
+    H5G_info_t info{};
+    if (g.get() < 0 || H5Gget_info(g.get(), &info) < 0) return std::nullopt;
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+        char name[256];
+        if (H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0)
+            continue;
+        H5O_info_t object{};
+        if (H5Oget_info_by_name2(g.get(), name, &object, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
+            object.type != H5O_TYPE_DATASET)
+            continue;
+        if (const auto rows = dataset_rows(file, (std::string(group) + "/" + name).c_str())) n = std::min(*n, *rows);
     }
     return n;
 }
@@ -381,9 +404,9 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
 
     const auto index_rows =
         min_rows(f, {"/frames/time", "/frames/step", "/frames/first_row", "/frames/row_count"});
-    const auto body_rows = min_rows(f, {"/bodies/id", "/bodies/position", "/bodies/orientation",
-                                        "/bodies/velocity", "/bodies/angular_velocity",
-                                        "/bodies/radius", "/bodies/material"});
+    const auto body_rows = group_rows(f, "/bodies",
+                                      {"/bodies/id", "/bodies/position", "/bodies/orientation", "/bodies/velocity",
+                                       "/bodies/angular_velocity", "/bodies/radius", "/bodies/material"});
     if (!index_rows || !body_rows) {
         throw IoError(fmt::format("'{}' is not a complete Talus trajectory (missing /frames or /bodies)",
                                   path.string()));
@@ -446,8 +469,8 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
         }
     }
 
-    const auto diag_rows = min_rows(
-        f, {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
+    const auto diag_rows = group_rows(
+        f, "/diagnostics", {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
             "/diagnostics/residual", "/diagnostics/kinetic_energy", "/diagnostics/potential_energy",
             "/diagnostics/solver_wall_time", "/diagnostics/envelope", "/diagnostics/converged"});
     if (diag_rows) {

@@ -50,18 +50,16 @@ except ImportError as missing:
 
 FORMAT = "talus-trajectory"
 UNWRITTEN = np.iinfo(np.uint64).max  # fill value of the index markers: "not yet written"
+# The columns every trajectory has. The loader reads every column a file holds in /bodies,
+# /diagnostics and /flow (the writer's column table, io/trajectory/layout.cpp, decides
+# which), so a column added there reaches frame(), diagnostics and flow without a change
+# here; these lists only say what a file must have.
 BODY_FIELDS = ("id", "position", "orientation", "velocity", "angular_velocity", "radius", "material")
 # the per-body reals: float64, or float32 with [output] precision = "float32"
 REAL_BODY_FIELDS = ("position", "orientation", "velocity", "angular_velocity", "radius")
 DIAGNOSTIC_FIELDS = ("step", "time", "contacts", "iterations", "residual", "kinetic_energy",
                      "potential_energy", "solver_wall_time", "envelope", "converged")
-# written since clumps were added; older files lack them (every body was a sphere then, or
-# the shape was not recorded)
-OPTIONAL_BODY_FIELDS = ("shape", "clump")
 SHAPE_NAMES = ("sphere", "capsule", "ellipsoid", "clump")  # /bodies/shape codes 0, 1, 2, 3
-# written since joints (and the contact infeasibility, and later each step's dt) were added;
-# older files lack them
-OPTIONAL_DIAGNOSTIC_FIELDS = ("joint_infeasibility", "contact_infeasibility", "dt")
 # /flow: one row per frame, one column per emitter (emitted_*) or outlet (removed_*)
 FLOW_FIELDS = tuple(f"{what}_{kind}" for what in ("emitted", "removed")
                     for kind in ("count", "mass", "total_count", "total_mass"))
@@ -123,7 +121,11 @@ class Trajectory:
     def _read_index(self):
         f = self._file
         bodies = f["bodies"]
-        body_rows = min(bodies[name].shape[0] for name in BODY_FIELDS)
+        missing_fields = [name for name in BODY_FIELDS if name not in bodies]
+        if missing_fields:
+            raise NotATrajectory(f"{self.path}: /bodies lacks {', '.join(missing_fields)}")
+        # every column the file holds counts (the writer's column table decides which)
+        body_rows = min(bodies[name].shape[0] for name in self._body_fields())
         n = min(f["frames"][name].shape[0] for name in ("time", "step", "first_row", "row_count"))
         row_count = f["frames/row_count"][:n]
         first_row = f["frames/first_row"][:n]
@@ -138,13 +140,12 @@ class Trajectory:
         d = f["diagnostics"]
         m = min(d[name].shape[0] for name in DIAGNOSTIC_FIELDS)
         steps = _leading_written(d["step"][:m])
-        self.diagnostics = {name: d[name][:steps] for name in DIAGNOSTIC_FIELDS}
-        for name in OPTIONAL_DIAGNOSTIC_FIELDS:
-            if name in d and d[name].shape[0] >= steps:
-                self.diagnostics[name] = d[name][:steps]
+        # every per-step column the file holds (DIAGNOSTIC_FIELDS are those every file has)
+        self.diagnostics = {name: d[name][:steps] for name in d
+                            if isinstance(d[name], h5py.Dataset) and d[name].shape[0] >= steps}
         # /flow rows are written before their frame's row_count: complete with the frame
         flow = f["flow"] if "flow" in f else {}
-        self.flow = {name: flow[name][:complete] for name in FLOW_FIELDS if name in flow}
+        self.flow = {name: flow[name][:complete] for name in flow if isinstance(flow[name], h5py.Dataset)}
         # /walls: mean force and torque per frame and wall (files written before they existed,
         # or scenes without walls, have none)
         walls = f["walls"] if "walls" in f else {}
@@ -161,13 +162,11 @@ class Trajectory:
             self._file[name].refresh()
         for name in self._body_fields():
             self._file["bodies/" + name].refresh()
-        for name in DIAGNOSTIC_FIELDS + OPTIONAL_DIAGNOSTIC_FIELDS:
-            if name in self._file["diagnostics"]:
-                self._file["diagnostics/" + name].refresh()
-        if "flow" in self._file:
-            for name in FLOW_FIELDS:
-                if name in self._file["flow"]:
-                    self._file["flow/" + name].refresh()
+        for group in ("diagnostics", "flow"):
+            if group in self._file:
+                for name, item in self._file[group].items():
+                    if isinstance(item, h5py.Dataset):
+                        item.refresh()
         self._read_index()
 
     def __len__(self):
@@ -190,8 +189,9 @@ class Trajectory:
         b = a + int(self.frames.row_count[k])
         out = {name: self._file["bodies/" + name][a:b] for name in self._body_fields()}
         if not native:
-            for name in REAL_BODY_FIELDS:
-                out[name] = out[name].astype(np.float64, copy=False)
+            for name in out:
+                if out[name].dtype.kind == "f":
+                    out[name] = out[name].astype(np.float64, copy=False)
         out["time"] = self.frames.time[k]
         out["step"] = self.frames.step[k]
         return out
@@ -217,7 +217,8 @@ class Trajectory:
         return out
 
     def _body_fields(self):
-        return BODY_FIELDS + tuple(n for n in OPTIONAL_BODY_FIELDS if n in self._file["bodies"])
+        bodies = self._file["bodies"]
+        return BODY_FIELDS + tuple(n for n in bodies if n not in BODY_FIELDS and isinstance(bodies[n], h5py.Dataset))
 
     @property
     def clump_templates(self):
