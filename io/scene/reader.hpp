@@ -241,14 +241,9 @@ public:
     std::optional<int64_t> integer(const Ctx& c, std::string_view k, Need need) {
         const Field* f = typed_row(c, k, {Type::Integer, Type::BodyRef});
         const Range& range = f ? f->range : Range{};
-        const toml::node* n = present(c, k, need);
-        if (!n) return std::nullopt;
-        auto i = n->as_integer();
-        if (!i) {
-            problem_at(c, k, fmt::format("expected an integer, got {}", type_name(*n)));
-            return std::nullopt;
-        }
-        const int64_t v = i->get();
+        const auto read = any_integer(c, k, need);
+        if (!read) return std::nullopt;
+        const int64_t v = *read;
         if (range.any() && !range.holds(double(v))) {
             problem_at(c, k, fmt::format("must be {} (got {})", range.rule(), v));
             return std::nullopt;
@@ -260,14 +255,9 @@ public:
     std::optional<int64_t> integer(const Ctx& c, std::string_view k, Need need, int64_t lo,
                                    int64_t hi) {
         typed_row(c, k, {Type::Integer, Type::BodyRef});
-        const toml::node* n = present(c, k, need);
-        if (!n) return std::nullopt;
-        auto i = n->as_integer();
-        if (!i) {
-            problem_at(c, k, fmt::format("expected an integer, got {}", type_name(*n)));
-            return std::nullopt;
-        }
-        const int64_t v = i->get();
+        const auto read = any_integer(c, k, need);
+        if (!read) return std::nullopt;
+        const int64_t v = *read;
         if (v < lo || v > hi) {
             problem_at(c, k,
                        hi == INT64_MAX ? fmt::format("must be ≥ {} (got {})", lo, v)
@@ -402,6 +392,14 @@ private:
             throw std::logic_error(fmt::format("scene schema: {} is read as another type than its row's",
                                                c.key(k)));
         return f;
+    }
+    /// Key `k` as an integer, any value; a missing required key or another type is reported.
+    std::optional<int64_t> any_integer(const Ctx& c, std::string_view k, Need need) {
+        const toml::node* n = present(c, k, need);
+        if (!n) return std::nullopt;
+        if (auto i = n->as_integer()) return i->get();
+        problem_at(c, k, fmt::format("expected an integer, got {}", type_name(*n)));
+        return std::nullopt;
     }
     static const Fields* sub_fields(const Ctx& c, std::string_view k) {
         const Field* f = c.row(k);
