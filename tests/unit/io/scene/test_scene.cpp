@@ -197,48 +197,6 @@ position = [0, 0, 0]
     EXPECT_TRUE(m.any_rolling());
 }
 
-TEST(Scene, OmittedSectionsKeepTheDocumentedDefaults) {
-    const Scene s = parse_scene(R"(
-[[material]]
-name = "plain"
-
-[[body]]
-shape = "sphere"
-radius = 0.01
-material = "plain"
-position = [0, 0, 0]
-)",
-                                "s.toml");
-    const Material mat;
-    EXPECT_EQ(s.world.materials.materials[0].density, mat.density);
-    EXPECT_EQ(s.world.materials.materials[0].friction, mat.friction);
-    const SimulationSettings sim;
-    const SolverSettings sol;
-    const OutputSettings out;
-    EXPECT_EQ(s.world.simulation.dt, sim.dt);
-    EXPECT_EQ(s.world.simulation.duration, sim.duration);
-    EXPECT_EQ(s.world.simulation.gravity, sim.gravity);
-    EXPECT_EQ(s.world.solver.max_iterations, sol.max_iterations);
-    EXPECT_EQ(s.world.solver.tolerance, sol.tolerance);
-    // a scene that says nothing of when to stop stops relative to its speeds too, and one
-    // that names no solver gets bgs
-    EXPECT_EQ(s.world.solver.relative_tolerance, kDefaultRelativeTolerance);
-    EXPECT_EQ(s.world.solver.type, kSceneDefaultSolver);
-    EXPECT_EQ(kSceneDefaultSolver, SolverType::BGS);
-    EXPECT_TRUE(s.world.solver.split_push_out);
-    EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
-    EXPECT_EQ(s.world.solver.envelope, sol.envelope);
-    EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);
-    EXPECT_EQ(s.world.solver.stabilization, sol.stabilization);
-    EXPECT_EQ(s.world.solver.warm_start, sol.warm_start);
-    EXPECT_EQ(s.output.path, out.path);  // scene in the current directory
-    EXPECT_EQ(s.output.interval, out.interval);
-    EXPECT_EQ(s.output.precision, OutputPrecision::Float64);
-    EXPECT_EQ(s.output.compression, 1);
-    EXPECT_EQ(s.world.bodies.velocity[0], Vec3::Zero());
-    EXPECT_EQ(s.world.bodies.angular_velocity[0], Vec3::Zero());
-}
-
 TEST(Scene, RelativeToleranceDefaultsOnlyWhenNoToleranceIsGiven) {
     // docs/design.md §6, "The stopping rule": ε = 0.01 unless the scene sets tolerance;
     // an explicit relative_tolerance wins either way.

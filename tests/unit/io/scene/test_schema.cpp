@@ -154,7 +154,8 @@ TEST(SceneSchema, EveryRangedKeyIsCheckedByItsRow) {
     EXPECT_GT(checked, 40);
 }
 
-/// The reference's defaults are those a scene without the key gets.
+/// A scene without the keys gets the settings structs' defaults (and the scenes' own: bgs,
+/// the relative tolerance, the position push-out), and the reference's defaults say the same.
 TEST(SceneSchema, DefaultsAgreeWithTheSettings) {
     const Scene s = parse_scene(R"(
 [[material]]
@@ -165,7 +166,7 @@ radius = 0.01
 material = "glass"
 position = [0, 0, 0]
 )",
-                                "mem/defaults.toml");
+                                "defaults.toml");
     const auto row = [](std::initializer_list<std::string_view> path) {
         const Fields* fields = &scene_read::kRootKeys;
         const Field* f = nullptr;
@@ -179,6 +180,35 @@ position = [0, 0, 0]
         EXPECT_TRUE(v.has_value()) << f->name << ": " << f->fallback;
         return v.value_or(0.0);
     };
+    const Material mat;
+    EXPECT_EQ(s.world.materials.materials[0].density, mat.density);
+    EXPECT_EQ(s.world.materials.materials[0].friction, mat.friction);
+    const SimulationSettings sim;
+    const SolverSettings sol;
+    const OutputSettings out;
+    EXPECT_EQ(s.world.simulation.dt, sim.dt);
+    EXPECT_EQ(s.world.simulation.duration, sim.duration);
+    EXPECT_EQ(s.world.simulation.gravity, sim.gravity);
+    EXPECT_EQ(s.world.solver.max_iterations, sol.max_iterations);
+    EXPECT_EQ(s.world.solver.tolerance, sol.tolerance);
+    // a scene that says nothing of when to stop stops relative to its speeds too, and one
+    // that names no solver gets bgs
+    EXPECT_EQ(s.world.solver.relative_tolerance, kDefaultRelativeTolerance);
+    EXPECT_EQ(s.world.solver.type, kSceneDefaultSolver);
+    EXPECT_EQ(kSceneDefaultSolver, SolverType::BGS);
+    EXPECT_TRUE(s.world.solver.split_push_out);
+    EXPECT_EQ(s.world.solver.relaxation, sol.relaxation);
+    EXPECT_EQ(s.world.solver.envelope, sol.envelope);
+    EXPECT_EQ(s.world.solver.recovery_speed, sol.recovery_speed);
+    EXPECT_EQ(s.world.solver.stabilization, sol.stabilization);
+    EXPECT_EQ(s.world.solver.warm_start, sol.warm_start);
+    EXPECT_EQ(s.output.path, out.path);  // scene in the current directory
+    EXPECT_EQ(s.output.interval, out.interval);
+    EXPECT_EQ(s.output.precision, OutputPrecision::Float64);
+    EXPECT_EQ(s.output.compression, 1);
+    EXPECT_EQ(s.world.bodies.velocity[0], Vec3::Zero());
+    EXPECT_EQ(s.world.bodies.angular_velocity[0], Vec3::Zero());
+
     const World& w = s.world;
     EXPECT_EQ(row({"simulation", "duration"}), s.stages[0].duration);
     EXPECT_EQ(row({"simulation", "max_speed"}), w.simulation.max_speed);
