@@ -58,7 +58,7 @@ struct SimulationSettings {
     std::vector<std::string> problems() const {
         std::vector<std::string> out;
         const auto check = [&](std::string_view key, const ValueRange& r, double v) {
-            if (std::string p = r.problem(key, v); !p.empty()) out.push_back("simulation." + p);
+            check_range(out, "simulation", key, r, v);
         };
         check("dt", Accepted::dt, dt);
         check("max_dt", Accepted::max_dt, max_dt);
@@ -143,7 +143,7 @@ struct SolverSettings {
     std::vector<std::string> problems() const {
         std::vector<std::string> out;
         const auto check = [&](std::string_view key, const ValueRange& r, double v) {
-            if (std::string p = r.problem(key, v); !p.empty()) out.push_back("solver." + p);
+            check_range(out, "solver", key, r, v);
         };
         check("max_iterations", Accepted::max_iterations, max_iterations);
         check("tolerance", Accepted::tolerance, tolerance);

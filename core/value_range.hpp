@@ -6,6 +6,7 @@
 #include <charconv>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace talus {
 
@@ -48,6 +49,12 @@ struct ValueRange {
         return ec == std::errc() ? std::string(buf, end) : std::string("?");
     }
 };
+
+/// Appends "PREFIX.NAME: must be RULE (got V)" to `out` when `v` is outside `r`.
+inline void check_range(std::vector<std::string>& out, std::string_view prefix, std::string_view name,
+                        const ValueRange& r, double v) {
+    if (std::string p = r.problem(name, v); !p.empty()) out.push_back(std::string(prefix) + "." + p);
+}
 
 /// Shorthands for the common ranges.
 inline constexpr ValueRange above(double lo) { return {ValueRange::Bound::Open, lo}; }
