@@ -10,18 +10,25 @@ namespace talus {
 WallClearance::WallClearance(const std::vector<Wall>& walls, double t) {
     std::array<WallFace, 6> buf;
     for (const Wall& w : walls) {
+        Entry& e = walls_.emplace_back(Entry{w.type});
         if (!w.active) continue;
         const WallState s = wall_state(w.motion, t, t, 1.0);
         switch (w.type) {
             case WallType::Plane:
             case WallType::Box: {
                 const int n = wall_faces(w, s, buf);
+                e = {w.type, faces_.size(), n};
                 faces_.insert(faces_.end(), buf.begin(), buf.begin() + n);
                 break;
             }
-            case WallType::Cylinder: cylinders_.emplace_back(w, s); break;
+            case WallType::Cylinder:
+                e = {w.type, cylinders_.size(), 1};
+                cylinders_.emplace_back(w, s);
+                break;
             case WallType::Mesh:
-                if (w.mesh) meshes_.push_back({&w, s});
+                if (!w.mesh) break;
+                e = {w.type, meshes_.size(), 1};
+                meshes_.push_back({&w, s});
                 break;
         }
     }
@@ -41,6 +48,47 @@ bool WallClearance::clear(const Vec3& x, double r) const {
         if (!near_.empty()) return false;
     }
     return true;
+}
+
+std::optional<WallClearance::Reach> WallClearance::reach(std::size_t wall, const Vec3& x, double r,
+                                                         double rel_tol) const {
+    const Entry& e = walls_[wall];
+    if (e.count == 0) return std::nullopt;
+    switch (e.type) {
+        case WallType::Plane:
+        case WallType::Box: {
+            Reach deepest{-1, rel_tol * r, 0.0};
+            for (int f = 0; f < e.count; ++f) {
+                const WallFace& face = faces_[e.first + std::size_t(f)];
+                const double distance = face.normal.dot(x - face.point);
+                if (r - distance > deepest.depth) deepest = {f, r - distance, distance};
+            }
+            if (deepest.feature < 0) return std::nullopt;
+            return deepest;
+        }
+        case WallType::Cylinder: {
+            double distance;
+            Vec3 n;
+            if (!cylinders_[e.first].distance(x, distance, n) || !(r - distance > rel_tol * r)) return std::nullopt;
+            return Reach{-1, r - distance, distance};
+        }
+        case WallType::Mesh: {
+            // the tree stays in the mesh's reference frame: move the query there
+            const MeshAt& m = meshes_[e.first];
+            const Vec3 at = m.state.to_reference(x);
+            m.wall->mesh->query(at, r * (1.0 - rel_tol), near_);
+            if (near_.empty()) return std::nullopt;
+            uint32_t nearest = near_[0];
+            double best = m.wall->mesh->distance(nearest, at);
+            for (uint32_t tri : near_)
+                if (const double d = m.wall->mesh->distance(tri, at); d < best) {
+                    best = d;
+                    nearest = tri;
+                }
+            return Reach{int(nearest), r - best, best};
+        }
+    }
+    return std::nullopt;
 }
 
 }  // namespace talus

@@ -122,25 +122,4 @@ std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,
     return found;
 }
 
-std::vector<WallOverlap> find_wall_overlaps(const std::vector<Vec3>& position,
-                                            const std::vector<double>& radius,
-                                            const std::vector<Wall>& walls, double rel_tol) {
-    std::vector<WallOverlap> found;
-    std::array<WallFace, 6> faces;
-    for (std::size_t i = 0; i < position.size(); ++i)
-        for (std::size_t w = 0; w < walls.size(); ++w) {
-            const int n = wall_faces(walls[w], 0.0, faces);
-            WallOverlap worst{i, w, -1, rel_tol * radius[i]};
-            for (int f = 0; f < n; ++f) {
-                const double depth = radius[i] - faces[f].normal.dot(position[i] - faces[f].point);
-                if (depth > worst.depth) {
-                    worst.face = f;
-                    worst.depth = depth;
-                }
-            }
-            if (worst.face >= 0) found.push_back(worst);
-        }
-    return found;
-}
-
 }  // namespace talus

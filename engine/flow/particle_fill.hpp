@@ -94,9 +94,4 @@ struct WallOverlap {
     double depth = 0.0;
 };
 
-/// The deepest offending face per (body, wall) with depth > rel_tol × r, sorted by body.
-std::vector<WallOverlap> find_wall_overlaps(const std::vector<Vec3>& position,
-                                            const std::vector<double>& radius,
-                                            const std::vector<Wall>& walls, double rel_tol);
-
 }  // namespace talus

@@ -5,9 +5,10 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 
-#include "collision/mesh.hpp"
 #include "collision/narrow_phase.hpp"
+#include "collision/wall_clearance.hpp"
 
 namespace talus {
 
@@ -35,9 +36,17 @@ void body_pairs(const BodyStore& bodies, double rel_tol, StartOverlaps& out) {
 
 /// Planes and boxes: bounding spheres against the faces, then a capsule or an ellipsoid
 /// measured exactly; the deepest face per (body, wall).
-void wall_faces_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
+void wall_faces_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
+                   double rel_tol, StartOverlaps& out) {
+    std::vector<WallOverlap> reached;  // by body, then wall: the deepest face of each
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        for (std::size_t w = 0; w < walls.size(); ++w) {
+            if (walls[w].type != WallType::Plane && walls[w].type != WallType::Box) continue;
+            if (auto hit = clearance.reach(w, bodies.position[i], bodies.radius[i], rel_tol))
+                reached.push_back({i, w, hit->feature, hit->depth});
+        }
     std::array<WallFace, 6> faces;
-    for (WallOverlap o : find_wall_overlaps(bodies.position, bodies.radius, walls, rel_tol)) {
+    for (WallOverlap o : reached) {
         if (bodies.kinematic(o.body)) continue;  // kinematic bodies pass through walls
         if (bodies.shape[o.body] != Shape::Sphere) {
             const int nf = wall_faces(walls[o.wall], 0.0, faces);
@@ -62,62 +71,51 @@ void wall_faces_of(const BodyStore& bodies, const std::vector<Wall>& walls, doub
 }
 
 /// Mesh walls: the nearest triangle within the radius (each sphere of a clump, the first
-/// that reaches the mesh), in the mesh's reference frame at its pose at t = 0.
-void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
-    std::vector<uint32_t> near;
+/// that reaches the mesh), at the mesh's pose at t = 0 (WallClearance::reach).
+void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
+               double rel_tol, StartOverlaps& out) {
     for (std::size_t w = 0; w < walls.size(); ++w) {
-        const Wall& wall = walls[w];
-        if (wall.type != WallType::Mesh || !wall.mesh) continue;
-        const WallState at_start = wall_state(wall.motion, 0.0, 0.0, 1.0);
+        if (walls[w].type != WallType::Mesh) continue;
         for (std::size_t i = 0; i < bodies.size(); ++i) {
             if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];
-            Vec3 x_i = at_start.to_reference(bodies.position[i]);
+            std::optional<WallClearance::Reach> hit;
             if (bodies.shape[i] == Shape::Clump) {
                 const ClumpTable& t = bodies.clumps;
                 const uint32_t id = bodies.clump_of(i);
-                near.clear();
-                for (uint32_t k = t.begin(id); k < t.end(id) && near.empty(); ++k) {
-                    x_i = at_start.to_reference(bodies.position[i] + bodies.orientation[i] * t.centre[k]);
+                for (uint32_t k = t.begin(id); k < t.end(id) && !hit; ++k) {
                     r_i = t.radius[k];
-                    wall.mesh->query(x_i, r_i * (1.0 - rel_tol), near);
+                    hit = clearance.reach(w, bodies.position[i] + bodies.orientation[i] * t.centre[k], r_i, rel_tol);
                 }
             } else {
-                wall.mesh->query(x_i, r_i * (1.0 - rel_tol), near);
+                hit = clearance.reach(w, bodies.position[i], r_i, rel_tol);
             }
-            if (near.empty()) continue;
-            uint32_t nearest = near[0];
-            double best = wall.mesh->distance(nearest, x_i);
-            for (uint32_t t : near)
-                if (const double d = wall.mesh->distance(t, x_i); d < best) {
-                    best = d;
-                    nearest = t;
-                }
-            out.meshes.push_back({i, w, nearest, r_i, best});
+            if (!hit) continue;
+            out.meshes.push_back({i, w, uint32_t(hit->feature), r_i, hit->distance});
         }
     }
 }
 
 /// Cylinder walls: the radial distance at t = 0, for a sphere or the deepest sphere of a
 /// clump (other shapes by their bounding radius).
-void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol, StartOverlaps& out) {
+void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
+                  double rel_tol, StartOverlaps& out) {
+    constexpr double kAny = -std::numeric_limits<double>::infinity();  // the distance, whatever it is
     for (std::size_t w = 0; w < walls.size(); ++w) {
-        const Wall& wall = walls[w];
-        if (wall.type != WallType::Cylinder) continue;
-        const CylinderAt cyl(wall, wall_state(wall.motion, 0.0, 0.0, 1.0));
+        if (walls[w].type != WallType::Cylinder) continue;
         for (std::size_t i = 0; i < bodies.size(); ++i) {
             if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];
             double dist = 0.0;
-            Vec3 n;
             if (bodies.shape[i] == Shape::Clump) {
                 const ClumpTable& t = bodies.clumps;
                 const uint32_t id = bodies.clump_of(i);
                 bool found = false;
                 for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
-                    double d;
                     const Vec3 c = bodies.position[i] + bodies.orientation[i] * t.centre[k];
-                    if (!cyl.distance(c, d, n)) continue;
+                    const auto hit = clearance.reach(w, c, t.radius[k], kAny);
+                    if (!hit) continue;
+                    const double d = hit->distance;
                     if (!found || t.radius[k] - d > r_i - dist) {
                         r_i = t.radius[k];
                         dist = d;
@@ -125,7 +123,9 @@ void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, doubl
                     }
                 }
                 if (!found) continue;
-            } else if (!cyl.distance(bodies.position[i], dist, n)) {
+            } else if (const auto hit = clearance.reach(w, bodies.position[i], r_i, kAny)) {
+                dist = hit->distance;
+            } else {
                 continue;
             }
             if (r_i - dist <= rel_tol * r_i) continue;
@@ -139,9 +139,10 @@ void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, doubl
 StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol) {
     StartOverlaps out;
     body_pairs(bodies, rel_tol, out);
-    wall_faces_of(bodies, walls, rel_tol, out);
-    meshes_of(bodies, walls, rel_tol, out);
-    cylinders_of(bodies, walls, rel_tol, out);
+    const WallClearance clearance(walls, 0.0);  // every wall at its pose at t = 0
+    wall_faces_of(bodies, walls, clearance, rel_tol, out);
+    meshes_of(bodies, walls, clearance, rel_tol, out);
+    cylinders_of(bodies, walls, clearance, rel_tol, out);
     return out;
 }
 

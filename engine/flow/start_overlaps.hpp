@@ -5,8 +5,9 @@
 /// apart); the scene reader (io/scene/checks.cpp) turns these records into messages, and
 /// needs no geometry of its own.
 ///
-/// Bounding spheres first (find_body_overlaps, find_wall_overlaps in particle_fill.hpp); a
-/// pair with a capsule or an ellipsoid is then measured by its contact routine. Kinematic
+/// Bounding spheres first (find_body_overlaps in particle_fill.hpp; walls of every kind by
+/// collision/wall_clearance.hpp's reach, the geometry that placement asks too); a pair with
+/// a capsule or an ellipsoid is then measured by its contact routine. Kinematic
 /// bodies are left out against walls (they pass through them) and against each other.
 #include <cstddef>
 #include <cstdint>
