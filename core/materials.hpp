@@ -75,13 +75,15 @@ struct MaterialTable {
     /// out of its range, and likewise for each pair given explicitly; empty when all hold.
     std::vector<std::string> problems() const {
         std::vector<std::string> out;
-        const auto check = [&](const std::string& where, std::string_view key, const ValueRange& r, double v) {
-            if (std::string p = r.problem(key, v); !p.empty()) out.push_back(where + p);
+        // `where` makes the prefix, called only for a value out of range: the check runs
+        // every step, and passing allocates nothing
+        const auto check = [&out](const auto& where, std::string_view key, const ValueRange& r, double v) {
+            if (!r.holds(v)) out.push_back(where() + r.problem(key, v));
         };
         using A = Material::Accepted;
         for (std::size_t k = 0; k < materials.size(); ++k) {
             const Material& m = materials[k];
-            const std::string where = "material." + std::to_string(k) + ".";
+            const auto where = [k] { return "material." + std::to_string(k) + "."; };
             check(where, "density", A::density, m.density);
             check(where, "friction", A::friction, m.friction);
             check(where, "restitution", A::restitution, m.restitution);
@@ -92,7 +94,9 @@ struct MaterialTable {
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = i; j < n; ++j) {
                 const std::size_t at = i * n + j;
-                const std::string where = "pair of materials " + std::to_string(i) + " and " + std::to_string(j) + ": ";
+                const auto where = [i, j] {
+                    return "pair of materials " + std::to_string(i) + " and " + std::to_string(j) + ": ";
+                };
                 // negative = not given
                 if (pair_friction[at] >= 0.0) check(where, "friction", A::friction, pair_friction[at]);
                 if (pair_restitution[at] >= 0.0) check(where, "restitution", A::restitution, pair_restitution[at]);

@@ -56,10 +56,7 @@ struct SimulationSettings {
     /// "simulation.KEY: must be RULE (got V)" for each field out of its range (and min_dt
     /// above max_dt for the adaptive step); empty when all hold.
     std::vector<std::string> problems() const {
-        std::vector<std::string> out;
-        const auto check = [&](std::string_view key, const ValueRange& r, double v) {
-            check_range(out, "simulation", key, r, v);
-        };
+        RangeCheck check{"simulation"};
         check("dt", Accepted::dt, dt);
         check("max_dt", Accepted::max_dt, max_dt);
         check("min_dt", Accepted::min_dt, min_dt);
@@ -68,9 +65,9 @@ struct SimulationSettings {
         check("max_speed", Accepted::max_speed, max_speed);
         check("renumber_interval", Accepted::renumber_interval, renumber_interval);
         if (adaptive && min_dt > max_dt)
-            out.push_back("simulation.min_dt: " + ValueRange::shortest(min_dt) + " s is longer than max_dt = " +
-                          ValueRange::shortest(max_dt) + " s");
-        return out;
+            check.problems.push_back("simulation.min_dt: " + ValueRange::shortest(min_dt) +
+                                     " s is longer than max_dt = " + ValueRange::shortest(max_dt) + " s");
+        return std::move(check.problems);
     }
 };
 
@@ -141,10 +138,7 @@ struct SolverSettings {
     };
     /// "solver.KEY: must be RULE (got V)" for each field out of its range; empty when all hold.
     std::vector<std::string> problems() const {
-        std::vector<std::string> out;
-        const auto check = [&](std::string_view key, const ValueRange& r, double v) {
-            check_range(out, "solver", key, r, v);
-        };
+        RangeCheck check{"solver"};
         check("max_iterations", Accepted::max_iterations, max_iterations);
         check("tolerance", Accepted::tolerance, tolerance);
         check("relative_tolerance", Accepted::relative_tolerance, relative_tolerance);
@@ -153,10 +147,11 @@ struct SolverSettings {
         check("recovery_speed", Accepted::recovery_speed, recovery_speed);
         check("stabilization", Accepted::stabilization, stabilization);
         check("friction_directions", Accepted::friction_directions, friction_directions);
-        if (friction_directions % 2 != 0) out.push_back("solver.friction_directions: must be even (balanced cone)");
+        if (friction_directions % 2 != 0)
+            check.problems.push_back("solver.friction_directions: must be even (balanced cone)");
         check("position_iterations", Accepted::position_iterations, position_iterations);
         check("bounce_speed", Accepted::bounce_speed, bounce_speed);
-        return out;
+        return std::move(check.problems);
     }
 
     /// ω actually used by the solver `type`.

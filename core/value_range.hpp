@@ -50,11 +50,15 @@ struct ValueRange {
     }
 };
 
-/// Appends "PREFIX.NAME: must be RULE (got V)" to `out` when `v` is outside `r`.
-inline void check_range(std::vector<std::string>& out, std::string_view prefix, std::string_view name,
-                        const ValueRange& r, double v) {
-    if (std::string p = r.problem(name, v); !p.empty()) out.push_back(std::string(prefix) + "." + p);
-}
+/// Collects "PREFIX.NAME: must be RULE (got V)" for each value outside its range; builds
+/// text only for those, so a check that passes allocates nothing.
+struct RangeCheck {
+    std::string_view prefix;
+    std::vector<std::string> problems{};
+    void operator()(std::string_view name, const ValueRange& r, double v) {
+        if (!r.holds(v)) problems.push_back(std::string(prefix) + "." + r.problem(name, v));
+    }
+};
 
 /// Shorthands for the common ranges.
 inline constexpr ValueRange above(double lo) { return {ValueRange::Bound::Open, lo}; }
