@@ -8,6 +8,7 @@
 
 #include "core/parallel.hpp"
 #include "solvers/colouring.hpp"
+#include "tests/support/instrumented.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -76,7 +77,10 @@ Snapshot run_with_threads(int threads, Fill fill = Fill::Lattice, int steps = 50
     Snapshot s;
     // adaptive: steps land on "frames" every 2.5 ms, as a run's would
     double next_frame = 2.5e-3;
-    for (int k = 0; k < steps; ++k) {
+    // fewer under a sanitizer (tests/support/instrumented.hpp), except for the jointed pairs,
+    // which need all their 20 steps to press into each other
+    const int taken = fill == Fill::JointedPairs ? steps : steps_for_build(steps);
+    for (int k = 0; k < taken; ++k) {
         if (!w.step(adaptive ? next_frame : World::kNoTimeLimit).ok)
             throw std::runtime_error("step failed");
         if (w.time >= next_frame) next_frame += 2.5e-3;

@@ -11,6 +11,7 @@
 #include "solvers/colouring.hpp"
 #include "solvers/solver.hpp"
 #include "solvers/warm_start.hpp"
+#include "tests/support/instrumented.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -135,7 +136,7 @@ std::vector<double> state_after(SolverType t, int threads) {
     const uint32_t m = add_material(w, 2500.0, 0.5);
     add_box(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.4), m);
     fill_lattice(w, Vec3(-0.05, -0.05, 0), Vec3(0.05, 0.05, 0.3), 0.004, m);
-    run_steps(w, 40);
+    run_steps(w, steps_for_build(40));  // fewer under a sanitizer: instrumented.hpp
     return state_vector(w);
 }
 
