@@ -89,12 +89,9 @@ EOF
 talus_tsan_build() {
     local top; top="$(_talus_tsan_top)"
     talus_tsan_tbb || return 1
-    # -O1 -g1: line tables are all TSan's reports need (file and line in every frame), and
-    # compile about twice as fast as -O2 -g (the toml++ scene parser above all). Only the
-    # test binary: the threaded tests need neither the talus command nor the benchmarks.
-    talus_build build-tsan --target talus_tests -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTALUS_TSAN=ON \
+    # Only the test binary: the threaded tests need neither the talus command nor the
+    # benchmarks. (talus_instrumented_config: tools/lib/build.sh)
+    talus_build build-tsan --target talus_tests "${talus_instrumented_config[@]}" -DTALUS_TSAN=ON \
         -DTALUS_SANITIZE=OFF -DTALUS_BUILD_BENCHMARKS=OFF \
         -DTBB_DIR="$top/build-tsan-deps/tbb/lib/cmake/TBB"
 }
