@@ -75,10 +75,9 @@ struct MaterialTable {
     /// out of its range, and likewise for each pair given explicitly; empty when all hold.
     std::vector<std::string> problems() const {
         std::vector<std::string> out;
-        // `where` makes the prefix, called only for a value out of range: the check runs
-        // every step, and passing allocates nothing
+        // each `where` makes its prefix only for a value out of range (check_range)
         const auto check = [&out](const auto& where, std::string_view key, const ValueRange& r, double v) {
-            if (!r.holds(v)) out.push_back(where() + r.problem(key, v));
+            check_range(out, where, key, r, v);
         };
         using A = Material::Accepted;
         for (std::size_t k = 0; k < materials.size(); ++k) {

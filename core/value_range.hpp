@@ -50,13 +50,21 @@ struct ValueRange {
     }
 };
 
-/// Collects "PREFIX.NAME: must be RULE (got V)" for each value outside its range; builds
-/// text only for those, so a check that passes allocates nothing.
+/// Appends where() + "NAME: must be RULE (got V)" to `out` when `v` is outside `r`. `where`
+/// makes the prefix and is called only then, so a check that passes allocates nothing
+/// (World::step runs the settings' checks every step).
+template <class Where>
+void check_range(std::vector<std::string>& out, const Where& where, std::string_view name,
+                 const ValueRange& r, double v) {
+    if (!r.holds(v)) out.push_back(where() + r.problem(name, v));
+}
+
+/// Collects "PREFIX.NAME: must be RULE (got V)" for each value outside its range.
 struct RangeCheck {
     std::string_view prefix;
     std::vector<std::string> problems{};
     void operator()(std::string_view name, const ValueRange& r, double v) {
-        if (!r.holds(v)) problems.push_back(std::string(prefix) + "." + r.problem(name, v));
+        check_range(problems, [this] { return std::string(prefix) + "."; }, name, r, v);
     }
 };
 
