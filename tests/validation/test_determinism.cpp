@@ -55,7 +55,9 @@ void join_pairs(World& w, std::size_t first) {
 
 enum class Fill { Lattice, Clumps, JointedPairs };
 
-Snapshot run_with_threads(int threads, Fill fill = Fill::Lattice, int steps = 50,
+// `steps`: the steps taken; callers size them with steps_for_build (fewer under a sanitizer,
+// tests/support/instrumented.hpp) where the test's precondition allows
+Snapshot run_with_threads(int threads, Fill fill = Fill::Lattice, int steps = steps_for_build(50),
                           SolverType solver = SolverType::PGS,
                           FrictionLaw friction = FrictionLaw::CCP,
                           std::size_t* largest_mixed_colour = nullptr, bool adaptive = false) {
@@ -77,10 +79,7 @@ Snapshot run_with_threads(int threads, Fill fill = Fill::Lattice, int steps = 50
     Snapshot s;
     // adaptive: steps land on "frames" every 2.5 ms, as a run's would
     double next_frame = 2.5e-3;
-    // fewer under a sanitizer (tests/support/instrumented.hpp), except for the jointed pairs,
-    // which need all their 20 steps to press into each other
-    const int taken = fill == Fill::JointedPairs ? steps : steps_for_build(steps);
-    for (int k = 0; k < taken; ++k) {
+    for (int k = 0; k < steps; ++k) {
         if (!w.step(adaptive ? next_frame : World::kNoTimeLimit).ok)
             throw std::runtime_error("step failed");
         if (w.time >= next_frame) next_frame += 2.5e-3;
@@ -131,11 +130,11 @@ TEST(Determinism, BitIdenticalOnOneTwoAndThreeThreads) {
 // order, so the steps it chooses, and all that follows, keep the bits.
 TEST(Determinism, AdaptiveStepBitIdenticalOnOneTwoAndThreeThreads) {
     const Snapshot one =
-        run_with_threads(1, Fill::Lattice, 60, SolverType::PGS, FrictionLaw::CCP, nullptr, true);
+        run_with_threads(1, Fill::Lattice, steps_for_build(60), SolverType::PGS, FrictionLaw::CCP, nullptr, true);
     ASSERT_GT(one.state.size(), 13u * 3000u);
     for (int t : {2, 3}) {
         const Snapshot other =
-            run_with_threads(t, Fill::Lattice, 60, SolverType::PGS, FrictionLaw::CCP, nullptr, true);
+            run_with_threads(t, Fill::Lattice, steps_for_build(60), SolverType::PGS, FrictionLaw::CCP, nullptr, true);
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";
@@ -145,11 +144,11 @@ TEST(Determinism, AdaptiveStepBitIdenticalOnOneTwoAndThreeThreads) {
 // The same with clumps (one contact per touching pair of spheres): the narrow phase's
 // per-pair counts and the order of sub-sphere contacts must not depend on the threads.
 TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
-    const Snapshot one = run_with_threads(1, Fill::Clumps, 20);
+    const Snapshot one = run_with_threads(1, Fill::Clumps, steps_for_build(20));
     ASSERT_GT(one.state.size(), 13u * 2048u) << "need enough bodies for several parallel chunks";
     ASSERT_GT(one.body_contacts, 1000u) << "need many clump-clump contacts, got " << one.body_contacts;
     for (int t : {2, 3}) {
-        const Snapshot other = run_with_threads(t, Fill::Clumps, 20);
+        const Snapshot other = run_with_threads(t, Fill::Clumps, steps_for_build(20));
         EXPECT_TRUE(bit_identical(one.state, other.state)) << t << " threads: state differs";
         EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
             << t << " threads: diagnostics differ";
@@ -160,11 +159,11 @@ TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
 // APGD adds serial shifts between solves; both must keep the bits.
 TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
     for (SolverType type : {SolverType::NSGS, SolverType::APGD}) {
-        const Snapshot one = run_with_threads(1, Fill::Lattice, 60, type, FrictionLaw::Coulomb);
+        const Snapshot one = run_with_threads(1, Fill::Lattice, steps_for_build(60), type, FrictionLaw::Coulomb);
         ASSERT_GT(one.state.size(), 13u * 3000u);
         ASSERT_GT(one.body_contacts, 3000u) << "the bed must have settled into contact";
         for (int t : {2, 3}) {
-            const Snapshot other = run_with_threads(t, Fill::Lattice, 60, type, FrictionLaw::Coulomb);
+            const Snapshot other = run_with_threads(t, Fill::Lattice, steps_for_build(60), type, FrictionLaw::Coulomb);
             EXPECT_TRUE(bit_identical(one.state, other.state)) << solver_name(type) << ", " << t << " threads";
             EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))
                 << solver_name(type) << ", " << t << " threads: diagnostics differ";
@@ -175,7 +174,9 @@ TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
 // Joints are a block type of the colour sweep (solvers/colouring.cpp): a bed of jointed
 // pairs (spherical, distance, fixed and revolute joints) whose colours hold contacts and
 // joints together, more than one grain of them, so that they run as parallel ranges. Every
-// solver that takes joints must keep the bits, and the joints' λ with them.
+// solver that takes joints must keep the bits, and the joints' λ with them. All 20 steps in
+// every build: the pairs need them to press into each other (8,000 contacts; at 10 steps
+// there were 3,300).
 TEST(Determinism, JointsBitIdenticalOnOneTwoAndThreeThreads) {
     for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
         std::size_t mixed = 0;
