@@ -288,7 +288,8 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
     return ok;
 }
 
-std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialTable& materials) {
+std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialTable& materials,
+                                        bool periodic) {
     BodyEntry e;
     e.path = c.path;
     e.place = c.place;
@@ -297,6 +298,22 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
         r.problem_at(c, "motion",
                      "a prescribed motion is for a single [[body]] (or a [[wall]]), not for "
                      "[[particles]] fills: give the moving body as a [[body]] entry");
+        ok = false;
+    }
+    // `fixed`: grains held where the fill puts them (a rough floor of glued grains): each a
+    // kinematic body at rest, infinite mass, like a [[body]] with a motion that never moves.
+    if (auto f = r.boolean(c, "fixed", Need::Optional))
+        e.fixed = *f;
+    else
+        ok = ok && !r.find(c, "fixed");
+    if (e.fixed && r.find(c, "velocity")) {
+        r.problem_at(c, "velocity", "not used by fixed grains: they do not move");
+        ok = false;
+    }
+    if (e.fixed && periodic) {
+        r.problem_at(c, "fixed",
+                     "fixed grains (kinematic bodies) are not supported with [periodic] "
+                     "boundaries");
         ok = false;
     }
     const bool has_lattice = r.find(c, "lattice") != nullptr;
@@ -589,15 +606,19 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                   b * std::sin(2 * pi * u3), b * std::cos(2 * pi * u3));
                     q_user.normalize();
                 }
-                bodies.add_clump(bodies.size(), x, tmpl, density, e.material, e.velocity,
-                                 Vec3::Zero(), q_user * bodies.clumps.principal[tmpl]);
+                const std::size_t i = bodies.add_clump(bodies.size(), x, tmpl, density, e.material,
+                                                       e.velocity, Vec3::Zero(),
+                                                       q_user * bodies.clumps.principal[tmpl]);
+                if (e.fixed) bodies.set_motion(i, WallMotion{});
             }
             continue;
         }
         if (e.fill != BodyEntry::Fill::Single) {
-            for (std::size_t k = 0; k < centres.size(); ++k)
-                bodies.add_sphere(bodies.size(), centres[k], radii[k], density, e.material,
-                                  e.velocity, e.angular_velocity);
+            for (std::size_t k = 0; k < centres.size(); ++k) {
+                const std::size_t i = bodies.add_sphere(bodies.size(), centres[k], radii[k], density,
+                                                        e.material, e.velocity, e.angular_velocity);
+                if (e.fixed) bodies.set_motion(i, WallMotion{});
+            }
             continue;
         }
         std::size_t i = 0;

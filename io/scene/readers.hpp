@@ -72,6 +72,7 @@ struct BodyEntry {
     std::optional<double> mass;                                           ///< override [kg]
     std::optional<Vec3> inertia;                                          ///< override [kg m²]
     std::optional<WallMotion> motion;  ///< single body: prescribed (kinematic) motion
+    bool fixed = false;  ///< [[particles]] fixed = true: every grain held in place (kinematic, at rest)
     uint32_t material = 0;
     Vec3 velocity = Vec3::Zero();
     Vec3 angular_velocity = Vec3::Zero();
@@ -89,7 +90,8 @@ struct BodyEntry {
 std::optional<SizeDistribution> read_size(Reader& r, const Ctx& parent, std::string_view k);
 /// A grain radius above 1 m is legal but most likely millimetres written as metres.
 void warn_large_radius(Reader& r, const Ctx& c, double radius);
-std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialTable& materials);
+std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialTable& materials,
+                                        bool periodic);
 std::optional<BodyEntry> read_body(Reader& r, const Ctx& c, const MaterialTable& materials,
                                    bool periodic);
 /// Generates every entry's bodies in order, ids 0, 1, 2, …

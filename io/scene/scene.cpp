@@ -63,7 +63,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     // file order by the line of each entry's header, which fixes the ids.
     std::vector<BodyEntry> entries;
     for (const Ctx& c : r.entries(top, "particles"))
-        if (auto e = read_particles(r, c, world.materials)) entries.push_back(std::move(*e));
+        if (auto e = read_particles(r, c, world.materials, world.simulation.periodic.any()))
+            entries.push_back(std::move(*e));
     for (const Ctx& c : r.entries(top, "body"))
         if (auto e = read_body(r, c, world.materials, world.simulation.periodic.any()))
             entries.push_back(std::move(*e));

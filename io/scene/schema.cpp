@@ -330,6 +330,9 @@ const Fields kParticlesKeys{
     table("random", &kRandomKeys, "lattice or random", "a random fill (table below)"),
     value("motion", Type::Array, "", kAny, "none",
           "not accepted: a kinematic body is a [[body]] of its own"),
+    value("fixed", Type::Boolean, "", kAny, "false",
+          "hold every grain of the fill where it is placed (infinite mass, never moves: a rough "
+          "floor or wall of glued grains); not with `velocity` or [periodic]"),
 };
 
 const Fields kBodyKeys{

@@ -280,6 +280,74 @@ position = [0.04, 0.005, 0.036]
     EXPECT_NE(e.find("bodies 0 and 1 overlap"), std::string::npos) << e;
 }
 
+// `fixed = true` on a fill (a rough floor of glued grains): every grain a kinematic body at
+// rest. A 4 × 4 square of touching fixed spheres (r = 1 mm) holds still under gravity, and a
+// grain dropped over the middle hollow comes to rest on its four neighbours, its centre √2 r
+// above theirs (the four centres √2 r away horizontally, 2r away in all), with the defaults.
+TEST(SceneKinematic, FixedFillHoldsItsGrainsAndAGrainRestsInTheirHollow) {
+    const double r = 1e-3, z0 = 0.005;
+    const Scene s = parse_scene(kMaterial + R"([simulation]
+duration = 0.3
+gravity = [0, 0, -9.81]
+
+[[particles]]
+shape = "sphere"
+radius = 0.001
+material = "steel"
+fixed = true
+lattice = { min = [0.001, 0.001, 0.005], max = [0.007, 0.007, 0.005], spacing = 0.002 }
+
+[[body]]
+shape = "sphere"
+radius = 0.001
+material = "steel"
+position = [0.004, 0.004, 0.009]
+)",
+                                "mem/scene.toml", {});
+    World w = s.world;
+    ASSERT_EQ(w.bodies.size(), 17u);
+    for (std::size_t i = 0; i < 16; ++i) {
+        ASSERT_TRUE(w.bodies.kinematic(i)) << i;
+        EXPECT_EQ(w.bodies.inv_mass[i], 0.0);
+    }
+    ASSERT_FALSE(w.bodies.kinematic(16));
+    const std::vector<Vec3> start(w.bodies.position.begin(), w.bodies.position.begin() + 16);
+    while (w.time < w.simulation.duration) ASSERT_TRUE(w.step(w.simulation.duration).ok);
+    const auto index = [&](uint64_t id) {  // bodies may have been renumbered
+        return std::size_t(std::find(w.bodies.id.begin(), w.bodies.id.end(), id) - w.bodies.id.begin());
+    };
+    for (uint64_t id = 0; id < 16; ++id) {
+        EXPECT_EQ(w.bodies.position[index(id)], start[id]) << "fixed grain " << id << " moved";
+        EXPECT_EQ(w.bodies.velocity[index(id)], Vec3::Zero());
+    }
+    const std::size_t g = index(16);
+    EXPECT_NEAR(w.bodies.position[g].z(), z0 + std::sqrt(2.0) * r, 0.01 * r);
+    EXPECT_NEAR(w.bodies.position[g].x(), 0.004, 0.01 * r);
+    EXPECT_NEAR(w.bodies.position[g].y(), 0.004, 0.01 * r);
+    EXPECT_LT(w.bodies.velocity[g].norm(), 1e-3) << "the grain must have come to rest";
+}
+
+TEST(SceneKinematic, FixedFillRefusesVelocityAndPeriodicBoundaries) {
+    const std::string fill = kMaterial + R"([[particles]]
+shape = "sphere"
+radius = 0.01
+material = "steel"
+fixed = true
+lattice = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], spacing = 0.03 }
+)";
+    std::string e = error_of_text(fill + "velocity = [0, 0, -1]\n");
+    EXPECT_NE(e.find("mem/scene.toml:12: particles.0.velocity: not used by fixed grains"), std::string::npos) << e;
+    e = error_of_text("[periodic]\nx = [-1, 1]\n\n" + fill);
+    EXPECT_NE(e.find("mem/scene.toml:13: particles.0.fixed: fixed grains (kinematic bodies) are not "
+                     "supported with [periodic] boundaries"),
+              std::string::npos)
+        << e;
+    std::string numeric = fill;
+    numeric.replace(numeric.find("fixed = true"), 12, "fixed = 1");
+    e = error_of_text(numeric);
+    EXPECT_NE(e.find("mem/scene.toml:10: particles.0.fixed: expected true or false"), std::string::npos) << e;
+}
+
 }  // namespace kinematic
 
 }  // namespace
