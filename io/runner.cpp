@@ -28,6 +28,7 @@ RunMetadata prepare_run_output(Scene& scene) {
     meta.dt = world.simulation.adaptive ? 0.0 : world.simulation.dt;  // adaptive: per frame in /walls/contacts/dt
     meta.precision = scene.output.precision;
     meta.compression = scene.output.compression;
+    meta.rows_per_frame = world.bodies.size();
     world.record_wall_contacts = meta.wall_contacts;
     return meta;
 }

@@ -50,6 +50,11 @@ struct RunMetadata {
     /// with the shuffle filter before it. The small per-frame index and diagnostics
     /// datasets are never compressed.
     int compression = kDefaultOutputCompression;
+    /// Bodies a frame is expected to hold (the scene's at t = 0): the body rows' chunks are
+    /// this many rows, within [kMinChunkRows, 8192], so that a frame of that many bodies
+    /// fills whole chunks and none is compressed and rewritten again at every frame (a
+    /// chunk written in parts is stored anew each time it grows). 0 = unknown: 8192.
+    std::size_t rows_per_frame = 0;
     /// Write frames on a background thread, so the step loop does not wait for the disk
     /// (see TrajectoryWriter). false: every write_frame writes before it returns.
     bool background_writer = true;

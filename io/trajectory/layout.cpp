@@ -141,7 +141,7 @@ void TrajectoryWriter::Impl::create_columns(const std::vector<ColumnSpec>& specs
                 break;
         }
         create_column(this->*c.column, c.path, file_type, mem_type, c.width,
-                      c.per_row ? kBodyChunkRows : kIndexChunkRows, c.unit, c.description,
+                      c.per_row ? body_chunk_rows : kIndexChunkRows, c.unit, c.description,
                       c.marker ? &kUnwritten : nullptr, false, false, c.per_row ? deflate : 0);
     }
 }
@@ -260,6 +260,7 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
     // they take the compression; per-body reals take the chosen precision.
     const int z = meta.compression;
     float32 = meta.precision == OutputPrecision::Float32;
+    body_chunk_rows = trajectory::body_chunk_rows(meta.rows_per_frame);
     create_columns(kBodyColumns, z);
     create_columns(kFrameColumns, z);
 

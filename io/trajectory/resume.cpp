@@ -184,6 +184,17 @@ void TrajectoryWriter::Impl::continue_by_copy(hid_t old, const Kept& k, const Ru
     RunMetadata m = meta;
     if (const auto p = read_strings(old, "scene_path"); p.size() == 1) m.scene_path = p[0];
     if (const auto v = read_strings(old, "talus_version"); v.size() == 1) m.talus_version = v[0];
+    // the copy keeps the original's chunks (the run that made it may have started with
+    // another body count than the checkpoint holds)
+    {
+        QuietHdf5 quiet;
+        const Hid position(H5Dopen2(old, "/bodies/position", H5P_DEFAULT), H5Dclose);
+        if (position.get() >= 0) {
+            const Hid dcpl(H5Dget_create_plist(position.get()), H5Pclose);
+            hsize_t dims[2] = {0, 0};
+            if (dcpl.get() >= 0 && H5Pget_chunk(dcpl.get(), 2, dims) == 2) m.rows_per_frame = dims[0];
+        }
+    }
     std::filesystem::path tmp = path;
     tmp += ".resume.tmp";
     create_file(tmp, true);

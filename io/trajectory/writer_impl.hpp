@@ -39,7 +39,21 @@ using hdf5::Hid;
 using hdf5::kUnwritten;
 using hdf5::QuietHdf5;
 
-inline constexpr hsize_t kBodyChunkRows = 8192;  ///< rows per chunk of /bodies/* (~200 kB for N×3 f64)
+inline constexpr hsize_t kBodyChunkRows = 8192;  ///< most rows per chunk of /bodies/* (~200 kB for N×3 f64)
+inline constexpr hsize_t kMinChunkRows = 16;     ///< fewest: a chunk's index entry costs about a row
+
+/// Rows per chunk of the row datasets for frames of `rows_per_frame` rows (0: unknown): the
+/// frame itself up to kBodyChunkRows; above, the largest divisor of it from 256 up to
+/// kBodyChunkRows, so that each frame ends on a chunk boundary; failing one (a prime count),
+/// kBodyChunkRows (a frame's last chunk is then finished, and stored again, by the next).
+inline hsize_t body_chunk_rows(std::size_t rows_per_frame) {
+    const hsize_t n = rows_per_frame;
+    if (n == 0) return kBodyChunkRows;
+    if (n <= kBodyChunkRows) return std::max(n, kMinChunkRows);
+    for (hsize_t c = kBodyChunkRows; c >= 256; --c)
+        if (n % c == 0) return c;
+    return kBodyChunkRows;
+}
 inline constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
 inline constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
 inline constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
@@ -187,6 +201,7 @@ struct TrajectoryWriter::Impl {
     std::vector<StepDiagnostics> pending;   ///< diagnostics buffered since the last frame
     std::vector<StepDiagnostics> to_write;  ///< diagnostics being appended to the file
     bool float32 = false;                   ///< per-body reals stored as float32
+    hsize_t body_chunk_rows = trajectory::kBodyChunkRows;  ///< rows per chunk of the row datasets (define_columns)
     bool frozen = false;                    ///< a write failed: HDF5 writes nothing more
     std::size_t clump_templates = 0;       ///< templates in /clumps
     /// false while an appended file's columns are only described (its datasets exist):
