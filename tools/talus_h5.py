@@ -20,6 +20,8 @@
     run.precision              # "float64" or "float32": how the file stores the body reals
     run.clump_templates        # list of (n_k, 4) arrays: body-frame x, y, z, r per sphere
     spheres, body = run.spheres(last)  # every sphere in the world, for drawing clumps
+    path = run.track([17, 3])  # (frames, 2, 3): bodies 17 and 3 in every frame, in that
+                               # order, NaN where a frame lacks one; run.track(ids, "velocity")
 
 As a command, /usr/bin/python3 tools/talus_h5.py OUT.h5 [--json] prints the summary of
 `talus info` (it runs that command: $TALUS_BIN, or build/bin/talus of this repository), so
@@ -214,6 +216,36 @@ class Trajectory:
         out = {name: c[name][a:b] for name in ("wall", "body", "point", "impulse", "angular_impulse")}
         # per frame since the adaptive step (its steps vary); the fixed step's attribute before
         out["dt"] = float(c["dt"][k]) if "dt" in c else float(c.attrs["dt"])
+        return out
+
+    def track(self, ids, field="position"):
+        """Follow bodies through the run: an array (frames, len(ids), width) of `field` (any
+        /bodies column: "position", "velocity", "orientation", "radius", …; width 1 for a
+        scalar column), the bodies in the order of `ids`, as float64, NaN in a frame that does
+        not hold the body (not yet emitted, or gone through an outlet). Raises KeyError for an
+        id that no frame holds (most likely a mistyped id) and for an unknown field."""
+        if field not in self._body_fields():
+            raise KeyError(f"no body column {field!r}; the file has {', '.join(self._body_fields())}")
+        ids = np.asarray(ids, dtype=np.uint64).ravel()
+        column = self._file["bodies/" + field]
+        width = column.shape[1] if column.ndim > 1 else 1
+        out = np.full((len(self), len(ids), width), np.nan)
+        seen = np.zeros(len(ids), dtype=bool)
+        for k in range(len(self)):
+            a = int(self.frames.first_row[k])
+            b = a + int(self.frames.row_count[k])
+            if a == b:
+                continue
+            frame_ids = self._file["bodies/id"][a:b]
+            order = np.argsort(frame_ids, kind="stable")
+            at = np.minimum(np.searchsorted(frame_ids, ids, sorter=order), len(order) - 1)
+            rows = order[at]
+            hit = frame_ids[rows] == ids
+            values = column[a:b].reshape(b - a, width)
+            out[k, hit] = values[rows[hit]]
+            seen |= hit
+        if not seen.all():
+            raise KeyError(f"no frame holds the bodies with ids {ids[~seen].tolist()[:10]}")
         return out
 
     def _body_fields(self):

@@ -9,7 +9,8 @@ incomplete index entries (fill value 2**64-1) not counted, another HDF5 file rej
 NotATrajectory, and the command line's exit codes. FLOW.h5 is a run with emitters and
 outlets (tests/scenes/flow_rain.toml): its /flow rows must be consistent (per-frame counts are
 the differences of the totals, the body count follows emitted − removed) and no body id may
-reappear after it left. Exit 0 if all hold, 1 otherwise.
+reappear after it left; track() must follow bodies that arrive and leave. Exit 0 if all
+hold, 1 otherwise.
 """
 import contextlib
 import io
@@ -51,6 +52,30 @@ def check_flow(path, expect):
             reused += sorted(now & gone)
             previous = now
         expect(not reused, f"ids reused after their body left: {reused[:10]}")
+        # track(): following bodies that arrive late and leave early, against a search of
+        # every frame by hand; the ids in an order of their own
+        early = int(run.frame(0)["id"][0]) if run.frames.row_count[0] else None
+        late = int(run.frame(-1)["id"][-1])
+        ids = [i for i in (late, min(gone) if gone else None, early) if i is not None]
+        for field, width in (("position", 3), ("velocity", 3), ("radius", 1)):
+            tracked = run.track(ids, field)
+            expect(tracked.shape == (n, len(ids), width), f"track shape {tracked.shape}")
+            for k in range(n):
+                frame = run.frame(k)
+                for j, body in enumerate(ids):
+                    where = np.flatnonzero(frame["id"] == body)
+                    want = (frame[field][where[0]].reshape(width) if len(where)
+                            else np.full(width, np.nan))
+                    expect(np.array_equal(tracked[k, j], want, equal_nan=True),
+                           f"track {field} of body {body} in frame {k}: {tracked[k, j]} != {want}")
+        expect(any(np.isnan(run.track([late])[:, 0, 0])) and not all(np.isnan(run.track([late])[:, 0, 0])),
+               "the last emitted body should be missing from the early frames only")
+        for bad in (([10**9], "position"), ([late], "no_such_column")):
+            try:
+                run.track(*bad)
+                expect(False, f"track{bad} did not raise KeyError")
+            except KeyError:
+                pass
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         talus_h5.main(["talus_h5.py", path])
