@@ -780,6 +780,27 @@ position = [0, 0, 0]
     EXPECT_NE(m.find("--set material.stell.friction=0.25: material: no [[material]] entry is "
                      "named 'stell' (did you mean 'steel'?)"),
               std::string::npos) << m;
+    // walls likewise (issue 24, part 4.6: a silo's gate by its name, not its position)
+    const std::string walls = text + R"(
+[[wall]]
+type = "plane"
+name = "floor"
+material = "steel"
+point = [0, 0, -0.05]
+normal = [0, 0, 1]
+
+[[wall]]
+type = "plane"
+name = "gate"
+material = "steel"
+point = [0, 0, -0.02]
+normal = [0, 0, 1]
+)";
+    const Scene g = parse_scene(walls, "mem/names.toml", {"wall.gate.point=[0, 0, -0.03]"});
+    EXPECT_EQ(g.world.walls[1].point, Vec3(0, 0, -0.03));
+    EXPECT_EQ(g.world.walls[0].point, Vec3(0, 0, -0.05));
+    const std::string w = error_of(walls, {"wall.gat.point=[0, 0, 0]"});
+    EXPECT_NE(w.find("no [[wall]] entry is named 'gat' (did you mean 'gate'?)"), std::string::npos) << w;
 }
 
 // A scene that cannot fit in the memory the process may use is refused before its grains
