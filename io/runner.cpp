@@ -29,6 +29,7 @@ RunMetadata prepare_run_output(Scene& scene) {
     meta.precision = scene.output.precision;
     meta.compression = scene.output.compression;
     meta.rows_per_frame = world.bodies.size();
+    for (const Stage& stage : scene.stages) meta.stage_names.push_back(stage.name);
     world.record_wall_contacts = meta.wall_contacts;
     return meta;
 }
@@ -118,7 +119,11 @@ RunOutcome Runner::run(const RunEvents& events) {
                 out.end = RunOutcome::End::SimulationFailed;
                 return out;
             }
-            if (writer_) writer_->write_diagnostics(world.diagnostics());
+            if (writer_) {
+                StepDiagnostics d = world.diagnostics();
+                d.stage = uint32_t(s);  // the file's record of when each stage began
+                writer_->write_diagnostics(d);
+            }
             over = monitor.done(world);
             // frames on the global cadence, and the state at every stage's end
             const bool due = frame_due();

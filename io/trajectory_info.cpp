@@ -501,6 +501,23 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
                 s.max_joint_infeasibility = *std::max_element(joint.begin(), joint.end());
                 s.last_joint_infeasibility = joint.back();
             }
+            // stages (files written since /diagnostics/stage exists): where the index changes
+            const char* stage_column = "/diagnostics/stage";
+            if (const auto rows = dataset_rows(f, stage_column); rows && *rows >= steps) {
+                const auto stage = read_column<uint32_t>(f, stage_column, H5T_NATIVE_UINT32, steps, path);
+                const auto time = read_column<double>(f, "/diagnostics/time", H5T_NATIVE_DOUBLE, steps, path);
+                const auto dt = read_column<double>(f, "/diagnostics/dt", H5T_NATIVE_DOUBLE, steps, path);
+                const auto names = read_string_array_attribute(f, "stage_names");
+                for (uint64_t i = 0; i < steps; ++i) {
+                    if (i > 0 && stage[i] == stage[i - 1]) continue;
+                    TrajectorySummary::StageStart start;
+                    start.name = stage[i] < names.size() ? names[stage[i]] : fmt::format("stage {}", stage[i]);
+                    // it began where the step before it ended (the first step: its own start)
+                    start.time = i > 0 ? time[i - 1] : (dt.size() == steps ? time[0] - dt[0] : time[0]);
+                    start.step = dstep[i];
+                    s.stages.push_back(std::move(start));
+                }
+            }
             const char* contact_column = "/diagnostics/contact_infeasibility";
             if (const auto rows = dataset_rows(f, contact_column); rows && *rows >= steps) {
                 const auto depth = read_column<double>(f, contact_column, H5T_NATIVE_DOUBLE, steps, path);
@@ -576,6 +593,12 @@ std::string describe_trajectory(const TrajectorySummary& s) {
     }
     if (s.final_kinetic_energy)
         line("kinetic:", fmt::format("{} at the last step", quantity(*s.final_kinetic_energy, "J")));
+    if (s.stages.size() > 1) {  // (one stage is the whole run: nothing to tell)
+        std::string text;
+        for (const auto& st : s.stages)
+            text += fmt::format("{}{} from {:.6g} s (step {})", text.empty() ? "" : ", ", st.name, st.time, st.step);
+        line("stages:", text);
+    }
     if (s.max_joint_infeasibility && *s.max_joint_infeasibility > 0.0)
         line("joints:", fmt::format("infeasibility max |g| {:.2g} over the run, {:.2g} at the last step (m or rad)",
                                     *s.max_joint_infeasibility, *s.last_joint_infeasibility));
@@ -627,6 +650,11 @@ std::string trajectory_json(const TrajectorySummary& s) {
                        "\"max_penetration_share_of_smallest_diameter\": {}, ",
                        json_number(s.max_penetration), json_number(s.smallest_diameter),
                        json_number(s.max_penetration_share_of_smallest_diameter()));
+    std::string stages;
+    for (const auto& st : s.stages)
+        stages += fmt::format("{}{{\"name\": {}, \"start_time\": {}, \"start_step\": {}}}", stages.empty() ? "" : ", ",
+                              json_string(st.name), json_number(st.time), st.step);
+    out += fmt::format("\"stages\": [{}], ", stages);
     out += fmt::format("\"final_kinetic_energy\": {}, \"max_joint_infeasibility\": {}}}",
                        json_number(s.final_kinetic_energy), json_number(s.max_joint_infeasibility));
     return out + "\n";

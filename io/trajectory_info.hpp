@@ -60,6 +60,14 @@ struct TrajectorySummary {
     /// the clump templates [m]; nothing without frames
     std::optional<double> smallest_diameter;
     std::optional<double> max_joint_infeasibility, last_joint_infeasibility;  ///< m or rad
+    /// When each stage the diagnostics reach began (/diagnostics/stage, root stage_names):
+    /// its name, the time it began [s] and its first step; empty for files written before.
+    struct StageStart {
+        std::string name;
+        double time = 0.0;
+        uint64_t step = 0;
+    };
+    std::vector<StageStart> stages;
 
     /// converged_steps / steps; nothing without steps
     std::optional<double> converged_share() const;

@@ -55,6 +55,8 @@ struct RunMetadata {
     /// fills whole chunks and none is compressed and rewritten again at every frame (a
     /// chunk written in parts is stored anew each time it grows). 0 = unknown: 8192.
     std::size_t rows_per_frame = 0;
+    /// The run's stages in order (root attribute stage_names; /diagnostics/stage indexes it).
+    std::vector<std::string> stage_names;
     /// Write frames on a background thread, so the step loop does not wait for the disk
     /// (see TrajectoryWriter). false: every write_frame writes before it returns.
     bool background_writer = true;

@@ -81,6 +81,17 @@ add_test(NAME io.wall_contacts
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_CONTACTS_OUTPUT} --expect-contacts)
 set_tests_properties(io.wall_contacts PROPERTIES FIXTURES_REQUIRED talus_drop_wall_contacts)
+# When each stage began: /diagnostics/stage, the root stage_names and `talus info`, on the
+# smallest two-stage scene (a gate that opens once the beads on it are still).
+set(TALUS_STAGED_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/staged_gate.h5)
+add_test(NAME io.stages_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/staged_gate.toml
+                 -o ${TALUS_STAGED_OUTPUT} --force --quiet)
+set_tests_properties(io.stages_run PROPERTIES FIXTURES_SETUP talus_staged_gate)
+add_test(NAME io.stages
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_stages_output.py
+                 ${TALUS_STAGED_OUTPUT} $<TARGET_FILE:talus>)
+set_tests_properties(io.stages PROPERTIES FIXTURES_REQUIRED talus_staged_gate)
 # Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts) has its
 # row in docs/output-format.md, with the unit and type the file holds.
 add_test(NAME io.output_format_doc

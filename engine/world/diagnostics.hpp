@@ -15,6 +15,7 @@ namespace talus {
 /// Per-step record written to the trajectory's diagnostics (docs/design.md §9).
 struct StepDiagnostics {
     uint64_t step = 0;              ///< step number after the step
+    uint32_t stage = 0;             ///< the run's stage the step belongs to (set by the run driver)
     double time = 0.0;              ///< simulated time after the step [s]
     double dt = 0.0;                ///< the step h just taken [s] (fixed or adaptive)
     uint32_t contacts = 0;          ///< contacts in the solve

@@ -60,7 +60,7 @@ void TrajectoryWriter::Impl::append_diagnostics() {
     std::vector<uint64_t> step(n);
     std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
         joint(n), penetration(n), dt(n);
-    std::vector<uint32_t> contacts(n), iterations(n);
+    std::vector<uint32_t> contacts(n), iterations(n), stage(n);
     std::vector<uint8_t> converged(n);
     for (std::size_t i = 0; i < n; ++i) {
         const StepDiagnostics& d = to_write[i];
@@ -76,6 +76,7 @@ void TrajectoryWriter::Impl::append_diagnostics() {
         joint[i] = d.joint_infeasibility;
         penetration[i] = d.contact_infeasibility;
         dt[i] = d.dt;
+        stage[i] = d.stage;
         converged[i] = d.converged ? 1 : 0;
     }
     const hsize_t r = diag_rows;
@@ -90,6 +91,7 @@ void TrajectoryWriter::Impl::append_diagnostics() {
     append(d_joint_infeasibility, r, n, joint.data());
     append(d_contact_infeasibility, r, n, penetration.data());
     append(d_dt, r, n, dt.data());
+    append(d_stage, r, n, stage.data());
     append(d_converged, r, n, converged.data());
     for (Column* c : diagnostic_columns())
         if (c != &d_step) flush(*c);

@@ -113,6 +113,8 @@ const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kD
      "largest penetration among the step's contacts, at the start of the step (Anitescu 2003 "
      "eq. 3.15, contact part); 0 without penetration"},
     {&Impl::d_dt, "/diagnostics/dt", Stored::F64, 1, false, "s", "the step just taken (fixed, or chosen by the adaptive step)"},
+    {&Impl::d_stage, "/diagnostics/stage", Stored::U32, 1, false, "1",
+     "index of the stage the step belongs to, into the root attribute stage_names"},
 };
 
 std::size_t TrajectoryWriter::Impl::body_row_bytes(OutputPrecision precision) {
@@ -239,6 +241,7 @@ void TrajectoryWriter::Impl::create_root(const RunMetadata& meta, const Material
         friction.push_back(m.friction);
     }
     string_array_attribute(root, "material_names", names);
+    string_array_attribute(root, "stage_names", meta.stage_names);
     number_attribute(root, "material_density", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                      density.data(), density.size(), false);
     number_attribute(root, "material_friction", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,

@@ -263,6 +263,7 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
         const auto joint = rows(d_joint_infeasibility, double{}, d, n);
         const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
         const auto dt = rows(d_dt, double{}, d, n);
+        const auto stage = rows(d_stage, uint32_t{}, d, n);
         for (std::size_t i = 0; i < n; ++i) {
             StepDiagnostics& s = into.diagnostics[i];
             s.step = diag_steps[d + i];
@@ -278,6 +279,7 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             s.joint_infeasibility = joint[i];
             s.contact_infeasibility = penetration[i];
             s.dt = dt[i];
+            s.stage = stage[i];
         }
         d += n;
     };

@@ -193,7 +193,8 @@ struct TrajectoryWriter::Impl {
     Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count, wc_dt;
     uint64_t wc_rows = 0;
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
-        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt;
+        d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt,
+        d_stage;
 
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
@@ -235,10 +236,10 @@ struct TrajectoryWriter::Impl {
                                    &f_removed_total_mass});
         return out;
     }
-    std::array<Column*, 13> diagnostic_columns() {
+    std::array<Column*, 14> diagnostic_columns() {
         return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
                 &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
-                &d_contact_infeasibility, &d_dt};
+                &d_contact_infeasibility, &d_dt, &d_stage};
     }
 
     [[noreturn]] void fail(const std::string& what) const {
