@@ -199,3 +199,12 @@ set_property(TEST io.talus_h5 io.talus_h5_flow io.clumps_h5 io.precision APPEND 
 add_test(NAME io.scene_format_doc
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_scene_format_doc.py
                  $<TARGET_FILE:talus> ${PROJECT_SOURCE_DIR}/docs/scene-format.md)
+
+# `cmake --install` and a project that finds the installed Talus with find_package (issue 24,
+# part 3). Not in the sanitizer builds, whose static libraries a plain consumer cannot link.
+if(NOT TALUS_SANITIZE AND NOT TALUS_TSAN AND NOT TALUS_FUZZ)
+  add_test(NAME io.install_consumer
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install/check_install.sh ${CMAKE_BINARY_DIR}
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/install)
+  set_tests_properties(io.install_consumer PROPERTIES TIMEOUT 600 FIXTURES_REQUIRED talus_staged_gate)
+endif()

@@ -309,9 +309,15 @@ def load(path):
 
 
 def talus_binary():
-    """The talus command: $TALUS_BIN, or build/bin/talus of the repository this file is in."""
-    return os.environ.get("TALUS_BIN") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin", "talus")
+    """The talus command: $TALUS_BIN; beside an install (this file in PREFIX/share/talus/python),
+    PREFIX/bin/talus; else build/bin/talus of the repository this file is in."""
+    if os.environ.get("TALUS_BIN"):
+        return os.environ["TALUS_BIN"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "..", "..", "..", "bin", "talus")
+    if os.path.basename(here) == "python" and os.path.isfile(installed):
+        return installed
+    return os.path.join(here, "..", "build", "bin", "talus")
 
 
 def _talus_info(path, *options):
