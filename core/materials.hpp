@@ -76,18 +76,15 @@ struct MaterialTable {
     std::vector<std::string> problems() const {
         std::vector<std::string> out;
         // each `where` makes its prefix only for a value out of range (check_range)
-        const auto check = [&out](const auto& where, std::string_view key, const ValueRange& r, double v) {
-            check_range(out, where, key, r, v);
-        };
         using A = Material::Accepted;
         for (std::size_t k = 0; k < materials.size(); ++k) {
             const Material& m = materials[k];
             const auto where = [k] { return "material." + std::to_string(k) + "."; };
-            check(where, "density", A::density, m.density);
-            check(where, "friction", A::friction, m.friction);
-            check(where, "restitution", A::restitution, m.restitution);
-            check(where, "rolling_friction", A::rolling_friction, m.rolling_friction);
-            check(where, "spinning_friction", A::spinning_friction, m.spinning_friction);
+            check_range(out, where, "density", A::density, m.density);
+            check_range(out, where, "friction", A::friction, m.friction);
+            check_range(out, where, "restitution", A::restitution, m.restitution);
+            check_range(out, where, "rolling_friction", A::rolling_friction, m.rolling_friction);
+            check_range(out, where, "spinning_friction", A::spinning_friction, m.spinning_friction);
         }
         const std::size_t n = materials.size();
         for (std::size_t i = 0; i < n; ++i)
@@ -97,8 +94,8 @@ struct MaterialTable {
                     return "pair of materials " + std::to_string(i) + " and " + std::to_string(j) + ": ";
                 };
                 // negative = not given
-                if (pair_friction[at] >= 0.0) check(where, "friction", A::friction, pair_friction[at]);
-                if (pair_restitution[at] >= 0.0) check(where, "restitution", A::restitution, pair_restitution[at]);
+                if (pair_friction[at] >= 0.0) check_range(out, where, "friction", A::friction, pair_friction[at]);
+                if (pair_restitution[at] >= 0.0) check_range(out, where, "restitution", A::restitution, pair_restitution[at]);
             }
         return out;
     }
