@@ -41,16 +41,19 @@ using hdf5::QuietHdf5;
 
 inline constexpr hsize_t kBodyChunkRows = 8192;  ///< most rows per chunk of /bodies/* (~200 kB for N×3 f64)
 inline constexpr hsize_t kMinChunkRows = 16;     ///< fewest: a chunk's index entry costs about a row
+/// Smallest chunk a large frame is split into (body_chunk_rows): below it, chunk index
+/// entries and per-chunk filter calls start to cost more than the rows they save.
+inline constexpr hsize_t kMinSplitChunkRows = 256;
 
 /// Rows per chunk of the row datasets for frames of `rows_per_frame` rows (0: unknown): the
-/// frame itself up to kBodyChunkRows; above, the largest divisor of it from 256 up to
+/// frame itself up to kBodyChunkRows; above, the largest divisor of it from kMinSplitChunkRows up to
 /// kBodyChunkRows, so that each frame ends on a chunk boundary; failing one (a prime count),
 /// kBodyChunkRows (a frame's last chunk is then finished, and stored again, by the next).
 inline hsize_t body_chunk_rows(std::size_t rows_per_frame) {
     const hsize_t n = rows_per_frame;
     if (n == 0) return kBodyChunkRows;
     if (n <= kBodyChunkRows) return std::max(n, kMinChunkRows);
-    for (hsize_t c = kBodyChunkRows; c >= 256; --c)
+    for (hsize_t c = kBodyChunkRows; c >= kMinSplitChunkRows; --c)
         if (n % c == 0) return c;
     return kBodyChunkRows;
 }
