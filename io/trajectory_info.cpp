@@ -513,7 +513,7 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
                     TrajectorySummary::StageStart start;
                     start.name = stage[i] < names.size() ? names[stage[i]] : fmt::format("stage {}", stage[i]);
                     // it began where the step before it ended (the first step: its own start)
-                    start.time = i > 0 ? time[i - 1] : (dt.size() == steps ? time[0] - dt[0] : time[0]);
+                    start.time = i > 0 ? time[i - 1] : time[0] - dt[0];
                     start.step = dstep[i];
                     s.stages.push_back(std::move(start));
                 }
