@@ -183,6 +183,10 @@ struct OutputSettings {
     /// Also write each frame's body–wall contacts (point, impulse of the frame's last step)
     /// to /walls/contacts; off by default (a row per wall contact per frame).
     bool wall_contacts = false;
+    /// Also write every contact of each frame's last step, between bodies and with walls
+    /// (ids, point, normal, gap, impulses) to /contacts; off by default (a row per contact
+    /// per frame, about 150 bytes).
+    bool contacts = false;
     /// Simulated time between periodic checkpoints [s] (io/checkpoint.hpp), on a step
     /// cadence like frames; 0 = none (an interrupted run still writes one as it stops).
     double checkpoint_interval = 0.0;

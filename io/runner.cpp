@@ -25,12 +25,14 @@ RunMetadata prepare_run_output(Scene& scene) {
         meta.wall_reference_points.push_back(wall_reference_point(wall));
     }
     meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
+    meta.contacts = scene.output.contacts;
     meta.dt = world.simulation.adaptive ? 0.0 : world.simulation.dt;  // adaptive: per frame in /walls/contacts/dt
     meta.precision = scene.output.precision;
     meta.compression = scene.output.compression;
     meta.rows_per_frame = world.bodies.size();
     for (const Stage& stage : scene.stages) meta.stage_names.push_back(stage.name);
     world.record_wall_contacts = meta.wall_contacts;
+    world.record_contacts = meta.contacts;
     return meta;
 }
 
@@ -39,7 +41,7 @@ void write_world_frame(TrajectoryWriter& writer, World& world) {
     for (const Emitter& e : world.emitters) emitted.push_back(e.emitted);
     for (const Outlet& o : world.outlets) removed.push_back(o.removed);
     writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
-                       &world.wall_contacts());
+                       &world.wall_contacts(), &world.contact_record());
     world.reset_wall_loads();
 }
 

@@ -20,6 +20,7 @@ struct MaterialTable;
 struct StepDiagnostics;
 struct WallLoads;
 struct WallContactList;
+struct ContactRecord;
 
 /// A file could not be created, written, opened or understood. The message names the path
 /// and, where there is one, the fix.
@@ -42,7 +43,10 @@ struct RunMetadata {
     /// Create /walls/contacts: every body–wall contact of each frame's last step, with its
     /// point and impulse ([output] wall_contacts). Needs at least one wall.
     bool wall_contacts = false;
-    double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts)
+    /// Create /contacts: every contact of each frame's last step, between bodies and with
+    /// walls ([output] contacts).
+    bool contacts = false;
+    double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts and /contacts)
     /// Storage type of the per-body float rows (/bodies/position, orientation, velocity,
     /// angular_velocity, radius): float32 rounds each double to nearest.
     OutputPrecision precision = OutputPrecision::Float64;
@@ -124,12 +128,14 @@ public:
     /// records them and their increase since the previous frame. `loads` (when the file has
     /// walls) gives the frame's /walls row: impulses / covered time, zeros if null or empty.
     /// `contacts` (when the file was created with wall_contacts) gives the frame's rows of
-    /// /walls/contacts; null = none.
+    /// /walls/contacts; null = none. `record` (when the file was created with contacts)
+    /// gives the frame's rows of /contacts; null = none.
     void write_frame(const BodyStore& bodies, double time, uint64_t step,
                      const std::vector<FlowTally>& emitted = {},
                      const std::vector<FlowTally>& removed = {},
                      const WallLoads* loads = nullptr,
-                     const WallContactList* contacts = nullptr);
+                     const WallContactList* contacts = nullptr,
+                     const ContactRecord* record = nullptr);
 
     /// Buffers one step's record in memory; it reaches the file with the next write_frame or
     /// on close(), so the step loop makes no HDF5 call. Throws IoError after close(), or

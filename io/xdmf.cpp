@@ -67,9 +67,14 @@ constexpr PointAttribute kAttributes[] = {
     {"material", "Scalar", {"/bodies/material", 1, "UInt", 4}},
 };
 
-/// A HyperSlab data item selecting a frame's rows of one /bodies dataset.
+/// Rows [first, first + count) of a dataset of `total_rows` rows.
+struct Rows {
+    uint64_t first_row, row_count;
+};
+
+/// A HyperSlab data item selecting a frame's rows of one appended dataset.
 void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArray& a,
-                      const XdmfFrame& f, uint64_t total_rows, int real_bytes, const char* indent) {
+                      const Rows f, uint64_t total_rows, int real_bytes, const char* indent) {
     const int precision = a.precision == 0 ? real_bytes : a.precision;
     if (a.columns == 1) {
         // 1-D dataset: start / stride / count, one value each.
@@ -94,6 +99,69 @@ void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArr
     }
 }
 
+/// The contacts' arrays: the segment (geometry) and the per-contact (cell) values.
+constexpr BodyArray kSegment{"/contacts/segment", 6, "Float", 8};
+constexpr PointAttribute kContactAttributes[] = {
+    {"normal_impulse", "Scalar", {"/contacts/normal_impulse", 1, "Float", 8}},
+    {"gap", "Scalar", {"/contacts/gap", 1, "Float", 8}},
+    {"wall", "Scalar", {"/contacts/wall", 1, "Int", 4}},
+    {"b", "Scalar", {"/contacts/b", 1, "Int", 8}},
+};
+/// Forces: the impulse over the frame's last step, scaled by 1/dt in the sidecar (an XDMF
+/// function of the stored impulse, so nothing is stored twice).
+constexpr PointAttribute kContactForces[] = {
+    {"normal_force", "Scalar", {"/contacts/normal_impulse", 1, "Float", 8}},
+    {"tangential_force", "Vector", {"/contacts/tangential_impulse", 3, "Float", 8}},
+};
+
+/// The "contacts" collection: per frame a Polyline grid of two-node segments (XDMF's
+/// default connectivity 0 1, 2 3, …, so none is stored), whose points are the rows of
+/// /contacts/segment read as 2 × count points.
+void append_contacts(std::string& out, const std::string& ref, const std::vector<XdmfFrame>& frames,
+                     uint64_t total) {
+    out += "    <Grid Name=\"contacts\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const XdmfFrame& f = frames[i];
+        const Rows rows{f.contact_first_row, f.contact_count};
+        fmt::format_to(std::back_inserter(out),
+                       "      <Grid Name=\"contacts {}\" GridType=\"Uniform\">\n"
+                       "        <Time Value=\"{}\"/>\n"
+                       "        <Topology TopologyType=\"Polyline\" NumberOfElements=\"{}\" "
+                       "NodesPerElement=\"2\"/>\n"
+                       "        <Geometry GeometryType=\"XYZ\">\n",
+                       i, f.time, f.contact_count);
+        append_hyperslab(out, ref, kSegment, rows, total, 8, "          ");
+        out += "        </Geometry>\n";
+        if (f.contact_count == 0) {
+            out += "      </Grid>\n";
+            continue;
+        }
+        for (const PointAttribute& a : kContactAttributes) {
+            fmt::format_to(std::back_inserter(out),
+                           "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Cell\">\n",
+                           a.name, a.attribute_type);
+            append_hyperslab(out, ref, a.array, rows, total, 8, "          ");
+            out += "        </Attribute>\n";
+        }
+        if (f.contact_dt > 0.0) {
+            for (const PointAttribute& a : kContactForces) {
+                const std::string dims = a.array.columns == 1
+                                             ? fmt::format("{}", f.contact_count)
+                                             : fmt::format("{} {}", f.contact_count, a.array.columns);
+                fmt::format_to(std::back_inserter(out),
+                               "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Cell\">\n"
+                               "          <DataItem ItemType=\"Function\" Function=\"$0 * {}\" "
+                               "Dimensions=\"{}\">\n",
+                               a.name, a.attribute_type, 1.0 / f.contact_dt, dims);
+                append_hyperslab(out, ref, a.array, rows, total, 8, "            ");
+                out += "          </DataItem>\n        </Attribute>\n";
+            }
+        }
+        out += "      </Grid>\n";
+    }
+    out += "    </Grid>\n";
+}
+
 }  // namespace
 
 std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path) {
@@ -103,7 +171,7 @@ std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path) {
 }
 
 std::string xdmf_document(const std::string& h5_reference, const std::vector<XdmfFrame>& frames,
-                          uint64_t total_rows, int real_bytes) {
+                          uint64_t total_rows, int real_bytes, std::optional<uint64_t> contact_rows) {
     const std::string ref = xml_escape(h5_reference);
     std::string out;
     out.reserve(512 + frames.size() * 2400);
@@ -125,7 +193,7 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
                        "NodesPerElement=\"1\"/>\n"
                        "        <Geometry GeometryType=\"XYZ\">\n",
                        i, f.time, f.row_count);
-        append_hyperslab(out, ref, kPosition, f, total_rows, real_bytes, "          ");
+        append_hyperslab(out, ref, kPosition, {f.first_row, f.row_count}, total_rows, real_bytes, "          ");
         out += "        </Geometry>\n";
         // An empty frame (every body left) keeps its time step but carries no attributes:
         // the legacy reader complains once per zero-length array it allocates.
@@ -137,24 +205,26 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
             fmt::format_to(std::back_inserter(out),
                            "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Node\">\n",
                            a.name, a.attribute_type);
-            append_hyperslab(out, ref, a.array, f, total_rows, real_bytes, "          ");
+            append_hyperslab(out, ref, a.array, {f.first_row, f.row_count}, total_rows, real_bytes,
+                             "          ");
             out += "        </Attribute>\n";
         }
         out += "      </Grid>\n";
     }
+    out += "    </Grid>\n";
+    if (contact_rows) append_contacts(out, ref, frames, *contact_rows);
     out +=
-        "    </Grid>\n"
         "  </Domain>\n"
         "</Xdmf>\n";
     return out;
 }
 
 void write_xdmf_sidecar(const std::filesystem::path& h5_path, const std::vector<XdmfFrame>& frames,
-                        uint64_t total_rows, int real_bytes) {
+                        uint64_t total_rows, int real_bytes, std::optional<uint64_t> contact_rows) {
     const std::filesystem::path target = xdmf_sidecar_path(h5_path);
     std::filesystem::path temporary = target;
     temporary += ".tmp";
-    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows, real_bytes);
+    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows, real_bytes, contact_rows);
     {
         std::ofstream os(temporary, std::ios::binary | std::ios::trunc);
         if (!os) {

@@ -3,6 +3,7 @@
 /// Each frame is a grid of points whose arrays are hyperslabs of the /bodies datasets.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ struct XdmfFrame {
     double time = 0.0;       ///< simulated time [s]
     uint64_t first_row = 0;  ///< first row in /bodies/*
     uint64_t row_count = 0;  ///< bodies in the frame
+    /// The frame's rows of /contacts (files written with [output] contacts), and the step
+    /// their impulses cover [s] (the sidecar divides by it for forces).
+    uint64_t contact_first_row = 0, contact_count = 0;
+    double contact_dt = 0.0;
 };
 
 /// The sidecar path for a trajectory: same name, extension .xmf.
@@ -21,13 +26,18 @@ std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path);
 /// The XDMF 2 document for `frames`. `h5_reference` is how the document names the HDF5
 /// file (its file name: the sidecar sits beside it); `total_rows` is the current length of
 /// the /bodies datasets; `real_bytes` the size of their floating-point values (8 for
-/// float64, 4 for float32: the Precision ParaView reads them with).
+/// float64, 4 for float32: the Precision ParaView reads them with). `contact_rows`: the
+/// length of the /contacts datasets, or std::nullopt for a file without them; with them, a
+/// second temporal collection, "contacts", holds each frame's contacts as line segments
+/// from A's centre to B's, coloured by force.
 std::string xdmf_document(const std::string& h5_reference, const std::vector<XdmfFrame>& frames,
-                          uint64_t total_rows, int real_bytes = 8);
+                          uint64_t total_rows, int real_bytes = 8,
+                          std::optional<uint64_t> contact_rows = std::nullopt);
 
 /// Writes xdmf_document(...) for the trajectory `h5_path` to its sidecar, through a
 /// temporary file and rename(), so a reader never sees half a document. Throws IoError.
 void write_xdmf_sidecar(const std::filesystem::path& h5_path, const std::vector<XdmfFrame>& frames,
-                        uint64_t total_rows, int real_bytes = 8);
+                        uint64_t total_rows, int real_bytes = 8,
+                        std::optional<uint64_t> contact_rows = std::nullopt);
 
 }  // namespace talus

@@ -92,13 +92,33 @@ add_test(NAME io.stages
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_stages_output.py
                  ${TALUS_STAGED_OUTPUT} $<TARGET_FILE:talus>)
 set_tests_properties(io.stages PROPERTIES FIXTURES_REQUIRED talus_staged_gate)
-# Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts) has its
+# Every contact of each frame's last step ([output] contacts, /contacts) on a simple cubic
+# stack at rest: h5py checks the impulses against the stack's weights (k m g dt under the
+# k-th bead from the top, 0 between columns) and the geometry; ParaView's XDMF Reader shows
+# one line per contact, ends and forces as in the file.
+set(TALUS_STACK_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/cubic_stack.h5)
+add_test(NAME io.contacts_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/cubic_stack.toml
+                 -o ${TALUS_STACK_OUTPUT} --force --quiet)
+set_tests_properties(io.contacts_run PROPERTIES FIXTURES_SETUP talus_cubic_stack)
+add_test(NAME io.contacts_h5
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_contacts_output.py
+                 ${TALUS_STACK_OUTPUT})
+set_tests_properties(io.contacts_h5 PROPERTIES FIXTURES_REQUIRED talus_cubic_stack)
+add_test(NAME io.contacts_paraview
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_contacts_pvpython.py ${TALUS_STACK_OUTPUT})
+set_tests_properties(io.contacts_paraview PROPERTIES
+    FIXTURES_REQUIRED talus_cubic_stack
+    TIMEOUT 300)
+# Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts, contacts) has its
 # row in docs/output-format.md, with the unit and type the file holds.
 add_test(NAME io.output_format_doc
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_output_format_doc.py
-                 ${PROJECT_SOURCE_DIR}/docs/output-format.md ${TALUS_FLOW_FIXTURE} ${TALUS_DROP_CONTACTS_OUTPUT})
+                 ${PROJECT_SOURCE_DIR}/docs/output-format.md ${TALUS_FLOW_FIXTURE} ${TALUS_DROP_CONTACTS_OUTPUT}
+                 ${TALUS_STACK_OUTPUT})
 set_tests_properties(io.output_format_doc PROPERTIES
-                     FIXTURES_REQUIRED "talus_flow_fixture;talus_drop_wall_contacts")
+                     FIXTURES_REQUIRED "talus_flow_fixture;talus_drop_wall_contacts;talus_cubic_stack")
 
 # [output] precision and compression: the same short run written four ways, compared with
 # h5py (tests/python/check_precision.py): float64 plain and gzip 6, float32 gzip 1 and plain.

@@ -12,6 +12,10 @@
                                # frame [N]; also "torque", "names"; {} without walls
     run.wall_contacts(k)       # frame k's body-wall contacts ([output] wall_contacts): dict of
                                # "wall", "body", "point", "impulse", "angular_impulse", "dt"
+    run.contacts(k)            # frame k's contacts, bodies and walls ([output] contacts): dict of
+                               # "a", "b" (ids; a = 2**64-1 for a wall), "wall" (-1 between two
+                               # bodies), "point", "normal", "gap", "normal_impulse",
+                               # "tangential_impulse", "segment" (k, 2, 3), "dt"; None without
     last = run.frame(-1)       # dict: id, position, orientation (w,x,y,z), velocity,
                                # angular_velocity (body frame), radius, material, time, step,
                                # and (newer files) shape, clump. Reals come as float64 whatever
@@ -216,6 +220,31 @@ class Trajectory:
         out = {name: c[name][a:b] for name in ("wall", "body", "point", "impulse", "angular_impulse")}
         # per frame since the adaptive step (its steps vary); the fixed step's attribute before
         out["dt"] = float(c["dt"][k]) if "dt" in c else float(c.attrs["dt"])
+        return out
+
+    CONTACT_FIELDS = ("wall", "a", "b", "point", "normal", "gap", "normal_impulse",
+                      "tangential_impulse", "segment")
+
+    def contacts(self, i):
+        """Every contact of frame i's last step, as written with [output] contacts = true: a
+        dict of arrays "wall" (index into walls["names"], -1 between two bodies), "a" and "b"
+        (stable ids; "a" is 2**64-1 for a wall), "point" [m], "normal" (unit, A to B), "gap"
+        [m] (< 0 overlap), "normal_impulse" [N s] and "tangential_impulse" [N s] (A on B over
+        the step), "segment" (k, 2, 3): A's and B's centres [m]; and "dt", the step [s].
+        None if the file has none."""
+        f = self._file
+        if "contacts" not in f:
+            return None
+        n = len(self)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError(f"frame {i} out of range ({n} frames)")
+        c = f["contacts"]
+        a = int(c["first_row"][k])
+        b = a + int(c["row_count"][k])
+        out = {name: c[name][a:b] for name in self.CONTACT_FIELDS}
+        out["segment"] = out["segment"].reshape(-1, 2, 3)
+        out["dt"] = float(c["dt"][k])
         return out
 
     def track(self, ids, field="position"):

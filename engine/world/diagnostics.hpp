@@ -79,4 +79,29 @@ struct WallContactList {
     }
 };
 
+/// Every contact of the last step, bodies and walls alike, with what it carried
+/// (World::record_contacts; the output's optional /contacts: force chains, coordination
+/// numbers, fabric and stress). Rows in contact order; the geometry is the step's start.
+struct ContactRecord {
+    static constexpr uint64_t kWallSide = ~uint64_t(0);  ///< `a` of a wall contact
+    std::vector<int32_t> wall;     ///< index into World::walls, −1 between two bodies
+    std::vector<uint64_t> a;       ///< stable id of body A, kWallSide for a wall
+    std::vector<uint64_t> b;       ///< stable id of body B
+    std::vector<Vec3> point;       ///< contact point, world [m]
+    std::vector<Vec3> normal;      ///< unit normal from A to B, world
+    std::vector<double> gap;       ///< signed distance at the step's start, < 0 overlap [m]
+    std::vector<double> normal_impulse;     ///< γ_n ≥ 0, A on B along the normal [N s]
+    std::vector<Vec3> tangential_impulse;   ///< A on B in the tangent plane, world [N s]
+    /// The segment a viewer draws for the contact: A's centre (the contact point for a
+    /// wall or a body that does not move) to B's centre, at the step's start [m].
+    std::vector<std::array<Vec3, 2>> segment;
+    double step = 0.0;             ///< the step h the impulses cover [s]
+
+    std::size_t size() const { return b.size(); }
+    void clear() {
+        wall.clear(); a.clear(); b.clear(); point.clear(); normal.clear(); gap.clear();
+        normal_impulse.clear(); tangential_impulse.clear(); segment.clear();
+    }
+};
+
 }  // namespace talus

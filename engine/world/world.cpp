@@ -211,6 +211,7 @@ StepStatus World::take_step(double h, double t1) {
     if (simulation.adaptive) control_.slip_speed = slip_speed(batch_, bodies);  // choose_step reads it
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
+    if (record_contacts) record_step_contacts(h);
     if (solver.split_push_out && !relinearising()) push_out(h);                               // 5d.
     integrate_positions(bodies, simulation.periodic, h, t1);                          // 6.
     drop_push_out();
@@ -370,6 +371,34 @@ void World::accumulate_wall_loads(double h) {
         }
     }
     wall_loads_.time += h;
+}
+
+void World::record_step_contacts(double h) {
+    ContactRecord& r = contact_record_;
+    r.clear();
+    r.step = h;
+    const std::size_t n = batch_.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool wall = batch_.a[i] == kNoBody && (contacts_.key_a[i] & kWallKeyBit) != 0;
+        const std::size_t b = std::size_t(batch_.b[i]);
+        const Vec3 point = contacts_.point.empty() ? Vec3(bodies.position[b] + batch_.lever_b[i])
+                                                   : contacts_.point[i];
+        const Vec3& nrm = batch_.normal[i];
+        const Vec3& u = batch_.tangent[i];
+        const Vec3& g = batch_.gamma[i];
+        r.wall.push_back(wall ? int32_t(contacts_.key_a[i] & ~kWallKeyBit) : -1);
+        // a body that does not move (fixed or kinematic) is A without an index: its key is its id
+        r.a.push_back(wall ? ContactRecord::kWallSide : contacts_.key_a[i]);
+        r.b.push_back(bodies.id[b]);
+        r.point.push_back(point);
+        r.normal.push_back(nrm);
+        r.gap.push_back(contacts_.gap[i]);
+        r.normal_impulse.push_back(g[0]);
+        r.tangential_impulse.push_back(g[1] * u + g[2] * nrm.cross(u));
+        // through the levers, so that across a periodic boundary the segment joins images
+        r.segment.push_back({batch_.a[i] == kNoBody ? point : Vec3(point - batch_.lever_a[i]),
+                             Vec3(point - batch_.lever_b[i])});
+    }
 }
 
 double World::kinetic_energy() const {

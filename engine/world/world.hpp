@@ -136,6 +136,10 @@ public:
     /// default: it costs a copy per wall contact and step).
     bool record_wall_contacts = false;
     const WallContactList& wall_contacts() const { return wall_contacts_; }
+    /// Keep each step's contacts, body–body and body–wall, in contact_record() (off by
+    /// default: it costs a copy of about 150 bytes per contact and step).
+    bool record_contacts = false;
+    const ContactRecord& contact_record() const { return contact_record_; }
 
     /// What one step hands to the next besides the public members: the warm-start cache,
     /// the joints' multipliers (their warm start) and the wall loads summed since the last
@@ -194,11 +198,14 @@ private:
 
     /// Adds this step's contact impulses on walls to wall_loads_.
     void accumulate_wall_loads(double h);
+    /// Copies this step's contacts and impulses into contact_record_ (record_contacts).
+    void record_step_contacts(double h);
 
     // State carried from step to step (carried_state) and the last step's results.
     StepDiagnostics diag_;
     WallLoads wall_loads_;
     WallContactList wall_contacts_;
+    ContactRecord contact_record_;
     ContactList contacts_;
     AssembledBatch batch_;
     SolverResult result_;

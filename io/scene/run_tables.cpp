@@ -339,6 +339,7 @@ OutputSettings read_output(Reader& r, const Ctx& root, const std::filesystem::pa
         if (auto v = r.number(*c, "interval", Need::Optional))
             s.interval = *v;
         if (auto b = r.boolean(*c, "wall_contacts", Need::Optional)) s.wall_contacts = *b;
+        if (auto b = r.boolean(*c, "contacts", Need::Optional)) s.contacts = *b;
         if (auto p = r.string(*c, "precision", Need::Optional)) {
             if (auto precision = value_of<OutputPrecision>(*p))
                 s.precision = *precision;

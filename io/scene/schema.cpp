@@ -177,12 +177,16 @@ const Fields kOutputKeys{
     value("wall_contacts", Type::Boolean, "", kAny, "false",
           "also write every body–wall contact of each frame's last step (wall, body id, point, "
           "impulse) to /walls/contacts"),
+    value("contacts", Type::Boolean, "", kAny, "false",
+          "also write every contact of each frame's last step, between two bodies and with walls "
+          "(ids or wall, point, normal, gap, normal and tangential impulse) to /contacts; the "
+          ".xmf sidecar shows them as lines from centre to centre (force chains)"),
     word("precision", names_of<OutputPrecision>, "\"float64\"",
          "storage of the per-body reals (position, orientation, velocity, angular_velocity, "
          "radius; rounded to nearest); ids, times, the frame index and diagnostics stay float64 or "
          "integers"),
     value("compression", Type::Integer, "", OutputSettings::Accepted::compression, "1",
-          "gzip level of the row datasets (/bodies, /walls/contacts), 0 = none, with HDF5's "
+          "gzip level of the row datasets (/bodies, /walls/contacts, /contacts), 0 = none, with HDF5's "
           "shuffle filter before it"),
     value("checkpoint", Type::String, "", kAny, "the trajectory's path with .checkpoint.h5",
           "checkpoint file, relative to the scene file like `path`; not the trajectory itself"),

@@ -49,7 +49,7 @@ void TrajectoryWriter::Impl::update_sidecar(bool always) {
     if (!always && frames.size() > kSidecarAlwaysFrames &&
         sidecar_seconds > kSidecarTimeShare * lifetime)
         return;
-    write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8);
+    write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8, sidecar_contact_rows());
     sidecar_seconds += std::chrono::duration<double>(clock::now() - start).count();
     sidecar_frames = frames.size();
 }
@@ -103,7 +103,8 @@ void TrajectoryWriter::Impl::append_diagnostics() {
 
 void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
                                   const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
-                                  const WallLoads* loads, const WallContactList* contacts) {
+                                  const WallLoads* loads, const WallContactList* contacts,
+                                  const ContactRecord* record) {
     if (emitted.size() != n_emitters || removed.size() != n_outlets)
         throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
                                   "outlets, the frame brings {} and {}",
@@ -153,6 +154,8 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
     }
     out.contacts.clear();
     if (wall_contacts && contacts != nullptr) out.contacts = *contacts;
+    out.record.clear();
+    if (all_contacts && record != nullptr) out.record = *record;
     out.diagnostics.swap(pending);
     pending.clear();
 }
@@ -231,6 +234,25 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
         append(wc_dt, f, 1, &wc.step);
         wc_rows += count;
     }
+    if (all_contacts) {
+        const ContactRecord& cr = fr.record;
+        const uint64_t first = c_rows, count = cr.size();
+        if (count > 0) {
+            append(c_wall, first, count, cr.wall.data());
+            append(c_a, first, count, cr.a.data());
+            append(c_b, first, count, cr.b.data());
+            append(c_point, first, count, cr.point.data());
+            append(c_normal, first, count, cr.normal.data());
+            append(c_gap, first, count, cr.gap.data());
+            append(c_normal_impulse, first, count, cr.normal_impulse.data());
+            append(c_tangential_impulse, first, count, cr.tangential_impulse.data());
+            append(c_segment, first, count, cr.segment.data());
+        }
+        append(c_first_row, f, 1, &first);
+        append(c_row_count, f, 1, &count);
+        append(c_dt, f, 1, &cr.step);
+        c_rows += count;
+    }
     for (Column* col : flow_columns()) flush(*col);
 
     // The index entry, row_count last: once it is set, everything above is on disk.
@@ -246,7 +268,13 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
     check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
 
     rows += n;
-    frames.push_back(XdmfFrame{fr.time, first_row, row_count});
+    XdmfFrame entry{fr.time, first_row, row_count};
+    if (all_contacts) {
+        entry.contact_count = fr.record.size();
+        entry.contact_first_row = c_rows - entry.contact_count;
+        entry.contact_dt = fr.record.step;
+    }
+    frames.push_back(entry);
     update_sidecar(false);
     write_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

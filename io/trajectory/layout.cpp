@@ -91,6 +91,35 @@ const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kW
      "per frame: the step the frame's impulses cover (its last step)"},
 };
 
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kContactColumns = {
+    {&Impl::c_wall, "/contacts/wall", Stored::I32, 1, true, "1",
+     "wall the body touches (index into the names attribute of /walls); -1 between two bodies"},
+    {&Impl::c_a, "/contacts/a", Stored::U64, 1, true, "1",
+     "stable id of body A; 2^64-1 when A is a wall"},
+    {&Impl::c_b, "/contacts/b", Stored::U64, 1, true, "1", "stable id of body B"},
+    {&Impl::c_point, "/contacts/point", Stored::F64, 3, true, "m",
+     "contact point at the start of the step, world frame"},
+    {&Impl::c_normal, "/contacts/normal", Stored::F64, 3, true, "1",
+     "unit contact normal from A to B, world frame"},
+    {&Impl::c_gap, "/contacts/gap", Stored::F64, 1, true, "m",
+     "signed distance between the surfaces at the start of the step; < 0 = overlap. A contact "
+     "with a positive gap and no impulse was a candidate that did not close"},
+    {&Impl::c_normal_impulse, "/contacts/normal_impulse", Stored::F64, 1, true, "N s",
+     "impulse of A on B along the normal over the frame's last step (>= 0); divide by the "
+     "step (/contacts/dt) for a force"},
+    {&Impl::c_tangential_impulse, "/contacts/tangential_impulse", Stored::F64, 3, true, "N s",
+     "friction impulse of A on B over the same step, in the tangent plane, world frame"},
+    {&Impl::c_segment, "/contacts/segment", Stored::F64, 6, true, "m",
+     "the line drawn for the contact (x, y, z of A's centre, then of B's), at the start of the "
+     "step; for a wall or a body that does not move, A's end is the contact point"},
+    {&Impl::c_first_row, "/contacts/first_row", Stored::U64, 1, false, "1",
+     "per frame: first row of the frame's contacts in /contacts/*"},
+    {&Impl::c_row_count, "/contacts/row_count", Stored::U64, 1, false, "1",
+     "per frame: number of the frame's contacts"},
+    {&Impl::c_dt, "/contacts/dt", Stored::F64, 1, false, "s",
+     "per frame: the step the frame's impulses cover (its last step)"},
+};
+
 const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kDiagnosticColumns = {
     {&Impl::d_step, "/diagnostics/step", Stored::U64, 1, false, "1",
      "step number after the step; 2^64-1 = entry not yet written", true},
@@ -318,6 +347,14 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
         number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
     }
     if (wall_contacts) create_columns(kWallContactColumns, z);
+    all_contacts = meta.contacts;
+    if (all_contacts && creating) {
+        Hid group(check(H5Gcreate2(root, "/contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "create group /contacts"),
+                  H5Gclose);
+        number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
+    }
+    if (all_contacts) create_columns(kContactColumns, z);
     flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
              f_emitted_total_mass);
     flow_set("removed", n_outlets, f_removed_count, f_removed_mass, f_removed_total_count,

@@ -68,6 +68,7 @@ void TrajectoryWriter::Impl::check_same_run(hid_t f, const RunMetadata& meta) co
                       outlets = width("/flow/removed_count"), walls = width("/walls/force");
     const bool contacts = exists(f, "/walls/contacts");
     const bool want_contacts = meta.wall_contacts && !meta.wall_names.empty();
+    const bool all = exists(f, "/contacts");
     bool stored32 = false;
     {
         Hid ds(check(H5Dopen2(f, "/bodies/position", H5P_DEFAULT), "open /bodies/position"),
@@ -76,15 +77,16 @@ void TrajectoryWriter::Impl::check_same_run(hid_t f, const RunMetadata& meta) co
         stored32 = H5Tget_size(type.get()) == sizeof(float);
     }
     if (emitters != meta.emitters || outlets != meta.outlets ||
-        walls != meta.wall_names.size() || contacts != want_contacts ||
+        walls != meta.wall_names.size() || contacts != want_contacts || all != meta.contacts ||
         stored32 != (meta.precision == OutputPrecision::Float32))
         throw IoError(fmt::format(
-            "cannot continue '{}': it has {} emitters, {} outlets, {} walls{}, {} rows; "
-            "the checkpoint's run {}, {}, {}{}, {}",
+            "cannot continue '{}': it has {} emitters, {} outlets, {} walls{}, {}{} rows; "
+            "the checkpoint's run {}, {}, {}{}, {}{}",
             path.string(), emitters, outlets, walls, contacts ? " with contacts" : "",
+            all ? "/contacts, " : "",
             name_of(stored32 ? OutputPrecision::Float32 : OutputPrecision::Float64), meta.emitters,
             meta.outlets, meta.wall_names.size(), want_contacts ? " with contacts" : "",
-            name_of(meta.precision)));
+            meta.contacts ? "/contacts, " : "", name_of(meta.precision)));
 }
 
 TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::keep(hid_t f, uint64_t step) {
@@ -110,6 +112,12 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::keep(hid_t f, uint64_t step
     if (wall_contacts)
         k.wc_rows = read_column<uint64_t>(f, wc_first_row, last, 1)[0] +
                     read_column<uint64_t>(f, wc_row_count, last, 1)[0];
+    if (all_contacts) {
+        k.c_first_row = read_column<uint64_t>(f, c_first_row, 0, k.frames);
+        k.c_row_count = read_column<uint64_t>(f, c_row_count, 0, k.frames);
+        k.c_dt = read_column<double>(f, c_dt, 0, k.frames);
+        k.c_rows = k.c_first_row[last] + k.c_row_count[last];
+    }
     const auto diag_step = read_column<uint64_t>(f, d_step, 0, diag_len);
     while (k.diag_rows < diag_len && diag_step[k.diag_rows] != kUnwritten &&
            diag_step[k.diag_rows] <= step)
@@ -133,11 +141,19 @@ void TrajectoryWriter::Impl::read_tallies(hid_t f, hsize_t k, std::vector<FlowTa
 
 void TrajectoryWriter::Impl::adopt(hid_t f, const Kept& k) {
     frames.clear();
-    for (hsize_t i = 0; i < k.frames; ++i)
-        frames.push_back(XdmfFrame{k.time[i], k.first_row[i], k.row_count[i]});
+    for (hsize_t i = 0; i < k.frames; ++i) {
+        XdmfFrame entry{k.time[i], k.first_row[i], k.row_count[i]};
+        if (all_contacts) {
+            entry.contact_first_row = k.c_first_row[i];
+            entry.contact_count = k.c_row_count[i];
+            entry.contact_dt = k.c_dt[i];
+        }
+        frames.push_back(entry);
+    }
     rows = k.rows;
     diag_rows = k.diag_rows;
     wc_rows = k.wc_rows;
+    c_rows = k.c_rows;
     last_step = k.step[k.frames - 1];
     last_time = k.time[k.frames - 1];
     read_tallies(f, k.frames - 1, last_emitted, last_removed);
@@ -168,15 +184,19 @@ void TrajectoryWriter::Impl::continue_in_place(const Kept& k) {
     for (Column* c : body_columns()) cut(*c, rows);
     for (Column* c : frame_columns()) cut(*c, k.frames);
     for (Column* c : diagnostic_columns()) cut(*c, diag_rows);
-    for (Column* c : flow_columns()) cut(*c, is_contact_row_column(c) ? wc_rows : k.frames);
+    for (Column* c : flow_columns()) cut(*c, kept_length(c, k.frames));
     check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
     check(H5Fstart_swmr_write(file.get()), "start SWMR write mode");
     open_columns();
 }
 
-bool TrajectoryWriter::Impl::is_contact_row_column(const Column* c) const {
-    return c == &wc_wall || c == &wc_body || c == &wc_point || c == &wc_impulse ||
-           c == &wc_angular;
+hsize_t TrajectoryWriter::Impl::kept_length(const Column* c, hsize_t frames) const {
+    if (c == &wc_wall || c == &wc_body || c == &wc_point || c == &wc_impulse || c == &wc_angular)
+        return wc_rows;
+    if (c == &c_wall || c == &c_a || c == &c_b || c == &c_point || c == &c_normal || c == &c_gap ||
+        c == &c_normal_impulse || c == &c_tangential_impulse || c == &c_segment)
+        return c_rows;
+    return frames;
 }
 
 void TrajectoryWriter::Impl::continue_by_copy(hid_t old, const Kept& k, const RunMetadata& meta,
@@ -335,6 +355,22 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             fr.contacts.impulse = rows(wc_impulse, Vec3(0, 0, 0), ca, cn);
             fr.contacts.angular_impulse = rows(wc_angular, Vec3(0, 0, 0), ca, cn);
             fr.contacts.step = rows(wc_dt, double{}, i, 1)[0];
+        }
+        fr.record.clear();
+        if (all_contacts) {
+            const uint64_t ca = rows(c_first_row, uint64_t{}, i, 1)[0];
+            const uint64_t cn = rows(c_row_count, uint64_t{}, i, 1)[0];
+            ContactRecord& r = fr.record;
+            r.wall = rows(c_wall, int32_t{}, ca, cn);
+            r.a = rows(c_a, uint64_t{}, ca, cn);
+            r.b = rows(c_b, uint64_t{}, ca, cn);
+            r.point = rows(c_point, Vec3(0, 0, 0), ca, cn);
+            r.normal = rows(c_normal, Vec3(0, 0, 0), ca, cn);
+            r.gap = rows(c_gap, double{}, ca, cn);
+            r.normal_impulse = rows(c_normal_impulse, double{}, ca, cn);
+            r.tangential_impulse = rows(c_tangential_impulse, Vec3(0, 0, 0), ca, cn);
+            r.segment = rows(c_segment, std::array<Vec3, 2>{}, ca, cn);
+            r.step = rows(c_dt, double{}, i, 1)[0];
         }
         write_rows_unguarded(fr);
     }

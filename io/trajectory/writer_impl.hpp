@@ -111,6 +111,7 @@ struct FrameRows {
     std::vector<FlowTally> emitted, removed;  ///< cumulative tallies per emitter / outlet
     std::vector<Vec3> wall_force, wall_torque;
     WallContactList contacts;
+    ContactRecord record;  ///< the frame's /contacts rows (files with contacts)
 };
 
 /// Offsets (in reals, for n bodies) of the columns of FrameRows::real64 / real32.
@@ -195,6 +196,11 @@ struct TrajectoryWriter::Impl {
     bool wall_contacts = false;
     Column wc_wall, wc_body, wc_point, wc_impulse, wc_angular, wc_first_row, wc_row_count, wc_dt;
     uint64_t wc_rows = 0;
+    // /contacts (optional): rows of every contact, indexed per frame
+    bool all_contacts = false;
+    Column c_wall, c_a, c_b, c_point, c_normal, c_gap, c_normal_impulse, c_tangential_impulse,
+        c_segment, c_first_row, c_row_count, c_dt;
+    uint64_t c_rows = 0;
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
         d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt,
         d_stage;
@@ -231,6 +237,10 @@ struct TrajectoryWriter::Impl {
         if (wall_contacts)
             out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
                                    &wc_first_row, &wc_row_count, &wc_dt});
+        if (all_contacts)
+            out.insert(out.end(), {&c_wall, &c_a, &c_b, &c_point, &c_normal, &c_gap,
+                                   &c_normal_impulse, &c_tangential_impulse, &c_segment,
+                                   &c_first_row, &c_row_count, &c_dt});
         if (n_emitters > 0)
             out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
                                    &f_emitted_total_mass});
@@ -279,7 +289,8 @@ struct TrajectoryWriter::Impl {
         const char* description;
         bool marker = false;
     };
-    static const std::vector<ColumnSpec> kBodyColumns, kFrameColumns, kWallContactColumns, kDiagnosticColumns;
+    static const std::vector<ColumnSpec> kBodyColumns, kFrameColumns, kWallContactColumns, kContactColumns,
+        kDiagnosticColumns;
     /// Bytes of one body row in the file before compression: the /bodies columns.
     static std::size_t body_row_bytes(OutputPrecision precision);
     /// Creates the columns of `specs` (create_column), `deflate` for the per-row ones.
@@ -367,6 +378,10 @@ struct TrajectoryWriter::Impl {
         uint64_t rows = 0;        ///< /bodies rows of the frames kept
         uint64_t diag_rows = 0;   ///< /diagnostics entries kept
         uint64_t wc_rows = 0;     ///< /walls/contacts rows of the frames kept
+        uint64_t c_rows = 0;      ///< /contacts rows of the frames kept
+        /// per frame kept, its /contacts rows and step (files with contacts)
+        std::vector<uint64_t> c_first_row, c_row_count;
+        std::vector<double> c_dt;
     };
 
     /// Needs the columns described (define_columns: their names).
@@ -389,7 +404,9 @@ struct TrajectoryWriter::Impl {
     /// past the end reads "unwritten" again.
     void continue_in_place(const Kept& k);
 
-    bool is_contact_row_column(const Column* c) const;
+    /// The length a per-frame or per-row /flow, /walls or /contacts column is cut to: the
+    /// contact rows kept for a contact row column, else the frames kept.
+    hsize_t kept_length(const Column* c, hsize_t frames) const;
 
     /// A file a killed run left (`old`, open for SWMR reading): its "being written" mark
     /// forbids opening it read-write, and its on-disk metadata is a snapshot that HDF5 may
@@ -420,6 +437,11 @@ struct TrajectoryWriter::Impl {
 
     void flush(Column& c) { check(H5Dflush(c.id.get()), "flush " + c.name); }
 
+    /// The /contacts rows the sidecar describes; none for a file without them.
+    std::optional<uint64_t> sidecar_contact_rows() const {
+        return all_contacts ? std::optional<uint64_t>(c_rows) : std::nullopt;
+    }
+
     /// Rewrites the sidecar if it is behind and (`always` or) within its time budget.
     void update_sidecar(bool always);
 
@@ -429,7 +451,7 @@ struct TrajectoryWriter::Impl {
     /// Checks the frame against the file and copies it into `out` (no HDF5 call).
     void pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
               const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
-              const WallLoads* loads, const WallContactList* contacts);
+              const WallLoads* loads, const WallContactList* contacts, const ContactRecord* record);
 
     /// After a failed write: HDF5 may not write to the file again. The file then stays as
     /// the last successful flush and the writes after it left it: the consistent SWMR state a

@@ -4,7 +4,7 @@
     check_output_format_doc.py DOC.md FILE.h5 [FILE.h5 ...]
 
 Walks every dataset of the given trajectories (between them: bodies, frames, diagnostics,
-flow, walls and wall contacts) and looks for its row in the doc's table for its group
+flow, walls, wall contacts and contacts) and looks for its row in the doc's table for its group
 (the section whose heading names the group, e.g. "### `/bodies` ..."): a row
 "| `name` | type | shape | unit | ... |". The row's unit must be the dataset's `unit`
 attribute ("–" for "1"), and its type must name the dataset's type. Exit 0 if every dataset

@@ -8,9 +8,10 @@
     check_resume.py TALUS SCENE OUTDIR adaptive   the same scene without dt (adaptive step)
 
 SCENE is tests/scenes/resume.toml: two stages of 50 steps, a frame every 5, an emitter, an
-outlet, a kinematic body, a pot the second stage starts turning, wall contacts written.
+outlet, a kinematic body, a pot the second stage starts turning, wall contacts and all
+contacts written.
 "The same run" means: the same complete frames (index and every /bodies row), the same
-/flow, /walls and /walls/contacts rows, the same diagnostics except their wall-clock
+/flow, /walls, /walls/contacts and /contacts rows, the same diagnostics except their wall-clock
 times, all compared as bytes; and sidecars that differ only by the file name they name.
 
 stop: for the solvers pgs and apgd, a run stopped with --stop-after-steps (which behaves as
@@ -123,6 +124,10 @@ def compare(reference, candidate, what, frames_up_to=None):
             for name in ("wall", "body", "point", "impulse", "angular_impulse"):
                 if not same_bytes(ca[name], cb[name]):
                     fail(f"{what}: frame {k}: wall contacts {name} differ")
+            ca, cb = ra.contacts(k), rb.contacts(k)
+            for name in talus_h5.Trajectory.CONTACT_FIELDS + ("dt",):
+                if not same_bytes(np.asarray(ca[name]), np.asarray(cb[name])):
+                    fail(f"{what}: frame {k}: contacts {name} differ")
         for name, a in ra.flow.items():
             if not same_bytes(a[:n], rb.flow[name]):
                 fail(f"{what}: /flow/{name} differs")
