@@ -5,7 +5,9 @@
 // items (docs/design.md §9). So the sidecar is XDMF 2: a temporal collection holding one uniform
 // grid per frame, each a Polyvertex of row_count points whose geometry and attributes are
 // HyperSlab data items selecting rows [first_row, first_row + row_count) of the appended
-// /bodies datasets. Nothing is copied: the sidecar is a few lines of XML per frame.
+// /bodies datasets. Nothing is copied: the sidecar is a few lines of XML per frame. A file
+// with /contacts gets a second temporal collection of the same kind, each frame's contacts
+// as two-node Polyline cells over /contacts/segment.
 //
 // Invariants: the HDF5 file is referenced by its bare file name (the sidecar sits beside
 // it, so the pair can be moved together); the sidecar is replaced atomically (temporary

@@ -16,6 +16,15 @@ Tools (each prints its figure and writes a PNG, by default OUT_<tool>.png):
   velocity-profile  mean velocity across a chute or a drum, binned along a line
   drum-angle        dynamic angle of repose of the free surface in a rotating drum
 
+From the contacts of a run written with [output] contacts = true (/contacts):
+
+  coordination      mean coordination number (contacts per grain), with and without
+                    rattlers, and its distribution
+  stress            Love-Weber mean stress tensor of the grains in a box region
+  force-distribution  P(f/<f>) of the normal contact forces, and the exponential decay of
+                    its tail
+  force-chains      a picture of the contact network, lines as wide as their force
+
 Bodies are treated as spheres of their written radius (a capsule's or ellipsoid's bounding
 radius overestimates its volume); masses are density x 4/3 pi r^3, with the density of the
 body's material from the file. Every function below works on plain numpy arrays, so it can
@@ -423,6 +432,124 @@ def packing_profile(centres, radii, lo, hi, axis="z", slices=20):
 # ----------------------------------------------------------------------------------------
 # Command line
 # ----------------------------------------------------------------------------------------
+# Contacts (/contacts): coordination, stress, force distribution
+# ----------------------------------------------------------------------------------------
+
+def contact_forces(contacts):
+    """The force of each contact on its body B [N], world frame, (K, 3): the impulses of the
+    step over the step (on A, the opposite)."""
+    return (contacts["normal_impulse"][:, None] * contacts["normal"]
+            + contacts["tangential_impulse"]) / contacts["dt"]
+
+
+def touching(contacts, by="force", gap_tolerance=0.0):
+    """Which contacts count as touching: by="force", those that carried a normal impulse
+    (> 0); by="gap", those whose gap is at most gap_tolerance [m], loaded or not."""
+    if by == "force":
+        return contacts["normal_impulse"] > 0.0
+    if by == "gap":
+        return contacts["gap"] <= gap_tolerance
+    raise ValueError(f"touching: by must be 'force' or 'gap', not {by!r}")
+
+
+def coordination(ids, contacts, keep, walls=False, rattler_below=2):
+    """Contacts per grain among the grains `ids`, counting the contacts where `keep` is
+    true (between two grains; and with walls or bodies outside `ids` too when `walls`).
+
+    Returns (z, z_m, counts, rattlers): the mean over all the grains; the mean over the
+    grains with at least `rattler_below` contacts (the mechanical coordination number, the
+    others being rattlers that carry no load); each grain's count, in the order of `ids`;
+    and the fraction of rattlers."""
+    ids = np.asarray(ids, dtype=np.uint64)
+    order = np.argsort(ids)
+    sorted_ids = ids[order]
+
+    def index_of(x):
+        i = np.clip(np.searchsorted(sorted_ids, x), 0, max(len(ids) - 1, 0))
+        found = (sorted_ids[i] == x) if len(ids) else np.zeros(len(x), bool)
+        return order[i], found
+
+    counts = np.zeros(len(ids), dtype=np.int64)
+    a, b = np.asarray(contacts["a"], np.uint64), np.asarray(contacts["b"], np.uint64)
+    ia, fa = index_of(a)
+    ib, fb = index_of(b)
+    keep = np.asarray(keep, bool)
+    both = keep & fa & fb
+    one_a = keep & fa & ~fb
+    one_b = keep & fb & ~fa
+    np.add.at(counts, ia[both], 1)
+    np.add.at(counts, ib[both], 1)
+    if walls:
+        np.add.at(counts, ia[one_a], 1)
+        np.add.at(counts, ib[one_b], 1)
+    if len(ids) == 0:
+        return 0.0, 0.0, counts, 0.0
+    loaded = counts >= rattler_below
+    z = float(counts.mean())
+    z_m = float(counts[loaded].mean()) if loaded.any() else 0.0
+    return z, z_m, counts, float(1.0 - loaded.mean())
+
+
+def love_weber_stress(contacts, lo, hi, keep=None):
+    """Mean stress tensor [Pa] of the grains whose centre lies in the box [lo, hi], by the
+    Love-Weber sum over each grain's contacts,
+
+        sigma = -(1/V) sum_{grains p in the box} sum_{contacts c of p} f_c (x_c - x_p)^T,
+
+    f_c the force on p at the contact point x_c, V the box's volume; compression is
+    positive. Between two grains both in the box the pair adds f (x_B - x_A)^T, the force on
+    B times the branch vector. A wall, or a body that does not move, is no grain: its
+    contacts enter only through the grain they touch. The grains' centres and the contact
+    points are those of the step the forces come from (the segment ends in /contacts).
+    Gravity's share, (1/V) sum m_p g x_p^T, is not added: this is the contact stress."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    f = contact_forces(contacts)
+    seg = np.asarray(contacts["segment"]).reshape(-1, 2, 3)
+    point = np.asarray(contacts["point"])
+    if keep is not None:
+        keep = np.asarray(keep, bool)
+        f, seg, point = f[keep], seg[keep], point[keep]
+        wall = np.asarray(contacts["wall"])[keep]
+        a = np.asarray(contacts["a"])[keep]
+    else:
+        wall, a = np.asarray(contacts["wall"]), np.asarray(contacts["a"])
+    xa, xb = seg[:, 0], seg[:, 1]
+
+    def inside(x):
+        return np.all((x >= lo) & (x <= hi), axis=1)
+
+    # A is a grain unless it is a wall or does not move (then its end is the contact point)
+    a_grain = (wall < 0) & ~np.all(xa == point, axis=1)
+    s = np.zeros((3, 3))
+    on_b = inside(xb)
+    s -= np.einsum("ki,kj->ij", f[on_b], point[on_b] - xb[on_b])
+    on_a = a_grain & inside(xa)
+    s -= np.einsum("ki,kj->ij", -f[on_a], point[on_a] - xa[on_a])
+    return s / float(np.prod(hi - lo))
+
+
+def force_distribution(forces, bins=30):
+    """P(f/<f>) of positive contact forces `forces` (normal force magnitudes): returns
+    (centres, density, mean, beta, scale): the histogram's bin centres over f/<f> and its
+    density (unit area), <f>, and the tail P ~ scale exp(-beta f/<f>) fitted to the bins
+    beyond f/<f> = 1 (nan with fewer than three such bins)."""
+    f = np.asarray(forces, float)
+    f = f[f > 0.0]
+    if len(f) == 0:
+        raise ValueError("no contact carries a force")
+    mean = float(f.mean())
+    x = f / mean
+    density, edges = np.histogram(x, bins=bins, range=(0.0, max(float(x.max()), 1.0) * 1.0001), density=True)
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    tail = (centres > 1.0) & (density > 0.0)
+    beta, scale = float("nan"), float("nan")
+    if tail.sum() >= 3:
+        slope, intercept = np.polyfit(centres[tail], np.log(density[tail]), 1)
+        beta, scale = -float(slope), float(np.exp(intercept))
+    return centres, density, mean, beta, scale
+
+
+# ----------------------------------------------------------------------------------------
 
 def _load(path):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -715,6 +842,154 @@ def cmd_drum_angle(args):
     return 0
 
 
+def _contacts_of(run, k):
+    c = run.contacts(k)
+    if c is None:
+        raise SystemExit(f"talus_measure: {run.path} holds no contacts: run the scene with "
+                         "[output] contacts = true (or --set output.contacts=true)")
+    return c
+
+
+def _region(args):
+    if args.min is None and args.max is None:
+        return None, None
+    if args.min is None or args.max is None:
+        raise SystemExit("talus_measure: give both --min and --max, or neither")
+    lo, hi = _vec(args.min, "--min"), _vec(args.max, "--max")
+    if np.any(hi <= lo):
+        raise SystemExit("talus_measure: --min must be below --max on every axis")
+    return lo, hi
+
+
+def cmd_coordination(args):
+    lo, hi = _region(args)
+    with _load(args.trajectory) as run:
+        k = _frame_index(run, args.frame)
+        c, f = _contacts_of(run, k), run.frame(k)
+    ids = f["id"]
+    if lo is not None:
+        ids = ids[np.all((f["position"] >= lo) & (f["position"] <= hi), axis=1)]
+    keep = touching(c, args.by, args.gap_tolerance)
+    z, z_m, counts, rattlers = coordination(ids, c, keep, args.walls, args.rattler_below)
+    where = "all grains" if lo is None else f"grains with centres in [{lo.tolist()}, {hi.tolist()}]"
+    print(f"coordination number at t = {f['time']:.6g} s, {where} ({len(ids)}), contacts touching by "
+          f"{args.by}{', walls included' if args.walls else ''}: Z = {z:.4f}")
+    print(f"without rattlers (fewer than {args.rattler_below} contacts, {100 * rattlers:.1f} % of the "
+          f"grains): Z_m = {z_m:.4f}")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if len(counts):
+        ax.hist(counts, bins=np.arange(counts.max() + 2) - 0.5, color="0.5", edgecolor="k")
+    ax.axvline(z, color="r", label=f"Z = {z:.3f}")
+    ax.axvline(z_m, color="b", ls="--", label=f"Z_m = {z_m:.3f}")
+    ax.set_xlabel("contacts per grain")
+    ax.set_ylabel("grains")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "coordination"), dpi=120)
+    return 0
+
+
+def cmd_stress(args):
+    lo, hi = _region(args)
+    if lo is None:
+        raise SystemExit("talus_measure: stress needs the region: --min and --max")
+    if args.slices < 1:
+        raise SystemExit("talus_measure: --slices must be at least 1")
+    with _load(args.trajectory) as run:
+        k = _frame_index(run, args.frame)
+        c, t = _contacts_of(run, k), float(run.frames.time[k])
+    sigma = love_weber_stress(c, lo, hi)
+    p = float(np.trace(sigma)) / 3.0
+    dev = sigma - p * np.eye(3)
+    q = math.sqrt(1.5 * float(np.sum(dev * dev)))
+    print(f"Love-Weber contact stress of the grains in [{lo.tolist()}, {hi.tolist()}] at t = {t:.6g} s "
+          "[Pa], compression positive:")
+    for row in sigma:
+        print("  " + "  ".join(f"{v:13.6g}" for v in row))
+    print(f"mean stress p = {p:.6g} Pa, deviatoric stress q = {q:.6g} Pa")
+    a = AXES[args.along]
+    edges = np.linspace(lo[a], hi[a], args.slices + 1)
+    mids, comp = 0.5 * (edges[1:] + edges[:-1]), []
+    for j in range(args.slices):
+        l2, h2 = lo.copy(), hi.copy()
+        l2[a], h2[a] = edges[j], edges[j + 1]
+        comp.append(love_weber_stress(c, l2, h2)[a, a])
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot(comp, mids, "k.-", label=f"sigma_{args.along}{args.along} per slab")
+    ax.axvline(sigma[a, a], color="r", label=f"whole region {sigma[a, a]:.4g} Pa")
+    ax.set_xlabel("stress [Pa]")
+    ax.set_ylabel(f"{args.along} [m]")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "stress"), dpi=120)
+    return 0
+
+
+def _normal_forces(c, walls):
+    keep = c["normal_impulse"] > 0.0
+    if not walls:
+        keep &= c["wall"] < 0
+    return c["normal_impulse"][keep] / c["dt"], keep
+
+
+def cmd_force_distribution(args):
+    with _load(args.trajectory) as run:
+        k = _frame_index(run, args.frame)
+        c, t = _contacts_of(run, k), float(run.frames.time[k])
+    fn, _ = _normal_forces(c, args.walls)
+    if len(fn) == 0:
+        raise SystemExit(f"talus_measure: no contact carries a force at t = {t:.6g} s")
+    x, density, mean, beta, scale = force_distribution(fn, args.bins)
+    print(f"normal contact forces at t = {t:.6g} s: {len(fn)} loaded contacts"
+          f"{' (walls included)' if args.walls else ' between grains'}, <f> = {mean:.6g} N, "
+          f"largest {fn.max() / mean:.3f} <f>")
+    print(f"tail P(f/<f>) ~ exp(-beta f/<f>) for f > <f>: beta = {beta:.4g}")
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    shown = density > 0
+    ax.semilogy(x[shown], density[shown], "k.-", label="P(f/<f>)")
+    if np.isfinite(beta):
+        tail = x > 1.0
+        ax.semilogy(x[tail], scale * np.exp(-beta * x[tail]), "r--", label=f"exp(-{beta:.3g} f/<f>)")
+    ax.set_xlabel("f / <f>")
+    ax.set_ylabel("probability density")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "force_distribution"), dpi=120)
+    return 0
+
+
+def cmd_force_chains(args):
+    with _load(args.trajectory) as run:
+        k = _frame_index(run, args.frame)
+        c, t = _contacts_of(run, k), float(run.frames.time[k])
+    fn, keep = _normal_forces(c, args.walls)
+    if len(fn) == 0:
+        raise SystemExit(f"talus_measure: no contact carries a force at t = {t:.6g} s")
+    mean = float(fn.mean())
+    seg = np.asarray(c["segment"]).reshape(-1, 2, 3)[keep]
+    h, v = [i for i in range(3) if i != AXES[args.view]]
+    strong = fn > mean * (1.0 + 1e-9)  # equal forces are not above their mean by rounding
+    print(f"force chains at t = {t:.6g} s: {len(fn)} loaded contacts drawn, <f> = {mean:.6g} N; "
+          f"{int(strong.sum())} ({100 * strong.mean():.1f} %) carry more than <f>")
+    from matplotlib.collections import LineCollection
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 6))
+    lines = LineCollection(seg[:, :, [h, v]], linewidths=0.3 + 2.0 * fn / mean,
+                           colors=np.where(strong, "k", "0.6"))
+    ax.add_collection(lines)
+    ax.autoscale()
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"{'xyz'[h]} [m]")
+    ax.set_ylabel(f"{'xyz'[v]} [m]")
+    ax.set_title(f"contact forces at t = {t:.4g} s (width ~ f/<f>; black: f > <f>)")
+    fig.tight_layout()
+    fig.savefig(_png_path(args, "force_chains"), dpi=150)
+    return 0
+
+
 def build_parser():
     p = argparse.ArgumentParser(prog="talus_measure.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -798,6 +1073,44 @@ def build_parser():
                         "printed, with a warning if it holds frames of the spin-up")
     s.add_argument("--t1", type=float, help="window end [s] (default: the last frame)")
     s.set_defaults(func=cmd_drum_angle)
+
+    s = add("coordination", "mean coordination number (contacts per grain) of a frame, from "
+                            "/contacts ([output] contacts = true)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--by", choices=("force", "gap"), default="force",
+                   help="a contact counts when it carried a normal force (default), or when its "
+                        "gap is at most --gap-tolerance")
+    s.add_argument("--gap-tolerance", type=float, default=0.0, help="with --by gap [m] (0)")
+    s.add_argument("--walls", action="store_true",
+                   help="count contacts with walls and with bodies outside the region too")
+    s.add_argument("--rattler-below", type=int, default=2,
+                   help="grains with fewer contacts are rattlers, left out of Z_m (2)")
+    s.add_argument("--min", help="only grains with centres in this box: corner 'x y z' [m]")
+    s.add_argument("--max", help="the box's other corner 'x y z' [m]")
+    s.set_defaults(func=cmd_coordination)
+
+    s = add("stress", "Love-Weber mean contact stress tensor of the grains in a box region")
+    s.add_argument("--min", required=True, help="region corner 'x y z' [m]")
+    s.add_argument("--max", required=True, help="region corner 'x y z' [m]")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--along", choices="xyz", default="z",
+                   help="the plot: this normal stress in slabs along this axis (default z)")
+    s.add_argument("--slices", type=int, default=10, help="slabs of the profile (10)")
+    s.set_defaults(func=cmd_stress)
+
+    s = add("force-distribution", "P(f/<f>) of the normal contact forces and its tail's decay")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--bins", type=int, default=30)
+    s.add_argument("--walls", action="store_true", help="include the contacts with walls")
+    s.set_defaults(func=cmd_force_distribution)
+
+    s = add("force-chains", "picture of the contact forces: a line from centre to centre per "
+                            "loaded contact, as wide as its force")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--view", choices="xyz", default="y",
+                   help="look along this axis (default y: the x-z plane)")
+    s.add_argument("--walls", action="store_true", help="include the contacts with walls")
+    s.set_defaults(func=cmd_force_chains)
     return p
 
 
