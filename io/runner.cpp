@@ -26,6 +26,7 @@ RunMetadata prepare_run_output(Scene& scene) {
     }
     meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
     meta.contacts = scene.output.contacts;
+    meta.wall_surface = wall_surface(world.walls, world.bodies);
     meta.dt = world.simulation.adaptive ? 0.0 : world.simulation.dt;  // adaptive: per frame in /walls/contacts/dt
     meta.precision = scene.output.precision;
     meta.compression = scene.output.compression;
@@ -41,7 +42,7 @@ void write_world_frame(TrajectoryWriter& writer, World& world) {
     for (const Emitter& e : world.emitters) emitted.push_back(e.emitted);
     for (const Outlet& o : world.outlets) removed.push_back(o.removed);
     writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
-                       &world.wall_contacts(), &world.contact_record());
+                       &world.wall_contacts(), &world.contact_record(), &world.walls);
     world.reset_wall_loads();
 }
 

@@ -11,6 +11,7 @@
 #include "core/math.hpp"
 #include "core/settings.hpp"
 #include "engine/flow/flow.hpp"
+#include "io/wall_surface.hpp"
 
 namespace talus {
 
@@ -47,6 +48,9 @@ struct RunMetadata {
     /// walls ([output] contacts).
     bool contacts = false;
     double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts and /contacts)
+    /// The walls as triangles at their reference pose (/walls/surface, and the sidecar's
+    /// "walls"); empty: none. A resumed run takes the file's own.
+    WallSurface wall_surface;
     /// Storage type of the per-body float rows (/bodies/position, orientation, velocity,
     /// angular_velocity, radius): float32 rounds each double to nearest.
     OutputPrecision precision = OutputPrecision::Float64;
@@ -129,13 +133,16 @@ public:
     /// walls) gives the frame's /walls row: impulses / covered time, zeros if null or empty.
     /// `contacts` (when the file was created with wall_contacts) gives the frame's rows of
     /// /walls/contacts; null = none. `record` (when the file was created with contacts)
-    /// gives the frame's rows of /contacts; null = none.
+    /// gives the frame's rows of /contacts; null = none. `walls` (when the file has a wall
+    /// surface) poses it at `time` for the frame's /walls/surface/points; null = the
+    /// reference pose.
     void write_frame(const BodyStore& bodies, double time, uint64_t step,
                      const std::vector<FlowTally>& emitted = {},
                      const std::vector<FlowTally>& removed = {},
                      const WallLoads* loads = nullptr,
                      const WallContactList* contacts = nullptr,
-                     const ContactRecord* record = nullptr);
+                     const ContactRecord* record = nullptr,
+                     const std::vector<Wall>* walls = nullptr);
 
     /// Buffers one step's record in memory; it reaches the file with the next write_frame or
     /// on close(), so the step loop makes no HDF5 call. Throws IoError after close(), or

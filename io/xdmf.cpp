@@ -7,7 +7,8 @@
 // HyperSlab data items selecting rows [first_row, first_row + row_count) of the appended
 // /bodies datasets. Nothing is copied: the sidecar is a few lines of XML per frame. A file
 // with /contacts gets a second temporal collection of the same kind, each frame's contacts
-// as two-node Polyline cells over /contacts/segment.
+// as two-node Polyline cells over /contacts/segment; a file with /walls/surface a third,
+// the walls' fixed triangles over each frame's rows of /walls/surface/points.
 //
 // Invariants: the HDF5 file is referenced by its bare file name (the sidecar sits beside
 // it, so the pair can be moved together); the sidecar is replaced atomically (temporary
@@ -164,6 +165,39 @@ void append_contacts(std::string& out, const std::string& ref, const std::vector
     out += "    </Grid>\n";
 }
 
+/// The "walls" collection: per frame the fixed triangles of /walls/surface over that
+/// frame's rows of /walls/surface/points (frame i: rows [i V, (i + 1) V)).
+void append_walls(std::string& out, const std::string& ref, const std::vector<XdmfFrame>& frames,
+                  uint64_t points, uint64_t triangles, int real_bytes) {
+    constexpr BodyArray kWallPoints{"/walls/surface/points", 3, "Float", 0};
+    constexpr BodyArray kTriangles{"/walls/surface/triangles", 3, "UInt", 4};
+    const uint64_t total = points * frames.size();
+    out += "    <Grid Name=\"walls\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        fmt::format_to(std::back_inserter(out),
+                       "      <Grid Name=\"walls {0}\" GridType=\"Uniform\">\n"
+                       "        <Time Value=\"{1}\"/>\n"
+                       "        <Topology TopologyType=\"Triangle\" NumberOfElements=\"{2}\">\n",
+                       i, frames[i].time, triangles);
+        // all rows, but through a hyperslab: the legacy reader then does not try to cache the
+        // grid by its data items' file names (and complain that the geometry has none)
+        append_hyperslab(out, ref, kTriangles, {0, triangles}, triangles, 4, "          ");
+        fmt::format_to(std::back_inserter(out),
+                       "        </Topology>\n"
+                       "        <Geometry GeometryType=\"XYZ\">\n");
+        append_hyperslab(out, ref, kWallPoints, {i * points, points}, total, real_bytes, "          ");
+        fmt::format_to(std::back_inserter(out),
+                       "        </Geometry>\n"
+                       "        <Attribute Name=\"wall\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+                       "          <DataItem Dimensions=\"{}\" NumberType=\"UInt\" Precision=\"4\" "
+                       "Format=\"HDF\">{}:/walls/surface/wall</DataItem>\n"
+                       "        </Attribute>\n"
+                       "      </Grid>\n",
+                       triangles, ref);
+    }
+    out += "    </Grid>\n";
+}
+
 }  // namespace
 
 std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path) {
@@ -173,7 +207,7 @@ std::filesystem::path xdmf_sidecar_path(const std::filesystem::path& h5_path) {
 }
 
 std::string xdmf_document(const std::string& h5_reference, const std::vector<XdmfFrame>& frames,
-                          uint64_t total_rows, int real_bytes, std::optional<uint64_t> contact_rows) {
+                          uint64_t total_rows, int real_bytes, const XdmfExtras& extras) {
     const std::string ref = xml_escape(h5_reference);
     std::string out;
     out.reserve(512 + frames.size() * 2400);
@@ -214,7 +248,8 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
         out += "      </Grid>\n";
     }
     out += "    </Grid>\n";
-    if (contact_rows) append_contacts(out, ref, frames, *contact_rows);
+    if (extras.contact_rows) append_contacts(out, ref, frames, *extras.contact_rows);
+    if (extras.wall_triangles > 0) append_walls(out, ref, frames, extras.wall_points, extras.wall_triangles, extras.wall_real_bytes);
     out +=
         "  </Domain>\n"
         "</Xdmf>\n";
@@ -222,11 +257,11 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
 }
 
 void write_xdmf_sidecar(const std::filesystem::path& h5_path, const std::vector<XdmfFrame>& frames,
-                        uint64_t total_rows, int real_bytes, std::optional<uint64_t> contact_rows) {
+                        uint64_t total_rows, int real_bytes, const XdmfExtras& extras) {
     const std::filesystem::path target = xdmf_sidecar_path(h5_path);
     std::filesystem::path temporary = target;
     temporary += ".tmp";
-    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows, real_bytes, contact_rows);
+    const std::string text = xdmf_document(h5_path.filename().string(), frames, total_rows, real_bytes, extras);
     {
         std::ofstream os(temporary, std::ios::binary | std::ios::trunc);
         if (!os) {

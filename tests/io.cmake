@@ -107,10 +107,33 @@ add_test(NAME io.contacts_h5
 set_tests_properties(io.contacts_h5 PROPERTIES FIXTURES_REQUIRED talus_cubic_stack)
 add_test(NAME io.contacts_paraview
          COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
-                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_contacts_pvpython.py ${TALUS_STACK_OUTPUT})
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_sidecar_blocks_pvpython.py ${TALUS_STACK_OUTPUT})
 set_tests_properties(io.contacts_paraview PROPERTIES
     FIXTURES_REQUIRED talus_cubic_stack
     TIMEOUT 300)
+# The walls as the output draws them (/walls/surface and the sidecar's "walls" block): a drum
+# that turns, planes that stay or are moved by a table (tests/scenes/drum.toml to 0.4 s), and a
+# gate removed by a stage (the staged gate run above); h5py checks the poses, ParaView the
+# triangles of every frame.
+set(TALUS_DRUM_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drum_surface.h5)
+add_test(NAME io.walls_surface_run
+         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drum.toml -o ${TALUS_DRUM_OUTPUT}
+                 --force --quiet --set simulation.duration=0.4)
+set_tests_properties(io.walls_surface_run PROPERTIES FIXTURES_SETUP talus_drum_surface)
+add_test(NAME io.walls_surface
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_surface.py
+                 ${TALUS_DRUM_OUTPUT} ${TALUS_STAGED_OUTPUT})
+set_tests_properties(io.walls_surface PROPERTIES
+                     FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate")
+foreach(run drum_surface staged_gate)
+  add_test(NAME io.walls_paraview_${run}
+           COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                   ${CMAKE_CURRENT_SOURCE_DIR}/python/check_sidecar_blocks_pvpython.py
+                   ${CMAKE_BINARY_DIR}/test-output/io/${run}.h5)
+  set_tests_properties(io.walls_paraview_${run} PROPERTIES
+      FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate"
+      TIMEOUT 300)
+endforeach()
 # Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts, contacts) has its
 # row in docs/output-format.md, with the unit and type the file holds.
 add_test(NAME io.output_format_doc

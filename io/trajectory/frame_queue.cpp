@@ -49,7 +49,7 @@ void TrajectoryWriter::Impl::update_sidecar(bool always) {
     if (!always && frames.size() > kSidecarAlwaysFrames &&
         sidecar_seconds > kSidecarTimeShare * lifetime)
         return;
-    write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8, sidecar_contact_rows());
+    write_xdmf_sidecar(path, frames, rows, float32 ? 4 : 8, sidecar_extras());
     sidecar_seconds += std::chrono::duration<double>(clock::now() - start).count();
     sidecar_frames = frames.size();
 }
@@ -104,7 +104,7 @@ void TrajectoryWriter::Impl::append_diagnostics() {
 void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
                                   const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
                                   const WallLoads* loads, const WallContactList* contacts,
-                                  const ContactRecord* record) {
+                                  const ContactRecord* record, const std::vector<Wall>* walls) {
     if (emitted.size() != n_emitters || removed.size() != n_outlets)
         throw IoError(fmt::format("trajectory '{}': the file was created for {} emitters and {} "
                                   "outlets, the frame brings {} and {}",
@@ -156,6 +156,8 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
     if (wall_contacts && contacts != nullptr) out.contacts = *contacts;
     out.record.clear();
     if (all_contacts && record != nullptr) out.record = *record;
+    if (walls != nullptr) posed_wall_points(surface, *walls, time, out.wall_points);
+    else out.wall_points = surface.points;
     out.diagnostics.swap(pending);
     pending.clear();
 }
@@ -233,6 +235,17 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
         append(wc_row_count, f, 1, &count);
         append(wc_dt, f, 1, &wc.step);
         wc_rows += count;
+    }
+    if (!surface.empty()) {
+        const std::size_t v = surface.points.size();
+        if (float32) {
+            wall_points32.resize(3 * v);
+            for (std::size_t i = 0; i < v; ++i)
+                for (int a = 0; a < 3; ++a) wall_points32[3 * i + a] = static_cast<float>(fr.wall_points[i][a]);
+            append(ws_points, f * v, v, wall_points32.data());
+        } else {
+            append(ws_points, f * v, v, fr.wall_points.data());
+        }
     }
     if (all_contacts) {
         const ContactRecord& cr = fr.record;

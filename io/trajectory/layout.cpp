@@ -340,6 +340,33 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
                       nullptr, true, true);
         wall_contacts = meta.wall_contacts;
     }
+    if (creating) surface = meta.wall_surface;  // appending: examine() read the file's
+    if (!surface.empty()) {
+        const hsize_t points = surface.points.size(), triangles = surface.triangles.size();
+        if (creating) {
+            Hid group(check(H5Gcreate2(root, "/walls/surface", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                            "create group /walls/surface"),
+                      H5Gclose);
+            write_fixed("/walls/surface/triangles", H5T_STD_U32LE, H5T_NATIVE_UINT32, triangles, 3,
+                        surface.triangles.data(), "1",
+                        "the walls' triangles: three rows of the frame's points each (fixed)");
+            write_fixed("/walls/surface/wall", H5T_STD_U32LE, H5T_NATIVE_UINT32, triangles, 1,
+                        surface.triangle_wall.data(), "1",
+                        "wall of each triangle (index into the names attribute of /walls)");
+            write_fixed("/walls/surface/first_point", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                        surface.first_point.size(), 1, surface.first_point.data(), "1",
+                        "per wall, its first point; one more entry: the points per frame");
+            write_fixed("/walls/surface/reference_points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, points, 3,
+                        surface.points.data(), "m", "the points at the walls' reference pose (t = 0)");
+        }
+        // the run's precision, like the bodies' reals, and the row datasets' compression
+        create_column(ws_points, "/walls/surface/points", float32 ? H5T_IEEE_F32LE : f64,
+                      float32 ? H5T_NATIVE_FLOAT : nf64, 3,
+                      std::clamp<hsize_t>(points, trajectory::kMinChunkRows, trajectory::kBodyChunkRows), "m",
+                      "the walls' points at each frame's pose: frame k's are rows k V ... (k + 1) V - 1, "
+                      "V = the last entry of first_point",
+                      nullptr, false, false, z);
+    }
     if (wall_contacts && creating) {
         Hid group(check(H5Gcreate2(root, "/walls/contacts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                         "create group /walls/contacts"),

@@ -161,6 +161,7 @@ void TrajectoryWriter::Impl::adopt(hid_t f, const Kept& k) {
 
 TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::examine(hid_t f, const RunMetadata& meta, uint64_t step) {
     check_same_run(f, meta);
+    surface = read_wall_surface(f);  // the file's own, whatever the resumed scene's bodies size
     creating = false;  // describe the columns (their names); the datasets are there
     define_columns(meta);
     if (exists(f, "/clumps/first")) {
@@ -190,7 +191,21 @@ void TrajectoryWriter::Impl::continue_in_place(const Kept& k) {
     open_columns();
 }
 
+WallSurface TrajectoryWriter::Impl::read_wall_surface(hid_t f) const {
+    WallSurface out;
+    if (!exists(f, "/walls/surface/reference_points")) return out;
+    const auto whole = [&](const char* name, auto element, hid_t type) {
+        return read_rows<decltype(element)>(f, name, type, 0, dims_of(f, name)[0]);
+    };
+    out.points = whole("/walls/surface/reference_points", Vec3(0, 0, 0), H5T_NATIVE_DOUBLE);
+    out.triangles = whole("/walls/surface/triangles", std::array<uint32_t, 3>{}, H5T_NATIVE_UINT32);
+    out.triangle_wall = whole("/walls/surface/wall", uint32_t{}, H5T_NATIVE_UINT32);
+    out.first_point = whole("/walls/surface/first_point", uint32_t{}, H5T_NATIVE_UINT32);
+    return out;
+}
+
 hsize_t TrajectoryWriter::Impl::kept_length(const Column* c, hsize_t frames) const {
+    if (c == &ws_points) return frames * surface.points.size();
     if (c == &wc_wall || c == &wc_body || c == &wc_point || c == &wc_impulse || c == &wc_angular)
         return wc_rows;
     if (c == &c_wall || c == &c_a || c == &c_b || c == &c_point || c == &c_normal || c == &c_gap ||
@@ -204,6 +219,7 @@ void TrajectoryWriter::Impl::continue_by_copy(hid_t old, const Kept& k, const Ru
     RunMetadata m = meta;
     if (const auto p = read_strings(old, "scene_path"); p.size() == 1) m.scene_path = p[0];
     if (const auto v = read_strings(old, "talus_version"); v.size() == 1) m.talus_version = v[0];
+    m.wall_surface = surface;  // the original's (examine read it)
     // the copy keeps the original's chunks (the run that made it may have started with
     // another body count than the checkpoint holds)
     {
@@ -355,6 +371,17 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             fr.contacts.impulse = rows(wc_impulse, Vec3(0, 0, 0), ca, cn);
             fr.contacts.angular_impulse = rows(wc_angular, Vec3(0, 0, 0), ca, cn);
             fr.contacts.step = rows(wc_dt, double{}, i, 1)[0];
+        }
+        if (!surface.empty()) {
+            const hsize_t v = surface.points.size();
+            if (float32) {
+                const auto stored = rows(ws_points, std::array<float, 3>{}, i * v, v);
+                fr.wall_points.resize(v);  // widening is exact: written again as the same floats
+                for (std::size_t j = 0; j < v; ++j)
+                    fr.wall_points[j] = Vec3(stored[j][0], stored[j][1], stored[j][2]);
+            } else {
+                fr.wall_points = rows(ws_points, Vec3(0, 0, 0), i * v, v);
+            }
         }
         fr.record.clear();
         if (all_contacts) {

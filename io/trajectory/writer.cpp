@@ -128,7 +128,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
         m.continue_by_copy(read_only.get(), kept, metadata, materials, clumps);
     }
     // the sidecar of the frames kept, at once: the old one may list frames just cut
-    write_xdmf_sidecar(path, m.frames, m.rows, m.float32 ? 4 : 8, m.sidecar_contact_rows());
+    write_xdmf_sidecar(path, m.frames, m.rows, m.float32 ? 4 : 8, m.sidecar_extras());
     m.sidecar_frames = m.frames.size();
     m.background = metadata.background_writer;
     if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
@@ -145,18 +145,19 @@ TrajectoryWriter::~TrajectoryWriter() {
 void TrajectoryWriter::write_frame(const BodyStore& bodies, double time, uint64_t step,
                                    const std::vector<FlowTally>& emitted,
                                    const std::vector<FlowTally>& removed, const WallLoads* loads,
-                                   const WallContactList* contacts, const ContactRecord* record) {
+                                   const WallContactList* contacts, const ContactRecord* record,
+                                   const std::vector<Wall>* walls) {
     Impl& m = *impl_;
     if (m.closed) throw IoError(fmt::format("trajectory '{}': write_frame after close", m.path.string()));
     if (!m.background) {
-        m.pack(m.sync_rows, bodies, time, step, emitted, removed, loads, contacts, record);
+        m.pack(m.sync_rows, bodies, time, step, emitted, removed, loads, contacts, record, walls);
         QuietHdf5 quiet;
         m.write_rows(m.sync_rows);
     } else {
         m.rethrow_if_failed();
         std::unique_ptr<FrameRows> rows = m.take_buffer();
         try {
-            m.pack(*rows, bodies, time, step, emitted, removed, loads, contacts, record);
+            m.pack(*rows, bodies, time, step, emitted, removed, loads, contacts, record, walls);
         } catch (...) {
             m.give_back(std::move(rows));
             throw;

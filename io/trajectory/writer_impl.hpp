@@ -28,6 +28,7 @@
 #include "core/materials.hpp"
 #include "engine/world/diagnostics.hpp"
 #include "io/hdf5_handles.hpp"
+#include "io/wall_surface.hpp"
 #include "io/xdmf.hpp"
 
 namespace talus {
@@ -112,6 +113,7 @@ struct FrameRows {
     std::vector<Vec3> wall_force, wall_torque;
     WallContactList contacts;
     ContactRecord record;  ///< the frame's /contacts rows (files with contacts)
+    std::vector<Vec3> wall_points;  ///< the walls' surface at the frame's pose (/walls/surface)
 };
 
 /// Offsets (in reals, for n bodies) of the columns of FrameRows::real64 / real32.
@@ -201,6 +203,10 @@ struct TrajectoryWriter::Impl {
     Column c_wall, c_a, c_b, c_point, c_normal, c_gap, c_normal_impulse, c_tangential_impulse,
         c_segment, c_first_row, c_row_count, c_dt;
     uint64_t c_rows = 0;
+    // /walls/surface (scenes with walls): fixed triangles, points per frame
+    WallSurface surface;
+    Column ws_points;
+    std::vector<float> wall_points32;  ///< the writer thread's scratch for a float32 file
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
         d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt,
         d_stage;
@@ -237,6 +243,7 @@ struct TrajectoryWriter::Impl {
         if (wall_contacts)
             out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
                                    &wc_first_row, &wc_row_count, &wc_dt});
+        if (!surface.empty()) out.push_back(&ws_points);
         if (all_contacts)
             out.insert(out.end(), {&c_wall, &c_a, &c_b, &c_point, &c_normal, &c_gap,
                                    &c_normal_impulse, &c_tangential_impulse, &c_segment,
@@ -407,6 +414,8 @@ struct TrajectoryWriter::Impl {
     /// The length a per-frame or per-row /flow, /walls or /contacts column is cut to: the
     /// contact rows kept for a contact row column, else the frames kept.
     hsize_t kept_length(const Column* c, hsize_t frames) const;
+    /// /walls/surface of `f` (its reference pose and triangles); empty without it.
+    WallSurface read_wall_surface(hid_t f) const;
 
     /// A file a killed run left (`old`, open for SWMR reading): its "being written" mark
     /// forbids opening it read-write, and its on-disk metadata is a snapshot that HDF5 may
@@ -437,9 +446,14 @@ struct TrajectoryWriter::Impl {
 
     void flush(Column& c) { check(H5Dflush(c.id.get()), "flush " + c.name); }
 
-    /// The /contacts rows the sidecar describes; none for a file without them.
-    std::optional<uint64_t> sidecar_contact_rows() const {
-        return all_contacts ? std::optional<uint64_t>(c_rows) : std::nullopt;
+    /// What the sidecar shows besides the bodies.
+    XdmfExtras sidecar_extras() const {
+        XdmfExtras e;
+        if (all_contacts) e.contact_rows = c_rows;
+        e.wall_points = surface.points.size();
+        e.wall_real_bytes = float32 ? 4 : 8;
+        e.wall_triangles = surface.triangles.size();
+        return e;
     }
 
     /// Rewrites the sidecar if it is behind and (`always` or) within its time budget.
@@ -451,7 +465,8 @@ struct TrajectoryWriter::Impl {
     /// Checks the frame against the file and copies it into `out` (no HDF5 call).
     void pack(FrameRows& out, const BodyStore& bodies, double time, uint64_t step,
               const std::vector<FlowTally>& emitted, const std::vector<FlowTally>& removed,
-              const WallLoads* loads, const WallContactList* contacts, const ContactRecord* record);
+              const WallLoads* loads, const WallContactList* contacts, const ContactRecord* record,
+              const std::vector<Wall>* walls);
 
     /// After a failed write: HDF5 may not write to the file again. The file then stays as
     /// the last successful flush and the writes after it left it: the consistent SWMR state a

@@ -4,7 +4,8 @@
     check_precision.py F64.h5 F64_GZIP6.h5 F32_GZIP1.h5 F32.h5
 
 F64 is the reference (float64, uncompressed). Checks:
-- storage: the per-body reals are float64 / float32 as asked, everything else keeps its type
+- storage: the per-body reals and the walls' surface points are float64 / float32 as asked,
+  everything else keeps its type
   (ids uint64, indexes and diagnostics float64); the dataset creation property lists carry
   shuffle + deflate at the asked level on the row datasets, and no filter on the index;
 - data: a compressed file holds exactly the data of its uncompressed twin (every dataset of
@@ -52,15 +53,15 @@ def same_bits(a, b):
 
 def check_storage(path, f, real_dtype, level):
     for name, ds in datasets(f).items():
-        rows = name.startswith("bodies/") or (name.startswith("walls/contacts/") and
-                                              not name.endswith(("first_row", "row_count")))
+        rows = (name.startswith("bodies/") or name == "walls/surface/points" or
+                (name.startswith("walls/contacts/") and not name.endswith(("first_row", "row_count"))))
         want_level = level if rows and level > 0 else None
         got = (ds.compression_opts if ds.compression == "gzip" else None)
         expect(got == want_level, f"{path}:{name}: gzip level {got}, expected {want_level}")
         expect(ds.shuffle == (want_level is not None),
                f"{path}:{name}: shuffle {ds.shuffle}, expected {want_level is not None}")
         base = name.split("/")[-1]
-        if name.startswith("bodies/") and base in REALS:
+        if (name.startswith("bodies/") and base in REALS) or name == "walls/surface/points":
             expect(ds.dtype == real_dtype, f"{path}:{name}: dtype {ds.dtype}, expected {real_dtype}")
     expect(f["bodies/id"].dtype == np.uint64, f"{path}: /bodies/id is {f['bodies/id'].dtype}")
     expect(f["frames/time"].dtype == np.float64, f"{path}: /frames/time is {f['frames/time'].dtype}")
@@ -108,7 +109,7 @@ def main(f64, f64z, f32z, f32):
     for name in datasets(a):
         base = name.split("/")[-1]
         want = a[name][()]
-        if name.startswith("bodies/") and base in REALS:
+        if (name.startswith("bodies/") and base in REALS) or name == "walls/surface/points":
             want = want.astype(np.float32)
         expect(same_bits(b[name][()], want), f"{name}: float32 file is not the float64 run rounded")
     # the physics is the same whatever the output

@@ -11,8 +11,8 @@ SCENE is tests/scenes/resume.toml: two stages of 50 steps, a frame every 5, an e
 outlet, a kinematic body, a pot the second stage starts turning, wall contacts and all
 contacts written.
 "The same run" means: the same complete frames (index and every /bodies row), the same
-/flow, /walls, /walls/contacts and /contacts rows, the same diagnostics except their wall-clock
-times, all compared as bytes; and sidecars that differ only by the file name they name.
+/flow, /walls (and its surface), /walls/contacts and /contacts rows, the same diagnostics
+except their wall-clock times, all compared as bytes; and sidecars that differ only by the file name they name.
 
 stop: for the solvers pgs and apgd, a run stopped with --stop-after-steps (which behaves as
   SIGTERM after that step: exit 143, a checkpoint, no frame off the cadence, no .tmp left)
@@ -134,6 +134,14 @@ def compare(reference, candidate, what, frames_up_to=None):
         for name in ("force", "torque"):
             if not same_bytes(ra.walls[name][:n], rb.walls[name]):
                 fail(f"{what}: /walls/{name} differs")
+        # the walls' surface: the same triangles, and each frame's points
+        sa, sb = ra._file["walls/surface"], rb._file["walls/surface"]
+        v = int(sa["first_point"][-1])
+        for name in ("triangles", "wall", "first_point", "reference_points"):
+            if not same_bytes(sa[name][()], sb[name][()]):
+                fail(f"{what}: /walls/surface/{name} differs")
+        if not same_bytes(sa["points"][:n * v], sb["points"][()]):
+            fail(f"{what}: /walls/surface/points differs")
         last = int(ra.frames.step[n - 1])
         steps = rb.diagnostics["step"]
         if frames_up_to is None and not np.array_equal(steps, np.arange(1, len(steps) + 1)):

@@ -371,6 +371,11 @@ def main(argv):
     reader = XDMFReader(FileNames=[xmf])
     reader.PointArrayStatus = ["radius", "velocity", "id", "material"]
     reader.UpdatePipelineInformation()
+    # only the bodies' grids ("frame K"): a sidecar may also list contacts and walls, whose
+    # points are no bodies (the walls are drawn from the scene below)
+    grids = [g for g in reader.GetProperty("GridInfo")[::2] if str(g).startswith("frame ")]
+    if grids:
+        reader.GridStatus = grids
     times = list(reader.TimestepValues) if reader.TimestepValues is not None else []
     if isinstance(reader.TimestepValues, float):
         times = [reader.TimestepValues]
