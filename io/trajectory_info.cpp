@@ -350,6 +350,67 @@ std::optional<double> TrajectorySummary::max_penetration_share_of_smallest_diame
     return *max_penetration / *smallest_diameter;
 }
 
+namespace {
+
+/// Rows [first, first + n) of a (rows, width) dataset (width 1: a 1-D one), as `mem_type`.
+template <class T>
+std::vector<T> read_block(hid_t f, const char* name, hid_t mem_type, uint64_t first, uint64_t n,
+                          int width, const std::filesystem::path& path) {
+    // T may hold a whole row (a Vec3 of a (rows, 3) dataset)
+    std::vector<T> out(std::size_t(n) * std::size_t(width) * H5Tget_size(mem_type) / sizeof(T));
+    if (n == 0) return out;
+    Hid ds(H5Dopen2(f, name, H5P_DEFAULT), H5Dclose);
+    Hid space(ds.get() >= 0 ? H5Dget_space(ds.get()) : -1, H5Sclose);
+    const int rank = width == 1 ? 1 : 2;
+    const hsize_t start[2] = {first, 0}, count[2] = {n, hsize_t(width)};
+    Hid mem(H5Screate_simple(rank, count, nullptr), H5Sclose);
+    if (ds.get() < 0 || space.get() < 0 ||
+        H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dread(ds.get(), mem_type, mem.get(), space.get(), H5P_DEFAULT, out.data()) < 0)
+        throw IoError(fmt::format("trajectory '{}': cannot read {}", path.string(), name));
+    return out;
+}
+
+}  // namespace
+
+FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame) {
+    const TrajectorySummary s = summarize_trajectory(path);  // complete frames, named errors
+    const int64_t n = int64_t(s.frames);
+    const int64_t k = frame < 0 ? n + frame : frame;
+    if (k < 0 || k >= n)
+        throw IoError(fmt::format("trajectory '{}' has {} complete frame{}: frame {} is out of range "
+                                  "(0 to {}, or -1 to -{})",
+                                  path.string(), n, n == 1 ? "" : "s", frame, n - 1, n));
+    QuietHdf5 quiet;
+    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    if (f < 0) throw IoError(open_failure(path));
+    Hid file(f, H5Fclose);
+    FrameBodies out;
+    out.frame = uint64_t(k);
+    out.precision = s.precision;
+    out.time = read_column<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, uint64_t(k) + 1, path)[std::size_t(k)];
+    out.step = read_column<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
+    const uint64_t first =
+        read_column<uint64_t>(f, "/frames/first_row", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
+    const uint64_t rows =
+        read_column<uint64_t>(f, "/frames/row_count", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
+    out.id = read_block<uint64_t>(f, "/bodies/id", H5T_NATIVE_UINT64, first, rows, 1, path);
+    out.position = read_block<Vec3>(f, "/bodies/position", H5T_NATIVE_DOUBLE, first, rows, 3, path);
+    out.velocity = read_block<Vec3>(f, "/bodies/velocity", H5T_NATIVE_DOUBLE, first, rows, 3, path);
+    out.angular_velocity = read_block<Vec3>(f, "/bodies/angular_velocity", H5T_NATIVE_DOUBLE, first, rows, 3, path);
+    const auto q = read_block<double>(f, "/bodies/orientation", H5T_NATIVE_DOUBLE, first, rows, 4, path);
+    for (uint64_t i = 0; i < rows; ++i)
+        out.orientation.emplace_back(q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]);  // w, x, y, z
+    out.radius = read_block<double>(f, "/bodies/radius", H5T_NATIVE_DOUBLE, first, rows, 1, path);
+    out.material = read_block<uint32_t>(f, "/bodies/material", H5T_NATIVE_UINT32, first, rows, 1, path);
+    out.shape = dataset_rows(f, "/bodies/shape")
+                    ? read_block<uint8_t>(f, "/bodies/shape", H5T_NATIVE_UINT8, first, rows, 1, path)
+                    : std::vector<uint8_t>(rows, 0);
+    out.material_names = read_string_array_attribute(f, "material_names");
+    return out;
+}
+
 TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
     QuietHdf5 quiet;
     std::error_code ec;

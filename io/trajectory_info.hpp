@@ -93,6 +93,27 @@ private:
 /// HDF5 or not a Talus trajectory.
 TrajectorySummary summarize_trajectory(const std::filesystem::path& path);
 
+/// One complete frame's bodies as the file stores them (float32 reals widened exactly), for
+/// a scene that starts from it ([start] from). Rows in file order.
+struct FrameBodies {
+    uint64_t frame = 0;  ///< its index among the complete frames
+    double time = 0.0;   ///< [s]
+    uint64_t step = 0;
+    std::vector<uint64_t> id;
+    std::vector<Vec3> position, velocity, angular_velocity;  ///< ω in the body frame
+    std::vector<Quat> orientation;
+    std::vector<double> radius;
+    std::vector<uint32_t> material;  ///< into material_names
+    std::vector<uint8_t> shape;      ///< 0 sphere (all 0 in files written before shapes)
+    std::vector<std::string> material_names;
+    std::string precision;           ///< "float64" or "float32"
+};
+
+/// Frame `frame` of the trajectory `path` (negative: from the end, −1 the last complete
+/// one). Throws IoError naming the path for a missing or unreadable file, a checkpoint (by
+/// CheckpointNotTrajectory), or a frame out of range (saying how many there are).
+FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame);
+
 /// The summary as text: one "key: value" line each, counts with their nouns in the right
 /// number, reals rounded.
 std::string describe_trajectory(const TrajectorySummary& s);

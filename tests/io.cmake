@@ -134,6 +134,14 @@ foreach(run drum_surface staged_gate)
       FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate"
       TIMEOUT 300)
 endforeach()
+# Branching: a scene that starts from a frame of the staged gate's run ([start] from, frame),
+# under two friction values; its first frame is the source frame bit for bit.
+add_test(NAME io.branch
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_branch.py
+                 $<TARGET_FILE:talus> ${TALUS_STAGED_OUTPUT}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/scenes/branch_gate.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/branch)
+set_tests_properties(io.branch PROPERTIES FIXTURES_REQUIRED talus_staged_gate)
 # Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts, contacts) has its
 # row in docs/output-format.md, with the unit and type the file holds.
 add_test(NAME io.output_format_doc

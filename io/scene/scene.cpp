@@ -20,10 +20,80 @@
 
 #include "core/kinematic.hpp"
 #include "io/scene/readers.hpp"
+#include "io/trajectory_info.hpp"
 
 namespace talus {
 
 using namespace scene_read;
+
+namespace {
+
+/// [start]: the bodies of a frame of an earlier run, in its row order with its ids, at
+/// t = 0; materials matched by name. False (and nothing added) without the table.
+bool start_from_frame(Reader& r, const Ctx& top, const std::filesystem::path& scene_file,
+                      const std::vector<BodyEntry>& entries, World& world) {
+    const auto c = r.table(top, "start", Need::Optional);
+    if (!c) return false;
+    const auto from = r.string(*c, "from", Need::Required);
+    const int64_t frame = r.integer(*c, "frame", Need::Optional).value_or(-1);
+    if (!from) return true;
+    if (!entries.empty()) {
+        r.problem(entries.front().place, entries.front().path,
+                  "a scene with [start] takes its bodies from the run it starts from; add more "
+                  "with an [[emitter]], or start from a run that has them");
+        return true;
+    }
+    std::filesystem::path path(*from);
+    if (path.is_relative()) path = (scene_file.parent_path() / path).lexically_normal();
+    FrameBodies b;
+    try {
+        const int64_t frames = int64_t(summarize_trajectory(path).frames);
+        if (frame >= frames || frame < -frames) {
+            r.problem_at(*c, "frame",
+                         fmt::format("'{}' has {} complete frame{}: {} is out of range (0 to {}, or "
+                                     "-1 to -{})",
+                                     path.string(), frames, frames == 1 ? "" : "s", frame, frames - 1, frames));
+            return true;
+        }
+        b = read_frame_bodies(path, frame);
+    } catch (const std::exception& e) {
+        r.problem_at(*c, "from", e.what());
+        return true;
+    }
+    // the file's materials by name in this scene
+    std::vector<int64_t> material(b.material_names.size(), -1);
+    for (std::size_t k = 0; k < b.material_names.size(); ++k)
+        for (std::size_t m = 0; m < world.materials.materials.size(); ++m)
+            if (world.materials.materials[m].name == b.material_names[k]) material[k] = int64_t(m);
+    uint64_t next_id = 0;
+    for (std::size_t i = 0; i < b.id.size(); ++i) {
+        if (b.shape[i] != uint8_t(Shape::Sphere)) {
+            r.problem_at(*c, "from",
+                         fmt::format("'{}' frame {}: body {} is a {}; a start from a trajectory "
+                                     "restores spheres only (the file keeps no other shape's size)",
+                                     path.string(), b.frame, b.id[i],
+                                     b.shape[i] < 4 ? std::string(name_of(Shape(b.shape[i]))) : "body of unknown shape"));
+            return true;
+        }
+        const uint32_t mk = b.material[i];
+        if (mk >= material.size() || material[mk] < 0) {
+            r.problem_at(*c, "from",
+                         fmt::format("'{}' frame {}: body {} is of material '{}', which this scene "
+                                     "does not define (add a [[material]] of that name)",
+                                     path.string(), b.frame, b.id[i],
+                                     mk < b.material_names.size() ? b.material_names[mk] : std::to_string(mk)));
+            return true;
+        }
+        const uint32_t m = uint32_t(material[mk]);
+        world.bodies.add_sphere(b.id[i], b.position[i], b.radius[i], world.materials.materials[m].density, m,
+                                b.velocity[i], b.angular_velocity[i], b.orientation[i]);
+        next_id = std::max(next_id, b.id[i] + 1);
+    }
+    world.next_id = next_id;
+    return true;
+}
+
+}  // namespace
 
 Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                   const std::vector<std::string>& overrides, const SceneLimits& limits) {
@@ -102,11 +172,15 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                          entries.size() > 1 ? "the scene's entries generate" : "this entry generates");
         r.throw_if_any();
     }
-    place_bodies(r, entries, world);
+    const bool started = start_from_frame(r, top, name, entries, world);
     r.throw_if_any();
-    // kinematic bodies at their pose at t = 0 (a sine with a phase starts displaced)
-    place_kinematic(world.bodies, 0.0, 0.0, world.simulation.dt, false);
-    check_overlaps(r, entries, world, wall_places);
+    if (!started) {
+        place_bodies(r, entries, world);
+        r.throw_if_any();
+        // kinematic bodies at their pose at t = 0 (a sine with a phase starts displaced)
+        place_kinematic(world.bodies, 0.0, 0.0, world.simulation.dt, false);
+        check_overlaps(r, entries, world, wall_places);
+    }
     check_periodic(r, top, world);
     if (world.bodies.size() == 0 && !r.find(top, "emitter"))
         r.problem(top.place, "body",
@@ -135,7 +209,8 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                      "with what its emitters add, the run reaches");
         r.throw_if_any();
     }
-    world.next_id = world.bodies.size();  // emitted bodies continue the ids 0 … n−1
+    // emitted bodies continue the ids 0 … n−1 (after a start: after the largest id)
+    if (!started) world.next_id = world.bodies.size();
     scene.warnings = r.take_warnings();
     return scene;
 }

@@ -423,11 +423,24 @@ const Fields kOutletKeys{
           "plane: non-zero (normalised); removes the centres behind it, (x − point)·normal < 0"),
 };
 
+const Fields kStartKeys{
+    value("from", Type::String, "", kAny, "required",
+          "a trajectory (.h5) of an earlier run, relative to the scene file: the run starts from "
+          "the bodies of one of its frames (ids, positions, orientations, velocities, radii; "
+          "materials by name), at t = 0, with this scene's materials, walls, solver and stages. "
+          "Spheres only; the scene then has no [[particles]] or [[body]] of its own"),
+    value("frame", Type::Integer, "", kAny, "-1",
+          "which complete frame: 0 the first, -1 (the default) the last"),
+};
+
 const Fields kRootKeys{
     table("simulation", &kSimulationKeys, "", "the step, the run's length and its end"),
     table("periodic", &kPeriodicKeys, "", "periodic boundaries (chute and shear flows); none by default"),
     table("solver", &kSolverKeys, "", "the contact solver"),
     table("output", &kOutputKeys, "", "the trajectory and checkpoints"),
+    table("start", &kStartKeys, "",
+          "start from a frame of an earlier run (a settled bed) instead of generating bodies; "
+          "none by default"),
     tables("material", &kMaterialKeys, "at least one; referenced by name"),
     tables("friction_pair", &kFrictionPairKeys, "an explicit μ (and e) for a pair of materials"),
     tables("wall", &kWallKeys, "a plane, a box, a cylinder or a triangle mesh, optionally moving"),
