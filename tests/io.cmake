@@ -142,6 +142,13 @@ add_test(NAME io.branch
                  ${CMAKE_CURRENT_SOURCE_DIR}/scenes/branch_gate.toml
                  ${CMAKE_BINARY_DIR}/test-output/io/branch)
 set_tests_properties(io.branch PROPERTIES FIXTURES_REQUIRED talus_staged_gate)
+# talus sweep: a table of overrides (CSV and TOML), killed mid-way and called again: it finishes
+# only what is left, resuming the run it interrupted; bad tables are refused before any run.
+add_test(NAME io.sweep
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_sweep.py
+                 $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drum.toml
+                 ${CMAKE_BINARY_DIR}/test-output/io/sweep)
+set_tests_properties(io.sweep PROPERTIES TIMEOUT 300)
 # Every dataset of those runs (bodies, frames, diagnostics, flow, walls, wall contacts, contacts) has its
 # row in docs/output-format.md, with the unit and type the file holds.
 add_test(NAME io.output_format_doc

@@ -34,6 +34,7 @@
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
 #include "tools/fclib_command.hpp"
+#include "tools/sweep_command.hpp"
 
 namespace {
 
@@ -801,6 +802,21 @@ int run_main(int argc, char** argv) {
     fclib->add_flag("--json", fclib_opt.json, "Print one JSON object instead of text");
     fclib->add_flag("--print-reactions", fclib_opt.print_reactions, "Also print the reactions r");
 
+    talus::SweepOptions sweep_opt;
+    auto* sweep = app.add_subcommand(
+        "sweep", "Run a scene once per row of a table of --set overrides, N at a time; called "
+                 "again, it runs only what is not done");
+    sweep->add_option("scene", sweep_opt.scene, "Scene file (TOML)")->required();
+    sweep->add_option("table", sweep_opt.table,
+                      "Overrides: a .csv (header: the keys, e.g. material.glass.friction; a row per "
+                      "run) or a .toml of [[run]] tables (\"material.glass.friction\" = 0.3)")
+        ->required();
+    sweep->add_option("-j,--jobs", sweep_opt.jobs, "Runs at a time (default 1); the cores are shared out")
+        ->check(CLI::Range(1, 1024));
+    sweep->add_option("-o,--output-dir", sweep_opt.dir,
+                      "Directory of the runs' files and summary.csv (default: the table's path "
+                      "without its extension)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -827,5 +843,11 @@ int run_main(int argc, char** argv) {
         return 0;
     }
     if (*fclib) return talus::cmd_fclib(fclib_opt);
+    if (*sweep) {
+        std::error_code ec;
+        sweep_opt.talus = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        if (ec) sweep_opt.talus = argv[0];
+        return talus::cmd_sweep(sweep_opt);
+    }
     return cmd_info(h5, info_json);
 }
