@@ -5,6 +5,14 @@
 # Interpreters are named by absolute path: another python3 on PATH may lack h5py.
 
 set(TALUS_PYTHON /usr/bin/python3)
+
+# A test that runs tests/scenes/SCENE with the talus command into OUTPUT, as the fixture
+# FIXTURE for the checks that read it; extra arguments (--set ...) go to `talus run`.
+function(talus_run_fixture name scene output fixture)
+  add_test(NAME ${name}
+           COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/${scene} -o ${output} --force --quiet ${ARGN})
+  set_tests_properties(${name} PROPERTIES FIXTURES_SETUP ${fixture})
+endfunction()
 set(TALUS_PVPYTHON /usr/bin/pvpython)  # Debian package python3-paraview (ParaView 5.11)
 set(TALUS_XDMF_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/fixture/xdmf_fixture.h5)
 
@@ -50,10 +58,7 @@ set_tests_properties(io.clumps_h5 PROPERTIES FIXTURES_REQUIRED talus_clump_run)
 # A run with an emitter and an outlet through the talus command; the Python loader then
 # checks its /flow rows and that no body id is reused.
 set(TALUS_FLOW_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/flow_rain.h5)
-add_test(NAME io.flow_fixture
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/flow_rain.toml
-                 -o ${TALUS_FLOW_FIXTURE} --force --quiet)
-set_tests_properties(io.flow_fixture PROPERTIES FIXTURES_SETUP talus_flow_fixture)
+talus_run_fixture(io.flow_fixture flow_rain.toml ${TALUS_FLOW_FIXTURE} talus_flow_fixture)
 add_test(NAME io.talus_h5_flow
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_talus_h5.py
                  ${TALUS_XDMF_FIXTURE} ${CMAKE_BINARY_DIR}/test-output/io/talus_h5_flow
@@ -63,20 +68,14 @@ set_tests_properties(io.talus_h5_flow PROPERTIES
 
 # Forces on walls: a bead dropped on a floor loads it with nothing, then with its weight.
 set(TALUS_DROP_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drop_walls.h5)
-add_test(NAME io.wall_loads_run
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drop.toml
-                 -o ${TALUS_DROP_OUTPUT} --force --quiet)
-set_tests_properties(io.wall_loads_run PROPERTIES FIXTURES_SETUP talus_drop_walls)
+talus_run_fixture(io.wall_loads_run drop.toml ${TALUS_DROP_OUTPUT} talus_drop_walls)
 add_test(NAME io.wall_loads
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_OUTPUT})
 set_tests_properties(io.wall_loads PROPERTIES FIXTURES_REQUIRED talus_drop_walls)
 # The same run with each frame's wall contacts written (/walls/contacts).
 set(TALUS_DROP_CONTACTS_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drop_wall_contacts.h5)
-add_test(NAME io.wall_contacts_run
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drop.toml
-                 -o ${TALUS_DROP_CONTACTS_OUTPUT} --force --quiet --set output.wall_contacts=true)
-set_tests_properties(io.wall_contacts_run PROPERTIES FIXTURES_SETUP talus_drop_wall_contacts)
+talus_run_fixture(io.wall_contacts_run drop.toml ${TALUS_DROP_CONTACTS_OUTPUT} talus_drop_wall_contacts --set output.wall_contacts=true)
 add_test(NAME io.wall_contacts
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_loads.py
                  ${TALUS_DROP_CONTACTS_OUTPUT} --expect-contacts)
@@ -84,10 +83,7 @@ set_tests_properties(io.wall_contacts PROPERTIES FIXTURES_REQUIRED talus_drop_wa
 # When each stage began: /diagnostics/stage, the root stage_names and `talus info`, on the
 # smallest two-stage scene (a gate that opens once the beads on it are still).
 set(TALUS_STAGED_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/staged_gate.h5)
-add_test(NAME io.stages_run
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/staged_gate.toml
-                 -o ${TALUS_STAGED_OUTPUT} --force --quiet)
-set_tests_properties(io.stages_run PROPERTIES FIXTURES_SETUP talus_staged_gate)
+talus_run_fixture(io.stages_run staged_gate.toml ${TALUS_STAGED_OUTPUT} talus_staged_gate)
 add_test(NAME io.stages
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_stages_output.py
                  ${TALUS_STAGED_OUTPUT} $<TARGET_FILE:talus>)
@@ -97,10 +93,7 @@ set_tests_properties(io.stages PROPERTIES FIXTURES_REQUIRED talus_staged_gate)
 # k-th bead from the top, 0 between columns) and the geometry; ParaView's XDMF Reader shows
 # one line per contact, ends and forces as in the file.
 set(TALUS_STACK_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/cubic_stack.h5)
-add_test(NAME io.contacts_run
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/cubic_stack.toml
-                 -o ${TALUS_STACK_OUTPUT} --force --quiet)
-set_tests_properties(io.contacts_run PROPERTIES FIXTURES_SETUP talus_cubic_stack)
+talus_run_fixture(io.contacts_run cubic_stack.toml ${TALUS_STACK_OUTPUT} talus_cubic_stack)
 add_test(NAME io.contacts_h5
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_contacts_output.py
                  ${TALUS_STACK_OUTPUT})
@@ -116,10 +109,7 @@ set_tests_properties(io.contacts_paraview PROPERTIES
 # gate removed by a stage (the staged gate run above); h5py checks the poses, ParaView the
 # triangles of every frame.
 set(TALUS_DRUM_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/drum_surface.h5)
-add_test(NAME io.walls_surface_run
-         COMMAND talus run ${CMAKE_CURRENT_SOURCE_DIR}/scenes/drum.toml -o ${TALUS_DRUM_OUTPUT}
-                 --force --quiet --set simulation.duration=0.4)
-set_tests_properties(io.walls_surface_run PROPERTIES FIXTURES_SETUP talus_drum_surface)
+talus_run_fixture(io.walls_surface_run drum.toml ${TALUS_DRUM_OUTPUT} talus_drum_surface --set simulation.duration=0.4)
 add_test(NAME io.walls_surface
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_wall_surface.py
                  ${TALUS_DRUM_OUTPUT} ${TALUS_STAGED_OUTPUT})

@@ -207,20 +207,7 @@ class Trajectory:
         wall_contacts = true: a dict of arrays "wall" (index into walls["names"]), "body"
         (stable id), "point" [m], "impulse" (on the wall over the step) [N s],
         "angular_impulse" [N m s], and "dt", the step [s]. None if the file has none."""
-        f = self._file
-        if "walls" not in f or "contacts" not in f["walls"]:
-            return None
-        n = len(self)
-        k = i + n if i < 0 else i
-        if not 0 <= k < n:
-            raise IndexError(f"frame {i} out of range ({n} frames)")
-        c = f["walls/contacts"]
-        a = int(c["first_row"][k])
-        b = a + int(c["row_count"][k])
-        out = {name: c[name][a:b] for name in ("wall", "body", "point", "impulse", "angular_impulse")}
-        # per frame since the adaptive step (its steps vary); the fixed step's attribute before
-        out["dt"] = float(c["dt"][k]) if "dt" in c else float(c.attrs["dt"])
-        return out
+        return self._frame_rows("walls/contacts", i, ("wall", "body", "point", "impulse", "angular_impulse"))
 
     CONTACT_FIELDS = ("wall", "a", "b", "point", "normal", "gap", "normal_impulse",
                       "tangential_impulse", "segment")
@@ -232,19 +219,27 @@ class Trajectory:
         [m] (< 0 overlap), "normal_impulse" [N s] and "tangential_impulse" [N s] (A on B over
         the step), "segment" (k, 2, 3): A's and B's centres [m]; and "dt", the step [s].
         None if the file has none."""
-        f = self._file
-        if "contacts" not in f:
+        out = self._frame_rows("contacts", i, self.CONTACT_FIELDS)
+        if out is not None:
+            out["segment"] = out["segment"].reshape(-1, 2, 3)
+        return out
+
+    def _frame_rows(self, group, i, fields):
+        """Frame i's rows of the `fields` of a group indexed per frame by first_row and
+        row_count (/walls/contacts, /contacts), with "dt", the step their impulses cover;
+        None if the file lacks the group."""
+        if group not in self._file:
             return None
         n = len(self)
         k = i + n if i < 0 else i
         if not 0 <= k < n:
             raise IndexError(f"frame {i} out of range ({n} frames)")
-        c = f["contacts"]
+        c = self._file[group]
         a = int(c["first_row"][k])
         b = a + int(c["row_count"][k])
-        out = {name: c[name][a:b] for name in self.CONTACT_FIELDS}
-        out["segment"] = out["segment"].reshape(-1, 2, 3)
-        out["dt"] = float(c["dt"][k])
+        out = {name: c[name][a:b] for name in fields}
+        # per frame since the adaptive step (its steps vary); the fixed step's attribute before
+        out["dt"] = float(c["dt"][k]) if "dt" in c else float(c.attrs["dt"])
         return out
 
     def track(self, ids, field="position"):

@@ -850,6 +850,13 @@ def _contacts_of(run, k):
     return c
 
 
+def _contact_frame(args):
+    """The contacts of the frame --frame asks for, and its time."""
+    with _load(args.trajectory) as run:
+        k = _frame_index(run, args.frame)
+        return _contacts_of(run, k), float(run.frames.time[k])
+
+
 def _region(args):
     if args.min is None and args.max is None:
         return None, None
@@ -896,9 +903,7 @@ def cmd_stress(args):
         raise SystemExit("talus_measure: stress needs the region: --min and --max")
     if args.slices < 1:
         raise SystemExit("talus_measure: --slices must be at least 1")
-    with _load(args.trajectory) as run:
-        k = _frame_index(run, args.frame)
-        c, t = _contacts_of(run, k), float(run.frames.time[k])
+    c, t = _contact_frame(args)
     sigma = love_weber_stress(c, lo, hi)
     p = float(np.trace(sigma)) / 3.0
     dev = sigma - p * np.eye(3)
@@ -927,20 +932,20 @@ def cmd_stress(args):
     return 0
 
 
-def _normal_forces(c, walls):
+def _normal_forces(c, walls, t):
+    """The normal forces [N] of the loaded contacts (between grains, and with walls when
+    `walls`), and which contacts they are; refuses a frame where none carries a force."""
     keep = c["normal_impulse"] > 0.0
     if not walls:
         keep &= c["wall"] < 0
+    if not keep.any():
+        raise SystemExit(f"talus_measure: no contact carries a force at t = {t:.6g} s")
     return c["normal_impulse"][keep] / c["dt"], keep
 
 
 def cmd_force_distribution(args):
-    with _load(args.trajectory) as run:
-        k = _frame_index(run, args.frame)
-        c, t = _contacts_of(run, k), float(run.frames.time[k])
-    fn, _ = _normal_forces(c, args.walls)
-    if len(fn) == 0:
-        raise SystemExit(f"talus_measure: no contact carries a force at t = {t:.6g} s")
+    c, t = _contact_frame(args)
+    fn, _ = _normal_forces(c, args.walls, t)
     x, density, mean, beta, scale = force_distribution(fn, args.bins)
     print(f"normal contact forces at t = {t:.6g} s: {len(fn)} loaded contacts"
           f"{' (walls included)' if args.walls else ' between grains'}, <f> = {mean:.6g} N, "
@@ -962,12 +967,8 @@ def cmd_force_distribution(args):
 
 
 def cmd_force_chains(args):
-    with _load(args.trajectory) as run:
-        k = _frame_index(run, args.frame)
-        c, t = _contacts_of(run, k), float(run.frames.time[k])
-    fn, keep = _normal_forces(c, args.walls)
-    if len(fn) == 0:
-        raise SystemExit(f"talus_measure: no contact carries a force at t = {t:.6g} s")
+    c, t = _contact_frame(args)
+    fn, keep = _normal_forces(c, args.walls, t)
     mean = float(fn.mean())
     seg = np.asarray(c["segment"]).reshape(-1, 2, 3)[keep]
     h, v = [i for i in range(3) if i != AXES[args.view]]
