@@ -378,9 +378,9 @@ FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame) 
     const int64_t n = int64_t(s.frames);
     const int64_t k = frame < 0 ? n + frame : frame;
     if (k < 0 || k >= n)
-        throw IoError(fmt::format("trajectory '{}' has {} complete frame{}: frame {} is out of range "
-                                  "(0 to {}, or -1 to -{})",
-                                  path.string(), n, n == 1 ? "" : "s", frame, n - 1, n));
+        throw FrameOutOfRange(fmt::format("'{}' has {} complete frame{}: {} is out of range (0 to {}, "
+                                          "or -1 to -{})",
+                                          path.string(), n, n == 1 ? "" : "s", frame, n - 1, n));
     QuietHdf5 quiet;
     hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
@@ -389,12 +389,11 @@ FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame) 
     FrameBodies out;
     out.frame = uint64_t(k);
     out.precision = s.precision;
-    out.time = read_column<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, uint64_t(k) + 1, path)[std::size_t(k)];
-    out.step = read_column<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
-    const uint64_t first =
-        read_column<uint64_t>(f, "/frames/first_row", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
-    const uint64_t rows =
-        read_column<uint64_t>(f, "/frames/row_count", H5T_NATIVE_UINT64, uint64_t(k) + 1, path)[std::size_t(k)];
+    const uint64_t at = uint64_t(k);  // the frame's index entry, alone
+    out.time = read_block<double>(f, "/frames/time", H5T_NATIVE_DOUBLE, at, 1, 1, path)[0];
+    out.step = read_block<uint64_t>(f, "/frames/step", H5T_NATIVE_UINT64, at, 1, 1, path)[0];
+    const uint64_t first = read_block<uint64_t>(f, "/frames/first_row", H5T_NATIVE_UINT64, at, 1, 1, path)[0];
+    const uint64_t rows = read_block<uint64_t>(f, "/frames/row_count", H5T_NATIVE_UINT64, at, 1, 1, path)[0];
     out.id = read_block<uint64_t>(f, "/bodies/id", H5T_NATIVE_UINT64, first, rows, 1, path);
     out.position = read_block<Vec3>(f, "/bodies/position", H5T_NATIVE_DOUBLE, first, rows, 3, path);
     out.velocity = read_block<Vec3>(f, "/bodies/velocity", H5T_NATIVE_DOUBLE, first, rows, 3, path);

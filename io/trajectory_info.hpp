@@ -109,9 +109,16 @@ struct FrameBodies {
     std::string precision;           ///< "float64" or "float32"
 };
 
+/// read_frame_bodies was asked for a frame the file does not hold.
+class FrameOutOfRange : public IoError {
+public:
+    using IoError::IoError;
+};
+
 /// Frame `frame` of the trajectory `path` (negative: from the end, −1 the last complete
 /// one). Throws IoError naming the path for a missing or unreadable file, a checkpoint (by
-/// CheckpointNotTrajectory), or a frame out of range (saying how many there are).
+/// CheckpointNotTrajectory), or a frame out of range (by FrameOutOfRange, saying how many
+/// there are).
 FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame);
 
 /// The summary as text: one "key: value" line each, counts with their nouns in the right

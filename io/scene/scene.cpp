@@ -47,15 +47,10 @@ bool start_from_frame(Reader& r, const Ctx& top, const std::filesystem::path& sc
     if (path.is_relative()) path = (scene_file.parent_path() / path).lexically_normal();
     FrameBodies b;
     try {
-        const int64_t frames = int64_t(summarize_trajectory(path).frames);
-        if (frame >= frames || frame < -frames) {
-            r.problem_at(*c, "frame",
-                         fmt::format("'{}' has {} complete frame{}: {} is out of range (0 to {}, or "
-                                     "-1 to -{})",
-                                     path.string(), frames, frames == 1 ? "" : "s", frame, frames - 1, frames));
-            return true;
-        }
         b = read_frame_bodies(path, frame);
+    } catch (const FrameOutOfRange& e) {
+        r.problem_at(*c, "frame", e.what());
+        return true;
     } catch (const std::exception& e) {
         r.problem_at(*c, "from", e.what());
         return true;
