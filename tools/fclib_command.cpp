@@ -13,6 +13,7 @@
 #include "io/fclib.hpp"
 #include "io/text_format.hpp"
 #include "solvers/delassus.hpp"
+#include "tools/exit_codes.hpp"
 
 namespace talus {
 
@@ -24,19 +25,19 @@ int cmd_fclib(const FclibOptions& o) {
         std::string names;
         for (const SolverCapabilities& c : kSolverTable) names += (names.empty() ? "" : ", ") + std::string(c.name);
         std::fprintf(stderr, "talus fclib: --solver: '%s' is not one of %s\n", o.solver.c_str(), names.c_str());
-        return 2;
+        return kExitInvalid;
     }
     s.friction_directions = o.friction_directions;
     if (o.friction == "coulomb") s.friction = FrictionLaw::Coulomb;
     else if (o.friction == "ccp") s.friction = FrictionLaw::CCP;
     else {
         std::fprintf(stderr, "talus fclib: --friction: '%s' is not one of coulomb, ccp\n", o.friction.c_str());
-        return 2;
+        return kExitInvalid;
     }
     if (!capabilities(s.type).ccp && s.friction != FrictionLaw::Coulomb) {
         std::fprintf(stderr, "talus fclib: --solver %s solves the exact Coulomb law only (--friction coulomb)\n",
                      solver_name(s.type));
-        return 2;
+        return kExitInvalid;
     }
     s.tolerance = o.tolerance;
     s.max_iterations = o.max_iterations;
@@ -48,7 +49,7 @@ int cmd_fclib(const FclibOptions& o) {
         fp = read_fclib(o.file);
     } catch (const FclibError& e) {
         std::fprintf(stderr, "talus fclib: %s\n", e.what());
-        return 2;
+        return kExitInvalid;
     }
     const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const DelassusProblem& p = fp.problem;
@@ -56,7 +57,7 @@ int cmd_fclib(const FclibOptions& o) {
     const SolverResult res = solve_delassus(p, s, r);
     if (!res.refused.empty()) {
         std::fprintf(stderr, "talus fclib: %s\n", res.refused.c_str());
-        return 2;
+        return kExitInvalid;
     }
     const DelassusAccuracy acc = delassus_accuracy(p, r, s.friction);
     // nsgs, pgs, pj, apgd: the accuracy is their stopping test; maxdiss, lemke: their own

@@ -32,15 +32,13 @@
 #include <vector>
 
 #include "io/trajectory_info.hpp"
+#include "tools/exit_codes.hpp"
 
 namespace talus {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kExitInvalid = 2;
-constexpr int kExitIo = 4;
 
 struct Row {
     std::vector<std::pair<std::string, std::string>> sets;  ///< key, value as given

@@ -33,14 +33,15 @@
 #include "io/text_format.hpp"
 #include "io/trajectory_info.hpp"
 #include "io/trajectory_writer.hpp"
+#include "tools/exit_codes.hpp"
 #include "tools/fclib_command.hpp"
 #include "tools/sweep_command.hpp"
 
-namespace {
+using talus::kExitInvalid;
+using talus::kExitIo;
+using talus::kExitSimulation;
 
-constexpr int kExitInvalid = 2;
-constexpr int kExitSimulation = 3;
-constexpr int kExitIo = 4;
+namespace {
 
 using Clock = std::chrono::steady_clock;
 
