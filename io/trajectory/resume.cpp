@@ -206,11 +206,13 @@ WallSurface TrajectoryWriter::Impl::read_wall_surface(hid_t f) const {
 
 hsize_t TrajectoryWriter::Impl::kept_length(const Column* c, hsize_t frames) const {
     if (c == &ws_points) return frames * surface.points.size();
-    if (c == &wc_wall || c == &wc_body || c == &wc_point || c == &wc_impulse || c == &wc_angular)
-        return wc_rows;
-    if (c == &c_wall || c == &c_a || c == &c_b || c == &c_point || c == &c_normal || c == &c_gap ||
-        c == &c_normal_impulse || c == &c_tangential_impulse || c == &c_segment)
-        return c_rows;
+    // a contact group's row columns (per_row in its table) are cut to its rows kept
+    const auto row_column_of = [&](const std::vector<ColumnSpec>& specs) {
+        return std::any_of(specs.begin(), specs.end(),
+                           [&](const ColumnSpec& s) { return s.per_row && &(this->*s.column) == c; });
+    };
+    if (row_column_of(kWallContactColumns)) return wc_rows;
+    if (row_column_of(kContactColumns)) return c_rows;
     return frames;
 }
 

@@ -241,13 +241,10 @@ struct TrajectoryWriter::Impl {
         std::vector<Column*> out;
         if (n_walls > 0) out.insert(out.end(), {&w_force, &w_torque});
         if (wall_contacts)
-            out.insert(out.end(), {&wc_wall, &wc_body, &wc_point, &wc_impulse, &wc_angular,
-                                   &wc_first_row, &wc_row_count, &wc_dt});
+            for (const ColumnSpec& c : kWallContactColumns) out.push_back(&(this->*c.column));
         if (!surface.empty()) out.push_back(&ws_points);
         if (all_contacts)
-            out.insert(out.end(), {&c_wall, &c_a, &c_b, &c_point, &c_normal, &c_gap,
-                                   &c_normal_impulse, &c_tangential_impulse, &c_segment,
-                                   &c_first_row, &c_row_count, &c_dt});
+            for (const ColumnSpec& c : kContactColumns) out.push_back(&(this->*c.column));
         if (n_emitters > 0)
             out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
                                    &f_emitted_total_mass});
