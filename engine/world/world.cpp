@@ -341,8 +341,7 @@ void World::accumulate_wall_loads(double h) {
     const RollingBatch& rolling = batch_.rolling;
     std::size_t k = 0;  // rolling entries are ordered by contact
     for (std::size_t i = 0; i < batch_.size(); ++i) {
-        // walls only: a kinematic body is also a non-dynamic A, keyed by its id without the bit
-        if (batch_.a[i] != kNoBody || !(contacts_.key_a[i] & kWallKeyBit)) continue;
+        if (!on_wall(i)) continue;
         const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
         const Vec3& n = batch_.normal[i];
         const Vec3& u = batch_.tangent[i];
@@ -355,10 +354,8 @@ void World::accumulate_wall_loads(double h) {
             const Vec3& t = rolling.gamma[k];
             couple = -(t[0] * n + t[1] * u + t[2] * v);
         }
-        // A large run's contact list keeps no points (lean_bodies): B's lever arm gives it.
         const std::size_t b = std::size_t(batch_.b[i]);
-        const Vec3 point = contacts_.point.empty() ? Vec3(bodies.position[b] + batch_.lever_b[i])
-                                                   : contacts_.point[i];
+        const Vec3 point = contact_point(i);
         wall_loads_.impulse[w] += on_wall;
         wall_loads_.angular_impulse[w] +=
             (point - wall_reference_point(walls[w])).cross(on_wall) + couple;
@@ -379,10 +376,9 @@ void World::record_step_contacts(double h) {
     r.step = h;
     const std::size_t n = batch_.size();
     for (std::size_t i = 0; i < n; ++i) {
-        const bool wall = batch_.a[i] == kNoBody && (contacts_.key_a[i] & kWallKeyBit) != 0;
+        const bool wall = on_wall(i);
         const std::size_t b = std::size_t(batch_.b[i]);
-        const Vec3 point = contacts_.point.empty() ? Vec3(bodies.position[b] + batch_.lever_b[i])
-                                                   : contacts_.point[i];
+        const Vec3 point = contact_point(i);
         const Vec3& nrm = batch_.normal[i];
         const Vec3& u = batch_.tangent[i];
         const Vec3& g = batch_.gamma[i];

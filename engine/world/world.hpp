@@ -200,6 +200,18 @@ private:
     void accumulate_wall_loads(double h);
     /// Copies this step's contacts and impulses into contact_record_ (record_contacts).
     void record_step_contacts(double h);
+    /// Whether the last solve's contact i is with a wall (index key_a without kWallKeyBit):
+    /// a kinematic body is also an A without an index, keyed by its id without the bit.
+    bool on_wall(std::size_t i) const {
+        return batch_.a[i] == kNoBody && (contacts_.key_a[i] & kWallKeyBit) != 0;
+    }
+    /// Contact i's point at the step's start; a large run's contact list keeps no points
+    /// (lean_bodies), and B's lever arm gives it.
+    Vec3 contact_point(std::size_t i) const {
+        return contacts_.point.empty()
+                   ? Vec3(bodies.position[std::size_t(batch_.b[i])] + batch_.lever_b[i])
+                   : contacts_.point[i];
+    }
 
     // State carried from step to step (carried_state) and the last step's results.
     StepDiagnostics diag_;
