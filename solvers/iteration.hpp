@@ -4,6 +4,7 @@
 /// to the cap, lets the operator take the growth snapshots of the over-constrained check
 /// (docs/design.md §4), records the convergence history when asked, and stops when an
 /// iteration says it is done. The method supplies one iteration; the loop is written once.
+#include <algorithm>
 #include <limits>
 
 #include "core/settings.hpp"
@@ -61,18 +62,23 @@ SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep)
     }
     op.warm_start();
     const double omega = settings.effective_relaxation();
+    // From sweep kRelaxedAfter + 1 on, settings.relaxed_tolerance also stops the solve
+    // (SolverSettings::weight_tolerance; docs/design.md §6).
+    const double relaxed = std::max(tol, settings.relaxed_tolerance);
+    double stop_tol = tol;
     const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
         IterationStep step;
-        const double excess = sweep(omega, tol * tol);
+        if (ctx.k > SolverSettings::kRelaxedAfter) stop_tol = relaxed;
+        const double excess = sweep(omega, stop_tol * stop_tol);
         if (ctx.history) {  // the extra residual pass is not the solver's time
             const double t = op.seconds();
             step.residual = op.residual();
             ctx.excluded = op.seconds() - t;
         }
-        step.done = excess <= 0.0 && op.residual() <= tol;
+        step.done = excess <= 0.0 && op.residual() <= stop_tol;
         return step;
     });
-    op.finish(tol, !stopped_early, result);
+    op.finish(stop_tol, !stopped_early, result);
     return result;
 }
 

@@ -293,9 +293,15 @@ struct RunTally {
     void print(const talus::World& world, const talus::SolverSettings& solver) const {
         const double tolerance = solver.tolerance;
         const int max_iterations = solver.max_iterations;
-        const std::string rule = solver.relative_tolerance > 0.0
-            ? fmt::format("max({:g} m/s, {:g} % of the closing speed)", tolerance, 100.0 * solver.relative_tolerance)
-            : fmt::format("{:g} m/s", tolerance);
+        std::string rule = fmt::format("{:g} m/s", tolerance);
+        if (solver.relative_tolerance > 0.0)
+            rule += fmt::format(", {:g} % of the closing speed", 100.0 * solver.relative_tolerance);
+        if (solver.weight_tolerance > 0.0)
+            rule += fmt::format(", after {} sweeps {:g} % of g h (at most {:g} % of the penetration "
+                                "target per step)",
+                                talus::SolverSettings::kRelaxedAfter, 100.0 * solver.weight_tolerance,
+                                100.0 * solver.weight_tolerance);
+        if (solver.relative_tolerance > 0.0 || solver.weight_tolerance > 0.0) rule = "max(" + rule + ")";
         if (steps == 0) return;
         const double share = 100.0 * double(converged) / double(steps);
         const double diameter = 2.0 * smallest_radius;

@@ -185,7 +185,8 @@ StepStatus World::take_step(double h, double t1) {
     }
     diag_.resolves = 0;
     p.reassemble_seconds = 0.0;
-    result_ = solve_ccp(batch_, bodies, solver, p.solver);                // 5.
+    step_solver_ = step_solver(h);
+    result_ = solve_ccp(batch_, bodies, step_solver_, p.solver);          // 5.
     solved_ = true;
     if (set_aside && result_.refused.empty())
         prepared.colours = take_back_and_resolve(h, lean, prepared.colours);  // 5c.
@@ -236,6 +237,23 @@ StepStatus World::take_step(double h, double t1) {
     diag_.kinetic_energy = kinetic_energy();
     diag_.potential_energy = potential_energy();
     return {};
+}
+
+SolverSettings World::step_solver(double h) const {
+    // The stopping rule's weight term (docs/design.md §6): a bed at rest closes at g h per
+    // step, and what its solve leaves of that sinks a grain by r h. Resolving g h to ε_w,
+    // and never leaving more than ε_w p*/h, bounds that sinking by ε_w p* per step, a
+    // tenth of the penetration target at the default; the push-out takes it back once it
+    // passes its slop. It is at most ε_w g h, so impacts keep their relative term ε v_c.
+    SolverSettings s = solver;
+    s.relaxed_tolerance = 0.0;
+    if (!(s.weight_tolerance > 0.0)) return s;
+    const double r_min = smallest_dynamic_radius(bodies);
+    const double g = simulation.gravity.norm();
+    if (!std::isfinite(r_min) || !(r_min > 0.0) || !(g > 0.0)) return s;
+    const double target = kPenetrationTarget * r_min;
+    s.relaxed_tolerance = s.weight_tolerance * std::min(g * h, target / h);
+    return s;
 }
 
 StepError World::fail(StepError e) {

@@ -179,6 +179,9 @@ private:
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
     /// Restores the velocities saved at the step's start and returns `e`.
     StepError fail(StepError e);
+    /// `solver` as the solves of a step of length h run it: its tolerance raised to
+    /// ε_w min(‖g‖ h, p*/h) when solver.weight_tolerance ε_w is set (docs/design.md §6).
+    SolverSettings step_solver(double h) const;
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
@@ -222,6 +225,7 @@ private:
     AssembledBatch batch_;
     SolverResult result_;
     bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
+    SolverSettings step_solver_;  ///< the step's solver settings (step_solver), for its solves
     StepControl control_;
     WarmStartCache warm_;
     // The stages' scratch: buffers only, no state.

@@ -247,6 +247,7 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     // A scene that says nothing of when to stop stops relative to its speeds as well, and
     // one that names no solver gets the scenes' default.
     s.relative_tolerance = kDefaultRelativeTolerance;
+    s.weight_tolerance = kDefaultWeightTolerance;
     s.type = kSceneDefaultSolver;
     s.split_push_out = kSceneSplitPushOut;
     if (!c) return s;
@@ -285,9 +286,12 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     if (auto v = r.number(*c, "tolerance", Need::Optional)) {
         s.tolerance = *v;
         s.relative_tolerance = 0.0;  // an explicit tolerance means what it says
+        s.weight_tolerance = 0.0;
     }
     if (auto v = r.number(*c, "relative_tolerance", Need::Optional))
         s.relative_tolerance = *v;
+    if (auto v = r.number(*c, "weight_tolerance", Need::Optional))
+        s.weight_tolerance = *v;
     if (auto v = r.number(*c, "relaxation", Need::Optional))
         s.relaxation = *v;
     if (auto v = r.number(*c, "envelope", Need::Optional))

@@ -159,6 +159,13 @@ const Fields kSolverKeys{
           "step's start, so a step with impacts at 2 m/s stops at 2e-2 m/s and a bed at rest at "
           "the tolerance (docs/design.md §6, \"The stopping rule\"); an explicit tolerance then "
           "means what it says"),
+    value("weight_tolerance", Type::Number, "", SolverSettings::Accepted::weight_tolerance,
+          "0.1 (0 when tolerance is given)",
+          "ε_w (\"pgs\" and \"bgs\"): after 20 sweeps, stop also when the residual ≤ ε_w × min(g h, "
+          "p*/h), p* = 1 % of the smallest radius: a bed at rest that has not reached the tolerance "
+          "resolves the speed gravity adds over the step to ε_w, and what is left sinks a grain by at "
+          "most ε_w p* per step (docs/design.md §6, \"The stopping rule\"); an explicit tolerance then "
+          "means what it says"),
     word("push_out", push_outs, "\"position\"",
          "where an overlap's correction goes: \"position\" (a separate normal-only solve moves the "
          "positions and leaves no velocity behind, only when an overlap is deeper than 0.25 % of "

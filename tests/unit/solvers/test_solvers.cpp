@@ -96,6 +96,63 @@ TEST(Solvers, RelativeToleranceStopsAtAShareOfTheClosingSpeed) {
     }
 }
 
+// The weight term (docs/design.md §6): PGS and bgs accept settings.relaxed_tolerance only
+// after kRelaxedAfter sweeps. A pile solved cold to 1e-6 m/s runs past that many sweeps;
+// with a relaxed tolerance it stops after them, at a sweep whose residual is within it,
+// and counts as converged; PJ and APGD ignore it.
+TEST(Solvers, RelaxedToleranceStopsPgsAndBgsOnlyAfterTheirFirstSweeps) {
+    World w = settled_pile();
+    w.solver.warm_start = false;
+    const Problem base = next_problem(w);
+    for (SolverType t : {SolverType::PGS, SolverType::BGS}) {
+        SolverSettings s;
+        s.type = t;
+        s.warm_start = false;
+        s.tolerance = 1e-6;
+        s.max_iterations = 200;
+        s.record_history = true;
+        Problem tight = base;
+        SolverWorkspace work;
+        const SolverResult rt = solve_ccp(tight.batch, tight.bodies, s, work);
+        ASSERT_GT(rt.iterations, SolverSettings::kRelaxedAfter + 2) << solver_name(t);
+        // a relaxed tolerance that the tight solve's residual met at sweep 5 and after
+        const double relaxed = rt.history[4].residual * 1.0001;
+        ASSERT_GT(relaxed, s.tolerance);
+        s.relaxed_tolerance = relaxed;
+        Problem loose = base;
+        const SolverResult rl = solve_ccp(loose.batch, loose.bodies, s, work);
+        int first = 0;  // the first sweep after kRelaxedAfter within `relaxed`
+        for (const IterationRecord& h : rt.history)
+            if (h.iteration > SolverSettings::kRelaxedAfter && h.residual <= relaxed) {
+                first = h.iteration;
+                break;
+            }
+        ASSERT_GT(first, 0) << solver_name(t);
+        // the same iterates as the tight solve (the tolerance changes no update); it stops at
+        // the first sweep after kRelaxedAfter whose terms and residual are within `relaxed`
+        EXPECT_GT(rl.iterations, SolverSettings::kRelaxedAfter) << solver_name(t);
+        EXPECT_GE(rl.iterations, first) << solver_name(t);
+        EXPECT_LT(rl.iterations, rt.iterations) << solver_name(t);
+        EXPECT_NEAR(rl.residual, rt.history[std::size_t(rl.iterations - 1)].residual, 1e-9 * relaxed)
+            << solver_name(t);
+        EXPECT_TRUE(rl.converged) << solver_name(t);
+        EXPECT_LE(rl.residual, relaxed) << solver_name(t);
+    }
+    for (SolverType t : {SolverType::PJ, SolverType::APGD}) {
+        SolverSettings s;
+        s.type = t;
+        s.tolerance = 1e-4;
+        s.max_iterations = 20000;
+        Problem a = base, b = base;
+        SolverWorkspace work;
+        const SolverResult ra = solve_ccp(a.batch, a.bodies, s, work);
+        s.relaxed_tolerance = 1e-2;
+        const SolverResult rb = solve_ccp(b.batch, b.bodies, s, work);
+        EXPECT_EQ(ra.iterations, rb.iterations) << solver_name(t);
+        EXPECT_EQ(ra.residual, rb.residual) << solver_name(t);
+    }
+}
+
 // The residual (docs/design.md §6) bounds each contact's natural map in velocity units; a body's
 // velocity error is that bound amplified by at most 1/√λ_min of the η-scaled Delassus
 // operator N (error ≈ r/λ_min in γ, √λ_min of which reaches ν). On this pile that factor is

@@ -197,9 +197,9 @@ position = [0, 0, 0]
     EXPECT_TRUE(m.any_rolling());
 }
 
-TEST(Scene, RelativeToleranceDefaultsOnlyWhenNoToleranceIsGiven) {
-    // docs/design.md §6, "The stopping rule": ε = 0.01 unless the scene sets tolerance;
-    // an explicit relative_tolerance wins either way.
+TEST(Scene, RelativeAndWeightTolerancesDefaultOnlyWhenNoToleranceIsGiven) {
+    // docs/design.md §6, "The stopping rule" and "The weight term": ε = 0.01 and ε_w = 0.1
+    // unless the scene sets tolerance; an explicit value of either wins either way.
     const std::string body = kMaterials + R"(
 [[body]]
 shape = "sphere"
@@ -210,15 +210,25 @@ position = [0, 0, 0]
     auto read = [&](const std::string& solver) {
         return parse_scene(body + solver, "s.toml", {}).world.solver;
     };
-    EXPECT_EQ(read("[solver]\ntype = \"bgs\"\n").relative_tolerance, kDefaultRelativeTolerance);
-    EXPECT_EQ(read("[solver]\ntolerance = 1e-5\n").relative_tolerance, 0.0);
-    const SolverSettings both = read("[solver]\ntolerance = 1e-5\nrelative_tolerance = 0.05\n");
+    const SolverSettings none = read("[solver]\ntype = \"bgs\"\n");
+    EXPECT_EQ(none.relative_tolerance, kDefaultRelativeTolerance);
+    EXPECT_EQ(none.weight_tolerance, kDefaultWeightTolerance);
+    EXPECT_EQ(read("").weight_tolerance, kDefaultWeightTolerance);
+    const SolverSettings given = read("[solver]\ntolerance = 1e-5\n");
+    EXPECT_EQ(given.relative_tolerance, 0.0);
+    EXPECT_EQ(given.weight_tolerance, 0.0);
+    const SolverSettings both = read("[solver]\ntolerance = 1e-5\nrelative_tolerance = 0.05\nweight_tolerance = 0.2\n");
     EXPECT_EQ(both.tolerance, 1e-5);
     EXPECT_EQ(both.relative_tolerance, 0.05);
-    EXPECT_EQ(read("[solver]\nrelative_tolerance = 0\n").relative_tolerance, 0.0);
-    const std::string bad = error_of(body + "[solver]\nrelative_tolerance = 1.5\n");
-    EXPECT_NE(bad.find("mem/scene.toml:"), std::string::npos) << bad;
-    EXPECT_NE(bad.find("relative_tolerance"), std::string::npos) << bad;
+    EXPECT_EQ(both.weight_tolerance, 0.2);
+    const SolverSettings off = read("[solver]\nrelative_tolerance = 0\nweight_tolerance = 0\n");
+    EXPECT_EQ(off.relative_tolerance, 0.0);
+    EXPECT_EQ(off.weight_tolerance, 0.0);
+    for (const char* key : {"relative_tolerance = 1.5", "weight_tolerance = 1"}) {
+        const std::string bad = error_of(body + "[solver]\n" + key + "\n");
+        EXPECT_NE(bad.find("mem/scene.toml:"), std::string::npos) << bad;
+        EXPECT_NE(bad.find(std::string(key).substr(0, std::string(key).find(' '))), std::string::npos) << bad;
+    }
 }
 
 TEST(Scene, OutputPrecisionAndCompressionAreRead) {
