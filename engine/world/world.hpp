@@ -179,8 +179,9 @@ private:
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
     /// Restores the velocities saved at the step's start and returns `e`.
     StepError fail(StepError e);
-    /// `solver` as the solves of a step of length h run it: its tolerance raised to
-    /// ε_w min(‖g‖ h, p*/h) when solver.weight_tolerance ε_w is set (docs/design.md §6).
+    /// `solver` as the solves of a step of length h run it: relaxed_tolerance set to
+    /// ε_w min(‖g‖ h, p*/h) when solver.weight_tolerance ε_w is set, else 0 (docs/design.md
+    /// §6, "The weight term"); `tolerance` itself is unchanged.
     SolverSettings step_solver(double h) const;
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
