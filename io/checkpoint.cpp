@@ -360,7 +360,8 @@ Resumed read_checkpoint(const std::filesystem::path& path) {
     r.run.monitor.below_since = f.get_f64(state.get(), "monitor_below_since");
     if (H5Aexists(state.get(), "monitor_end_time") > 0)
         r.run.monitor.end_time = f.get_f64(state.get(), "monitor_end_time");
-    if (r.run.stage >= r.scene.stages.size())
+    // (stage = the number of stages: the state at the run's end, with nothing left to run)
+    if (r.run.stage > r.scene.stages.size())
         f.fail(fmt::format("stage {} of a scene with {} stages", r.run.stage, r.scene.stages.size()));
 
     const uint64_t n = f.get_u64(state.get(), "bodies");

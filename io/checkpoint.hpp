@@ -29,7 +29,7 @@ namespace talus {
 
 /// Where a run stands between two steps: the running stage and its monitor.
 struct RunPosition {
-    std::size_t stage = 0;        ///< index into Scene::stages
+    std::size_t stage = 0;        ///< index into Scene::stages; their number once the run has ended
     StageMonitor::State monitor;  ///< that stage's monitor (StageMonitor::state())
 };
 

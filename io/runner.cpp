@@ -136,6 +136,10 @@ RunOutcome Runner::run(const RunEvents& events) {
         }
         if (events.stage_ends) events.stage_ends(stage, monitor.reason());
     }
+    // A run that keeps checkpoints keeps its end state too, so that a later scene can start
+    // from the settled bed ([start] from the checkpoint); talus run then marks it finished.
+    // Its position is past the last stage: resumed, it has nothing left to do.
+    if (checkpoint_interval > 0.0) checkpoint_now({scene_.stages.size(), {}});
     if (writer_) writer_->close();
     return {};
 }

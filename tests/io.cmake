@@ -206,7 +206,7 @@ add_test(NAME io.run_failures
 # tests/scenes/resume.toml): a run stopped (--stop-after-steps, as SIGTERM; a real SIGINT;
 # SIGKILL after a periodic checkpoint) and continued with --resume gives the uninterrupted
 # run's frames, rows and diagnostics bit for bit, for PGS and APGD, resumed on 1 and 2
-# threads; [output] checkpoint_interval keeps the checkpoint of the last multiple reached;
+# threads; [output] checkpoint_interval leaves the checkpoint of the run's end state;
 # SIGHUP stops a run like SIGTERM; a finished run is not resumed again (its checkpoint is
 # marked finished), and its original command on a stopped output says how to continue.
 # adaptive: the scene without its dt (the adaptive step): frames exactly on their time

@@ -379,6 +379,14 @@ int cmd_run(const RunOptions& opt) {
         // the run goes on checkpointing where it was resumed from
         checkpoint = opt.resume;
     }
+    for (const auto& [what, path] : {std::pair{"trajectory", out}, std::pair{"checkpoint", checkpoint}})
+        if (!scene.start_from.empty() && same_path(path, scene.start_from)) {
+            // the run would replace the state it starts from, which a second branch needs
+            std::fprintf(stderr, "talus: the run would write its %s over '%s', which its [start] "
+                                 "takes its bodies from; choose another -o or [output] checkpoint\n",
+                         what, scene.start_from.c_str());
+            return kExitInvalid;
+        }
     if (same_path(out, checkpoint)) {
         std::fprintf(stderr, "talus: the trajectory and the checkpoint would be the same file "
                              "'%s'; choose another -o or [output] checkpoint\n", out.c_str());

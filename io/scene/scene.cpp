@@ -20,6 +20,7 @@
 
 #include "core/kinematic.hpp"
 #include "io/scene/readers.hpp"
+#include "io/checkpoint.hpp"
 #include "io/trajectory_info.hpp"
 
 namespace talus {
@@ -28,10 +29,156 @@ using namespace scene_read;
 
 namespace {
 
-/// [start]: the bodies of a frame of an earlier run, in its row order with its ids, at
-/// t = 0; materials matched by name. False (and nothing added) without the table.
-bool start_from_frame(Reader& r, const Ctx& top, const std::filesystem::path& scene_file,
-                      const std::vector<BodyEntry>& entries, World& world) {
+/// How deep [start] may chain checkpoints: a checkpoint's scene is parsed again to read it,
+/// and its own [start] may name another checkpoint (or, by mistake, the one being read).
+constexpr int kMaxStartDepth = 8;
+thread_local int start_depth = 0;
+
+/// For each of an earlier run's material names, this scene's material of that name, or −1.
+std::vector<int64_t> materials_by_name(const std::vector<std::string>& names, const MaterialTable& table) {
+    std::vector<int64_t> out(names.size(), -1);
+    for (std::size_t k = 0; k < names.size(); ++k)
+        for (std::size_t m = 0; m < table.materials.size(); ++m)
+            if (table.materials[m].name == names[k]) out[k] = int64_t(m);
+    return out;
+}
+
+/// [start] from a trajectory: the bodies of one frame, in its row order with its ids, at
+/// t = 0; materials matched by name.
+void start_from_trajectory(Reader& r, const Ctx& c, const std::filesystem::path& path,
+                           int64_t frame, World& world) {
+    FrameBodies b;
+    try {
+        b = read_frame_bodies(path, frame);
+    } catch (const FrameOutOfRange& e) {
+        r.problem_at(c, "frame", e.what());
+        return;
+    } catch (const std::exception& e) {
+        r.problem_at(c, "from", e.what());
+        return;
+    }
+    const std::vector<int64_t> material = materials_by_name(b.material_names, world.materials);
+    uint64_t next_id = 0;
+    for (std::size_t i = 0; i < b.id.size(); ++i) {
+        if (b.shape[i] != uint8_t(Shape::Sphere)) {
+            r.problem_at(c, "from",
+                         fmt::format("'{}' frame {}: body {} is a {}; a start from a trajectory "
+                                     "restores spheres only (the file keeps no other shape's size): "
+                                     "start from the run's checkpoint instead",
+                                     path.string(), b.frame, b.id[i],
+                                     b.shape[i] < 4 ? std::string(name_of(Shape(b.shape[i]))) : "body of unknown shape"));
+            return;
+        }
+        const uint32_t mk = b.material[i];
+        if (mk >= material.size() || material[mk] < 0) {
+            r.problem_at(c, "from",
+                         fmt::format("'{}' frame {}: body {} is of material '{}', which this scene "
+                                     "does not define (add a [[material]] of that name)",
+                                     path.string(), b.frame, b.id[i],
+                                     mk < b.material_names.size() ? b.material_names[mk] : std::to_string(mk)));
+            return;
+        }
+        const uint32_t m = uint32_t(material[mk]);
+        world.bodies.add_sphere(b.id[i], b.position[i], b.radius[i], world.materials.materials[m].density, m,
+                                b.velocity[i], b.angular_velocity[i], b.orientation[i]);
+        next_id = std::max(next_id, b.id[i] + 1);
+    }
+    world.next_id = next_id;
+}
+
+/// The warm-start entries of a checkpoint that this scene can use: those between two bodies,
+/// and those with walls only when the scene's walls are the checkpoint's in number and type
+/// (a wall is keyed by its index; a removed gate would shift the others).
+WarmStartCache carried_warm_start(const WarmStartCache& from, const std::vector<Wall>& from_walls,
+                                  const std::vector<Wall>& walls) {
+    bool same_walls = from_walls.size() == walls.size();
+    for (std::size_t k = 0; same_walls && k < walls.size(); ++k)
+        same_walls = from_walls[k].type == walls[k].type;
+    const auto keep = [&](const auto& e) { return same_walls || !(e.key_a & kWallKeyBit); };
+    std::vector<WarmStartCache::Entry> entries;
+    for (const auto& e : from.entries())
+        if (keep(e)) entries.push_back(e);
+    std::vector<WarmStartCache::TorqueEntry> torques;
+    for (const auto& e : from.torque_entries())
+        if (keep(e)) torques.push_back(e);
+    WarmStartCache out;
+    out.restore(std::move(entries), std::move(torques), from.lipschitz());
+    return out;
+}
+
+/// [start] from a checkpoint: every body of the saved state with its shape (clumps with
+/// their templates), kinematic mark and stable id, at t = 0, and the warm start; materials
+/// matched by name, masses following this scene's densities.
+void start_from_checkpoint(Reader& r, const Ctx& c, const std::filesystem::path& path, World& world) {
+    if (r.find(c, "frame")) {
+        r.problem_at(c, "frame", fmt::format("'{}' is a checkpoint, which holds one state; frame "
+                                             "chooses among a trajectory's frames", path.string()));
+        return;
+    }
+    if (start_depth >= kMaxStartDepth) {
+        r.problem_at(c, "from", fmt::format("'{}': checkpoints start from checkpoints more than {} "
+                                            "deep (does a run start from its own checkpoint?)",
+                                            path.string(), kMaxStartDepth));
+        return;
+    }
+    std::optional<Resumed> saved;
+    ++start_depth;
+    try {
+        saved.emplace(read_checkpoint(path));
+    } catch (const std::exception& e) {
+        --start_depth;
+        r.problem_at(c, "from", fmt::format("'{}': {}", path.string(), e.what()));
+        return;
+    }
+    --start_depth;
+    const World& from = saved->scene.world;
+    const BodyStore& b = from.bodies;
+    std::vector<std::string> names;
+    for (const Material& m : from.materials.materials) names.push_back(m.name);
+    const std::vector<int64_t> material = materials_by_name(names, world.materials);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        const uint32_t mk = b.material[i];
+        if (mk >= material.size() || material[mk] < 0) {
+            r.problem_at(c, "from",
+                         fmt::format("'{}' (t = {} s): body {} is of material '{}', which this "
+                                     "scene does not define (add a [[material]] of that name)",
+                                     path.string(), from.time, b.id[i],
+                                     mk < material.size() ? from.materials.materials[mk].name : std::to_string(mk)));
+            return;
+        }
+        if (b.kinematic(i) && b.motions[std::size_t(b.motion[i])].motion.moving()) {
+            // its motion's clock would restart at t = 0 and move it back to where it began
+            r.problem_at(c, "from",
+                         fmt::format("'{}' (t = {} s): body {} follows a prescribed motion, whose "
+                                     "clock a start at t = 0 would set back; continue that run "
+                                     "with --resume instead", path.string(), from.time, b.id[i]));
+            return;
+        }
+    }
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        const std::size_t k = world.bodies.size();
+        world.bodies.append_from(b, i);  // fixed grains stay fixed; a clump takes its template
+        const uint32_t m = uint32_t(material[b.material[i]]);
+        world.bodies.material[k] = m;
+        // the mass follows this scene's density (a body's mass is its density times its shape's)
+        const double was = from.materials.materials[b.material[i]].density;
+        const double now = world.materials.materials[m].density;
+        if (was != now && !world.bodies.kinematic(k)) {
+            world.bodies.inv_mass[k] *= was / now;
+            world.bodies.inv_inertia[k] *= was / now;
+        }
+    }
+    world.next_id = from.next_id;
+    World::CarriedState carried = world.carried_state();
+    carried.warm = carried_warm_start(from.carried_state().warm, from.walls, world.walls);
+    world.restore_carried_state(std::move(carried));
+}
+
+/// [start]: the bodies of an earlier run (a frame of its trajectory, or its checkpoint),
+/// into `world`, and the file into `start_from`. False (and nothing added) without the table.
+bool start_from(Reader& r, const Ctx& top, const std::filesystem::path& scene_file,
+                const std::vector<BodyEntry>& entries, World& world,
+                std::filesystem::path& start_from) {
     const auto c = r.table(top, "start", Need::Optional);
     if (!c) return false;
     const auto from = r.string(*c, "from", Need::Required);
@@ -45,46 +192,11 @@ bool start_from_frame(Reader& r, const Ctx& top, const std::filesystem::path& sc
     }
     std::filesystem::path path(*from);
     if (path.is_relative()) path = (scene_file.parent_path() / path).lexically_normal();
-    FrameBodies b;
-    try {
-        b = read_frame_bodies(path, frame);
-    } catch (const FrameOutOfRange& e) {
-        r.problem_at(*c, "frame", e.what());
-        return true;
-    } catch (const std::exception& e) {
-        r.problem_at(*c, "from", e.what());
-        return true;
-    }
-    // the file's materials by name in this scene
-    std::vector<int64_t> material(b.material_names.size(), -1);
-    for (std::size_t k = 0; k < b.material_names.size(); ++k)
-        for (std::size_t m = 0; m < world.materials.materials.size(); ++m)
-            if (world.materials.materials[m].name == b.material_names[k]) material[k] = int64_t(m);
-    uint64_t next_id = 0;
-    for (std::size_t i = 0; i < b.id.size(); ++i) {
-        if (b.shape[i] != uint8_t(Shape::Sphere)) {
-            r.problem_at(*c, "from",
-                         fmt::format("'{}' frame {}: body {} is a {}; a start from a trajectory "
-                                     "restores spheres only (the file keeps no other shape's size)",
-                                     path.string(), b.frame, b.id[i],
-                                     b.shape[i] < 4 ? std::string(name_of(Shape(b.shape[i]))) : "body of unknown shape"));
-            return true;
-        }
-        const uint32_t mk = b.material[i];
-        if (mk >= material.size() || material[mk] < 0) {
-            r.problem_at(*c, "from",
-                         fmt::format("'{}' frame {}: body {} is of material '{}', which this scene "
-                                     "does not define (add a [[material]] of that name)",
-                                     path.string(), b.frame, b.id[i],
-                                     mk < b.material_names.size() ? b.material_names[mk] : std::to_string(mk)));
-            return true;
-        }
-        const uint32_t m = uint32_t(material[mk]);
-        world.bodies.add_sphere(b.id[i], b.position[i], b.radius[i], world.materials.materials[m].density, m,
-                                b.velocity[i], b.angular_velocity[i], b.orientation[i]);
-        next_id = std::max(next_id, b.id[i] + 1);
-    }
-    world.next_id = next_id;
+    start_from = path;
+    if (checkpoint_status(path))
+        start_from_checkpoint(r, *c, path, world);
+    else
+        start_from_trajectory(r, *c, path, frame, world);
     return true;
 }
 
@@ -167,7 +279,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                          entries.size() > 1 ? "the scene's entries generate" : "this entry generates");
         r.throw_if_any();
     }
-    const bool started = start_from_frame(r, top, name, entries, world);
+    const bool started = start_from(r, top, name, entries, world, scene.start_from);
     r.throw_if_any();
     if (!started) {
         place_bodies(r, entries, world);

@@ -199,9 +199,10 @@ const Fields kOutputKeys{
           "checkpoint file, relative to the scene file like `path`; not the trajectory itself"),
     value("checkpoint_interval", Type::Number, "s", OutputSettings::Accepted::checkpoint_interval,
           "0",
-          "simulated time between periodic checkpoints; 0 = none (a signal still writes one). Each "
-          "replaces the last atomically and first waits for the trajectory writer: about 190 bytes "
-          "per body plus the warm-start entries of the last contacts"),
+          "simulated time between periodic checkpoints, and one at the run's end (what a [start] "
+          "takes); 0 = none (a signal still writes one). Each replaces the last atomically and "
+          "first waits for the trajectory writer: about 190 bytes per body plus the warm-start "
+          "entries of the last contacts"),
 };
 
 const Fields kMaterialKeys{
@@ -432,12 +433,15 @@ const Fields kOutletKeys{
 
 const Fields kStartKeys{
     value("from", Type::String, "", kAny, "required",
-          "a trajectory (.h5) of an earlier run, relative to the scene file: the run starts from "
-          "the bodies of one of its frames (ids, positions, orientations, velocities, radii; "
-          "materials by name), at t = 0, with this scene's materials, walls, solver and stages. "
-          "Spheres only; the scene then has no [[particles]] or [[body]] of its own"),
+          "an earlier run's trajectory (.h5) or checkpoint, relative to the scene file: the run "
+          "starts from its bodies at t = 0 (ids, positions, orientations, velocities; materials "
+          "by name), with this scene's materials, walls, solver and stages. From a trajectory: "
+          "one frame's spheres (the file keeps no other shape's size). From a checkpoint: every "
+          "body with its shape, clump and fixed mark, and the warm start; masses follow this "
+          "scene's densities. The scene then has no [[particles]] or [[body]] of its own"),
     value("frame", Type::Integer, "", kAny, "-1",
-          "which complete frame: 0 the first, -1 (the default) the last"),
+          "a trajectory's complete frame: 0 the first, -1 (the default) the last; not with a "
+          "checkpoint"),
 };
 
 const Fields kRootKeys{
@@ -446,8 +450,8 @@ const Fields kRootKeys{
     table("solver", &kSolverKeys, "", "the contact solver"),
     table("output", &kOutputKeys, "", "the trajectory and checkpoints"),
     table("start", &kStartKeys, "",
-          "start from a frame of an earlier run (a settled bed) instead of generating bodies; "
-          "none by default"),
+          "start from a frame or the checkpoint of an earlier run (a settled bed) instead of "
+          "generating bodies; none by default"),
     tables("material", &kMaterialKeys, "at least one; referenced by name"),
     tables("friction_pair", &kFrictionPairKeys, "an explicit μ (and e) for a pair of materials"),
     tables("wall", &kWallKeys, "a plane, a box, a cylinder or a triangle mesh, optionally moving"),

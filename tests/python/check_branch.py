@@ -10,7 +10,10 @@ equals the source's frame 2 bit for bit (ids, positions, orientations, velocitie
 velocities, radii, materials); the two runs then differ, and the same branch run twice gives
 the same bits. Refused with exit 2 and the scene line and key: a frame out of range
 (start.frame), a file that is not there (start.from), a material the branch lacks, and a
-[start] beside [[particles]]. Exit 0 if all hold.
+[start] beside [[particles]]. From a checkpoint: a branch run with checkpoints leaves one of
+its end state, and a scene starting from it has that state as its first frame bit for bit;
+refused: frame with a checkpoint, and a run whose trajectory or checkpoint would be written
+over the file it starts from. Exit 0 if all hold.
 """
 import os
 import subprocess
@@ -87,13 +90,48 @@ def main(argv):
     r = subprocess.run([talus, "check", mixed, "--set", f"start.from={source}"], capture_output=True, text=True)
     expect(r.returncode == 2 and "particles" in r.stderr and "[start]" in r.stderr,
            f"[start] with [[particles]]: exit {r.returncode}, {r.stderr.strip()}")
+    # From a checkpoint: a branch run that keeps checkpoints leaves one of its end state,
+    # which a third scene starts from, at the branch's last frame bit for bit.
+    r, settled = run("settled", "material.glass.friction=0.8", "output.checkpoint_interval=0.1")
+    ck = settled[:-3] + ".checkpoint.h5"
+    expect(r.returncode == 0 and os.path.exists(ck), f"run with checkpoints: exit {r.returncode}, {ck}")
+    start_at = text.index("[start]")
+    block_end = text.index("[output]")
+    from_ck = os.path.join(out, "from_checkpoint.toml")
+    with open(from_ck, "w", encoding="utf-8") as f:
+        f.write(text[:start_at] + f'[start]\nfrom = "{ck}"\n\n' + text[block_end:])
+    path = os.path.join(out, "from_checkpoint.h5")
+    r = subprocess.run([talus, "run", from_ck, "-o", path, "--force", "--quiet",
+                        "--set", "simulation.duration=0.05"], capture_output=True, text=True)
+    expect(r.returncode == 0, f"start from a checkpoint: exit {r.returncode}: {r.stderr.strip()}")
+    if r.returncode == 0 and os.path.exists(ck):
+        with talus_h5.load(settled) as s, talus_h5.load(path) as b:
+            want, first = s.frame(-1, native=True), b.frame(0, native=True)
+            expect(first["time"] == 0.0, f"from a checkpoint: first frame at t = {first['time']}")
+            for name in FIELDS:
+                expect(np.array_equal(first[name], want[name]),
+                       f"from a checkpoint: first frame's {name} differs from the run's end state")
+    # a checkpoint holds one state: the branch scene's frame = 2 is refused with it
+    r = subprocess.run([talus, "check", scene, "--set", f"start.from={ck}"], capture_output=True, text=True)
+    expect(r.returncode == 2 and "start.frame" in r.stderr, f"frame with a checkpoint: exit {r.returncode}, "
+           f"{r.stderr.strip()}")
+    # a run may not write over the file it starts from
+    r = subprocess.run([talus, "run", from_ck, "-o", ck, "--force", "--quiet"], capture_output=True,
+                       text=True)
+    expect(r.returncode == 2 and "[start]" in r.stderr, f"output over the start: exit {r.returncode}, "
+           f"{r.stderr.strip()}")
+    r = subprocess.run([talus, "run", from_ck, "-o", path, "--force", "--quiet",
+                        "--set", f"output.checkpoint=\"{ck}\""], capture_output=True, text=True)
+    expect(r.returncode == 2 and "[start]" in r.stderr, f"checkpoint over the start: exit {r.returncode}, "
+           f"{r.stderr.strip()}")
     if problems:
         print("check_branch:")
         for p in problems:
             print("  " + p)
         return 1
     print("check_branch: both branches start bit for bit at the source's frame 2, differ by their "
-          "friction, repeat exactly; bad starts are refused by key")
+          "friction, repeat exactly; a start from a checkpoint is its run's end state bit for bit; "
+          "bad starts are refused by key")
     return 0
 
 

@@ -27,12 +27,13 @@ signals: a real SIGINT (and a SIGHUP: a closed terminal) sent to a running `talu
   uninterrupted run. A run killed with SIGKILL after a periodic checkpoint (its file marked
   "being written", frames beyond the checkpoint) is resumed to the same run (stopped with
   --stop-after-steps where the uninterrupted run ends).
-periodic: with checkpoint_interval = 0.03 s (30 steps) the checkpoint of a 100-step run is
-  the one of step 90, in the second stage; with 0.05 s it is step 50, where the first stage
-  ended and the second has begun (step 100 ends the run, which needs none); resumed from
-  there the run is again the uninterrupted one. [output] checkpoint names the file.
-  The run ends by itself, so each checkpoint is marked finished and --resume refuses it;
-  the mark is then taken off (as a run killed after the checkpoint would have left it).
+periodic: with checkpoint_interval = 0.03 s or 0.05 s, a 100-step run that ends leaves the
+  checkpoint of its end state (step 100, past its two stages: what a [start] branches from),
+  and the trajectory is the uninterrupted run's. [output] checkpoint names the file. The run
+  ended by itself, so the checkpoint is marked finished and --resume refuses it; with the
+  mark taken off (as a run killed between the two writes would leave it), --resume has
+  nothing left to run and the trajectory keeps the uninterrupted run's frames. (The periodic cadence itself: the
+  SIGKILL case of `signals`.)
 finished: a run stopped, resumed to its end, and resumed again from the same checkpoint:
   the second --resume exits 2 saying the run has finished, and the trajectory keeps every
   frame (the same bytes). Re-running the original command on a stopped run's output (no
@@ -349,7 +350,7 @@ def mode_signals(talus, scene, outdir):
 def mode_periodic(talus, scene, outdir):
     whole = os.path.join(outdir, "periodic_whole.h5")
     talus_run(talus, scene, "-o", whole, "--force", "--quiet")
-    for interval, k, stage in ((0.03, 90, 1), (0.05, 50, 1)):
+    for interval, k, stage in ((0.03, 100, 2), (0.05, 100, 2)):
         out = os.path.join(outdir, f"periodic_{interval}.h5")
         ck = os.path.join(outdir, f"named_{interval}.ck.h5")
         if os.path.exists(ck):
@@ -371,11 +372,11 @@ def mode_periodic(talus, scene, outdir):
         if "finished" not in err or file_bytes(out) != before:
             fail(f"interval {interval}: resuming the finished run: the message does not say it "
                  f"finished, or the trajectory changed:\n{err}")
-        unmark_finished(ck)  # as a run killed after this checkpoint would have left it
+        unmark_finished(ck)  # as a run killed between the checkpoint and its mark would leave it
         talus_run(talus, "--resume", ck, "--quiet")
-        n = compare(whole, out, f"interval {interval}, resumed from step {k}")
-        print(f"checkpoint_interval {interval} s: the checkpoint is of step {k} (stage {stage}); "
-              f"resumed from it, {n} frames identical")
+        n = compare(whole, out, f"interval {interval}, resumed from its end")
+        print(f"checkpoint_interval {interval} s: the checkpoint is of the end state, step {k} "
+              f"(stage {stage}: past the last); resumed, nothing ran, {n} frames identical")
 
 
 def mode_finished(talus, scene, outdir):

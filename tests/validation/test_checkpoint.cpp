@@ -219,6 +219,184 @@ TEST(Checkpoint, RefusesFilesThatAreNotCheckpoints) {
     std::filesystem::remove(text);
 }
 
+/// A bed of every shape a checkpoint carries and a trajectory does not: a capsule, an
+/// ellipsoid, a clump, free spheres and fixed grains, in a box.
+const char* kShapes = R"(
+[simulation]
+dt = 1e-3
+duration = 0.04
+gravity = [0.0, 0.0, -9.81]
+
+[solver]
+type = "pgs"
+max_iterations = 50
+tolerance = 1e-6
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+
+[[wall]]
+type = "box"
+min = [0.0, 0.0, 0.0]
+max = [0.04, 0.04, 0.1]
+material = "glass"
+
+[[particles]]
+shape = "sphere"
+radius = 0.002
+material = "glass"
+fixed = true
+lattice = { min = [0.01, 0.01, 0.002], max = [0.03, 0.03, 0.002], spacing = 0.01 }
+
+[[particles]]
+shape = "sphere"
+radius = 0.002
+material = "glass"
+random = { min = [0.003, 0.003, 0.006], max = [0.037, 0.037, 0.03], count = 40, seed = 5 }
+
+[[body]]
+shape = "capsule"
+radius = 0.002
+length = 0.008
+material = "glass"
+position = [0.02, 0.02, 0.04]
+
+[[body]]
+shape = "ellipsoid"
+semi_axes = [0.004, 0.002, 0.002]
+material = "glass"
+position = [0.012, 0.028, 0.045]
+
+[[body]]
+shape = "clump"
+spheres = [[0.0, 0.0, 0.0, 0.002], [0.003, 0.0, 0.0, 0.002]]
+material = "glass"
+position = [0.026, 0.012, 0.05]
+)";
+
+/// A scene that starts from checkpoint `ck` with the given material and walls.
+std::string branch_scene(const std::filesystem::path& ck, const std::string& material,
+                         const std::string& walls, const std::string& start_extra = "") {
+    return R"(
+[simulation]
+dt = 1e-3
+duration = 0.02
+gravity = [0.0, 0.0, -9.81]
+
+[solver]
+type = "pgs"
+max_iterations = 50
+tolerance = 1e-6
+
+[start]
+from = ")" + ck.string() + "\"\n" + start_extra + "\n[[material]]\n" + material + "\n" + walls;
+}
+
+const char* kBox = R"([[wall]]
+type = "box"
+min = [0.0, 0.0, 0.0]
+max = [0.04, 0.04, 0.1]
+material = "glass"
+)";
+
+// [start] from a checkpoint (issue 24, part 2): every body with its shape, clump template,
+// fixed mark and id, bit for bit, and the warm start; masses follow the branch's density;
+// wall entries of the warm start only when the walls are the same. Refused by key: a
+// `frame` (a checkpoint holds one state), a material the branch lacks, and a body on a
+// prescribed motion (its clock would restart).
+TEST(Checkpoint, AStartFromACheckpointTakesEveryShapeAndTheWarmStart) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path();
+    Scene source = parse_scene(kShapes, dir / "talus_shapes.toml");
+    run(source, {}, false, UINT64_MAX);
+    ASSERT_EQ(source.world.step_count, 40u);
+    const std::filesystem::path ck = dir / "talus_branch_source.checkpoint.h5";
+    write_checkpoint(ck, source, {});
+    const World& from = source.world;
+    std::size_t wall_entries = 0;
+    for (const auto& e : from.carried_state().warm.entries()) wall_entries += (e.key_a & kWallKeyBit) != 0;
+    ASSERT_GT(wall_entries, 0u);
+    ASSERT_LT(wall_entries, from.carried_state().warm.size());
+
+    {
+        SCOPED_TRACE("same material and walls");
+        Scene b = parse_scene(branch_scene(ck, "name = \"glass\"\ndensity = 2500.0\nfriction = 0.2", kBox),
+                              dir / "talus_branch.toml");
+        EXPECT_EQ(b.start_from, ck);
+        EXPECT_EQ(b.world.time, 0.0);
+        EXPECT_EQ(b.world.next_id, from.next_id);
+        // every per-body array but the index into the motions table, which the branch
+        // numbers afresh in body order (renumbering has shuffled the source's)
+        std::vector<std::string> want = body_bytes(from.bodies), got = body_bytes(b.world.bodies);
+        want.pop_back();
+        got.pop_back();
+        EXPECT_TRUE(got == want);
+        for (std::size_t i = 0; i < b.world.bodies.size(); ++i) {
+            ASSERT_EQ(b.world.bodies.kinematic(i), from.bodies.kinematic(i)) << "body " << from.bodies.id[i];
+            if (!from.bodies.kinematic(i)) continue;
+            const BodyMotion& m = b.world.bodies.motions[std::size_t(b.world.bodies.motion[i])];
+            EXPECT_EQ(m.x0, from.bodies.motions[std::size_t(from.bodies.motion[i])].x0);
+        }
+        EXPECT_EQ(b.world.bodies.clumps.size(), from.bodies.clumps.size());
+        EXPECT_TRUE(warm_fields(b.world) == warm_fields(from));
+        std::vector<Vec3> fixed;
+        for (std::size_t i = 0; i < b.world.bodies.size(); ++i)
+            if (b.world.bodies.kinematic(i)) fixed.push_back(b.world.bodies.position[i]);
+        ASSERT_EQ(fixed.size(), 9u);
+        run(b, {}, false, UINT64_MAX);
+        EXPECT_EQ(b.world.step_count, 20u);
+        std::vector<Vec3> after;
+        for (std::size_t i = 0; i < b.world.bodies.size(); ++i)
+            if (b.world.bodies.kinematic(i)) after.push_back(b.world.bodies.position[i]);
+        EXPECT_EQ(after, fixed) << "fixed grains must stay fixed in the branch";
+    }
+    {
+        SCOPED_TRACE("twice the density, a plane for the box");
+        Scene b = parse_scene(branch_scene(ck, "name = \"glass\"\ndensity = 5000.0\nfriction = 0.5",
+                                           "[[wall]]\ntype = \"plane\"\npoint = [0.0, 0.0, 0.0]\n"
+                                           "normal = [0.0, 0.0, 1.0]\nmaterial = \"glass\"\n"),
+                              dir / "talus_branch.toml");
+        const BodyStore& s = b.world.bodies;
+        ASSERT_EQ(s.size(), from.bodies.size());
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            EXPECT_EQ(s.position[i], from.bodies.position[i]);
+            EXPECT_EQ(s.inv_mass[i], 0.5 * from.bodies.inv_mass[i]) << "body " << s.id[i];
+            EXPECT_EQ(s.inv_inertia[i], 0.5 * from.bodies.inv_inertia[i]) << "body " << s.id[i];
+        }
+        const auto& entries = b.world.carried_state().warm.entries();
+        EXPECT_EQ(entries.size(), from.carried_state().warm.size() - wall_entries);
+        for (const auto& e : entries) EXPECT_EQ(e.key_a & kWallKeyBit, 0u);
+    }
+    const auto refused = [&](const std::string& text, const std::string& key, const std::string& why) {
+        SCOPED_TRACE(key + ": " + why);
+        try {
+            parse_scene(text, dir / "talus_branch.toml");
+            ADD_FAILURE() << "not refused";
+        } catch (const SceneError& e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("talus_branch.toml:"), std::string::npos) << m;
+            EXPECT_NE(m.find(key), std::string::npos) << m;
+            EXPECT_NE(m.find(why), std::string::npos) << m;
+        }
+    };
+    refused(branch_scene(ck, "name = \"glass\"\ndensity = 2500.0", kBox, "frame = -1"), "start.frame",
+            "holds one state");
+    refused(branch_scene(ck, "name = \"sand\"\ndensity = 2500.0",
+                         "[[wall]]\ntype = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n"
+                         "material = \"sand\"\n"),
+            "start.from", "does not define");
+    // kScene's stirrer turns on a prescribed motion
+    Scene stirred = parse_scene(kScene, dir / "checkpoint_test.toml");
+    const RunPosition at = run(stirred, {}, false, 10);
+    const std::filesystem::path moving = dir / "talus_branch_moving.checkpoint.h5";
+    write_checkpoint(moving, stirred, at);
+    refused(branch_scene(moving, "name = \"glass\"\ndensity = 2500.0", kBox), "start.from",
+            "prescribed motion");
+    std::filesystem::remove(ck);
+    std::filesystem::remove(moving);
+}
+
 TEST(Checkpoint, UnwritableDirectoryNamesThePathAndLeavesNothing) {
     Scene s = parse_scene(kScene, std::filesystem::temp_directory_path() / "c.toml");
     const std::filesystem::path bad = "/nonexistent_talus_dir/ck.h5";
