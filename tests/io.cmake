@@ -255,4 +255,10 @@ if(NOT TALUS_SANITIZE AND NOT TALUS_TSAN AND NOT TALUS_FUZZ)
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install/check_install.sh ${CMAKE_BINARY_DIR}
                    ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/install)
   set_tests_properties(io.install_consumer PROPERTIES TIMEOUT 600 FIXTURES_REQUIRED talus_staged_gate)
+  # The Debian package (`cpack -G DEB`): its name, Depends and files, and a scene run by the
+  # unpacked talus and summarised by its talus_h5.py.
+  add_test(NAME io.deb_package
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install/check_deb.sh ${CMAKE_BINARY_DIR}
+                   ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/test-output/deb)
+  set_tests_properties(io.deb_package PROPERTIES TIMEOUT 600)
 endif()
