@@ -304,8 +304,8 @@ material = "glass"
 // [start] from a checkpoint (issue 24, part 2): every body with its shape, clump template,
 // fixed mark and id, bit for bit, and the warm start; masses follow the branch's density;
 // wall entries of the warm start only when the walls are the same. Refused by key: a
-// `frame` (a checkpoint holds one state), a material the branch lacks, and a body on a
-// prescribed motion (its clock would restart).
+// `frame` (a checkpoint holds one state), a material the branch lacks, a body on a
+// prescribed motion (its clock would restart), and a checkpoint that starts from itself.
 TEST(Checkpoint, AStartFromACheckpointTakesEveryShapeAndTheWarmStart) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path();
     Scene source = parse_scene(kShapes, dir / "talus_shapes.toml");
@@ -393,6 +393,13 @@ TEST(Checkpoint, AStartFromACheckpointTakesEveryShapeAndTheWarmStart) {
     write_checkpoint(moving, stirred, at);
     refused(branch_scene(moving, "name = \"glass\"\ndensity = 2500.0", kBox), "start.from",
             "prescribed motion");
+    // A scene whose checkpoint it starts from is its own (written over its source, which
+    // talus run refuses but a program may do): reading it would recurse without end.
+    Scene self = parse_scene(branch_scene(ck, "name = \"glass\"\ndensity = 2500.0", kBox),
+                             dir / "talus_branch.toml");
+    write_checkpoint(ck, self, {});
+    refused(branch_scene(ck, "name = \"glass\"\ndensity = 2500.0", kBox), "start.from",
+            "more than 8 deep");
     std::filesystem::remove(ck);
     std::filesystem::remove(moving);
 }
