@@ -315,9 +315,10 @@ TEST(Checkpoint, AStartFromACheckpointTakesEveryShapeAndTheWarmStart) {
     write_checkpoint(ck, source, {});
     const World& from = source.world;
     std::size_t wall_entries = 0;
-    for (const auto& e : from.carried_state().warm.entries()) wall_entries += (e.key_a & kWallKeyBit) != 0;
+    const World::CarriedState saved = from.carried_state();  // a copy: keep it while reading it
+    for (const auto& e : saved.warm.entries()) wall_entries += (e.key_a & kWallKeyBit) != 0;
     ASSERT_GT(wall_entries, 0u);
-    ASSERT_LT(wall_entries, from.carried_state().warm.size());
+    ASSERT_LT(wall_entries, saved.warm.size());
 
     {
         SCOPED_TRACE("same material and walls");
@@ -364,8 +365,9 @@ TEST(Checkpoint, AStartFromACheckpointTakesEveryShapeAndTheWarmStart) {
             EXPECT_EQ(s.inv_mass[i], 0.5 * from.bodies.inv_mass[i]) << "body " << s.id[i];
             EXPECT_EQ(s.inv_inertia[i], 0.5 * from.bodies.inv_inertia[i]) << "body " << s.id[i];
         }
-        const auto& entries = b.world.carried_state().warm.entries();
-        EXPECT_EQ(entries.size(), from.carried_state().warm.size() - wall_entries);
+        const World::CarriedState carried = b.world.carried_state();
+        const auto& entries = carried.warm.entries();
+        EXPECT_EQ(entries.size(), saved.warm.size() - wall_entries);
         for (const auto& e : entries) EXPECT_EQ(e.key_a & kWallKeyBit, 0u);
     }
     const auto refused = [&](const std::string& text, const std::string& key, const std::string& why) {
