@@ -1,6 +1,7 @@
 // Micro-benchmarks of the step's stages on a settled-like random bed (figures, not tests):
 //   build/bin/talus_micro_benchmarks
-// broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), and the PGS
+// broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), the colouring
+// and assembly stage (ns per contact), and the PGS
 // kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s).
 #include <benchmark/benchmark.h>
 
@@ -69,6 +70,26 @@ void BM_PgsStep(benchmark::State& state) {
     state.counters["contact-it/s (solver)"] = contact_iterations / solver_time;
 }
 BENCHMARK(BM_PgsStep)->Arg(20)->Unit(benchmark::kMillisecond);
+
+void BM_AssemblyStage(benchmark::State& state) {
+    // The colouring and assembly of a resting bed's step, warm start included (the stage
+    // the step's breakdown calls "colouring and assembly"), per contact: the solve is cut to
+    // 5 sweeps so that the steps are quick, and the stage's own clock is read.
+    World w;
+    fill(w, int(state.range(0)), 0.005);
+    w.simulation.dt = 1e-3;
+    w.solver.max_iterations = 5;
+    w.step();
+    double seconds = 0.0, contacts = 0.0;
+    for (auto _ : state) {
+        w.step();
+        seconds += w.diagnostics().time_assemble;
+        contacts += double(w.diagnostics().contacts);
+    }
+    state.counters["contacts"] = double(w.diagnostics().contacts);
+    state.counters["ns per contact"] = 1e9 * seconds / contacts;
+}
+BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 
 void BM_PgsKernel(benchmark::State& state) {
     // One colour of `contacts` sphere–sphere contacts over distinct bodies, small enough to

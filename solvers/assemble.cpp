@@ -54,10 +54,16 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             double trace = 0.0;
             auto side = [&](int32_t body) -> Vec3 {
                 if (body == kNoBody) return Vec3::Zero();
-                const Mat3 rot = bodies.orientation[body].toRotationMatrix();
                 const Vec3 lever = contacts.point[i] - centre(body);
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
+                if (inv_j[0] == inv_j[1] && inv_j[1] == inv_j[2]) {
+                    // isotropic (every sphere): J̄⁻¹ = j I, so the rotation drops out and
+                    // Σ_t ‖r × t‖² over the orthonormal frame is 2 ‖r‖²
+                    trace += 2.0 * inv_j[0] * lever.squaredNorm();
+                    return lever;
+                }
+                const Mat3 rot = bodies.orientation[body].toRotationMatrix();
                 for (const Vec3* t : {&frame.n, &frame.u, &frame.w}) {
                     const Vec3 row = rot.transpose() * cross(lever, *t);  // body frame
                     trace += row.cwiseProduct(row).dot(inv_j);

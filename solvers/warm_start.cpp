@@ -1,6 +1,8 @@
-// Warm-start cache (docs/design.md §6): a sorted array of (key_a, key_b, feature) → impulse,
-// rebuilt after every solve and searched by bisection, so lookups run in parallel and
-// the matching does not depend on contact order or thread count. Friction is kept as a
+// Warm-start cache (docs/design.md §6): a sorted array of (key_b, key_a, feature) → impulse,
+// rebuilt after every solve, with the range of each body B's entries indexed by its id, so
+// lookups run in parallel and the matching does not depend on contact order or thread
+// count. (Bisection over the 60,000 entries of a 24,000-grain pack took 5 % of a step:
+// sixteen cache misses a contact, where the index takes two.) Friction is kept as a
 // world-frame vector so it survives a change of tangent basis between steps.
 #include "solvers/warm_start.hpp"
 
@@ -15,9 +17,31 @@ namespace talus {
 namespace {
 template <class E>
 bool key_less(const E& x, const E& y) {
-    return std::tie(x.key_a, x.key_b, x.feature) < std::tie(y.key_a, y.key_b, y.feature);
+    return std::tie(x.key_b, x.key_a, x.feature) < std::tie(y.key_b, y.key_a, y.feature);
 }
+
+/// Ids beyond this many per entry (plus a margin) leave the cache without an index.
+constexpr std::size_t kIndexSlotsPerEntry = 8;
 }  // namespace
+
+void WarmStartCache::restore(std::vector<Entry> entries, std::vector<TorqueEntry> torques, double lipschitz) {
+    entries_ = std::move(entries);
+    torques_ = std::move(torques);
+    lipschitz_ = lipschitz;
+    std::sort(torques_.begin(), torques_.end(), key_less<TorqueEntry>);
+    sort_and_index();
+}
+
+void WarmStartCache::sort_and_index() {
+    parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
+    first_.clear();
+    if (entries_.empty()) return;
+    const uint64_t largest = entries_.back().key_b;
+    if (largest > kIndexSlotsPerEntry * entries_.size() + 4096) return;
+    first_.assign(std::size_t(largest) + 2, 0);
+    for (const Entry& e : entries_) ++first_[std::size_t(e.key_b) + 1];
+    for (std::size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
+}
 
 void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
     lipschitz_ = batch.lipschitz;
@@ -30,7 +54,7 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
         const Vec3 f = g[1] * frame.u + g[2] * frame.w;
         entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
     }
-    parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
+    sort_and_index();
     torques_.clear();
     const RollingBatch& rb = batch.rolling;
     for (std::size_t k = 0; k < rb.size(); ++k) {
@@ -54,6 +78,12 @@ const WarmStartCache::TorqueEntry* WarmStartCache::find_torque(uint64_t key_a, u
 
 const WarmStartCache::Entry* WarmStartCache::find(uint64_t key_a, uint64_t key_b,
                                                   uint32_t feature) const {
+    if (!first_.empty()) {
+        if (key_b + 1 >= first_.size()) return nullptr;
+        for (uint32_t k = first_[key_b]; k < first_[key_b + 1]; ++k)
+            if (entries_[k].key_a == key_a && entries_[k].feature == feature) return &entries_[k];
+        return nullptr;
+    }
     const Entry probe{key_a, key_b, feature, 0.0, Vec3::Zero(), 0.0};
     auto it = std::lower_bound(entries_.begin(), entries_.end(), probe, key_less<Entry>);
     if (it == entries_.end() || it->key_a != key_a || it->key_b != key_b || it->feature != feature)

@@ -1,6 +1,9 @@
 #pragma once
 /// Warm start across steps (docs/design.md §6): impulses of persisting contacts, matched by
 /// (stable key of A, stable key of B, feature), friction carried as a world-frame vector.
+/// Entries are sorted by (key of B, key of A, feature): B is always a body, so its stable id
+/// indexes the entries' ranges directly (a few per body) when the ids are not much sparser
+/// than the entries; otherwise a lookup bisects.
 #include <cstdint>
 #include <vector>
 
@@ -36,27 +39,31 @@ public:
     const Entry* find(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
     /// Torque entry for a contact, or nullptr.
     const TorqueEntry* find_torque(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
-    void clear() { entries_.clear(); torques_.clear(); lipschitz_ = 0.0; }
+    void clear() { entries_.clear(); torques_.clear(); first_.clear(); lipschitz_ = 0.0; }
     /// The entries as stored (sorted by key), for checkpoints.
     const std::vector<Entry>& entries() const { return entries_; }
     const std::vector<TorqueEntry>& torque_entries() const { return torques_; }
     /// Puts back what entries(), torque_entries() and lipschitz() gave (a checkpoint's).
-    void restore(std::vector<Entry> entries, std::vector<TorqueEntry> torques, double lipschitz) {
-        entries_ = std::move(entries);
-        torques_ = std::move(torques);
-        lipschitz_ = lipschitz;
-    }
+    /// (In any order: they are sorted and indexed again.)
+    void restore(std::vector<Entry> entries, std::vector<TorqueEntry> torques, double lipschitz);
     /// Give back the entries' memory once assembly has read them (lipschitz() stays).
     void release_entries() {
         entries_ = std::vector<Entry>{};
         torques_ = std::vector<TorqueEntry>{};
+        first_ = std::vector<uint32_t>{};
     }
     /// APGD's last accepted Lipschitz estimate (AssembledBatch::lipschitz) [1/kg]; 0: none.
     double lipschitz() const { return lipschitz_; }
     std::size_t size() const { return entries_.size(); }
 
 private:
-    std::vector<Entry> entries_;  // sorted by (key_a, key_b, feature)
+    /// Sorts the entries and builds first_.
+    void sort_and_index();
+
+    std::vector<Entry> entries_;  // sorted by (key_b, key_a, feature)
+    /// first_[k] .. first_[k + 1]: the entries whose B has id k; empty when the largest id
+    /// is far beyond the number of entries (then find() bisects)
+    std::vector<uint32_t> first_;
     std::vector<TorqueEntry> torques_;  // the same, for torque entries
     double lipschitz_ = 0.0;
 };
