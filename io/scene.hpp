@@ -39,8 +39,9 @@ struct Scene {
     /// Legal values that are probably mistakes (a unit slip: a density of 2.5, a radius of
     /// 5 m), one per line in the form of a problem: "<file>:<line>: <key>: <text>".
     std::vector<std::string> warnings;
-    /// The file [start] took the bodies from, resolved against the scene's directory (empty
-    /// without [start]): a run must not write its checkpoint over it.
+    /// The file [start] took the bodies from, a trajectory or a checkpoint, resolved against
+    /// the scene's directory (empty without [start]): a run must write neither its
+    /// trajectory nor its checkpoint over it.
     std::filesystem::path start_from;
 };
 

@@ -122,15 +122,17 @@ void start_from_checkpoint(Reader& r, const Ctx& c, const std::filesystem::path&
         return;
     }
     std::optional<Resumed> saved;
-    ++start_depth;
     try {
+        // one level deeper while the checkpoint's own scene is read, on every way out
+        struct Deeper {
+            Deeper() { ++start_depth; }
+            ~Deeper() { --start_depth; }
+        } deeper;
         saved.emplace(read_checkpoint(path));
     } catch (const std::exception& e) {
-        --start_depth;
         r.problem_at(c, "from", fmt::format("'{}': {}", path.string(), e.what()));
         return;
     }
-    --start_depth;
     const World& from = saved->scene.world;
     const BodyStore& b = from.bodies;
     std::vector<std::string> names;
