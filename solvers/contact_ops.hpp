@@ -127,6 +127,16 @@ inline Mat3 delassus_block(const AssembledBatch& c, const SolverBodies& sb, std:
     Mat3 W = Mat3::Zero();
     auto side = [&](int32_t body, const Vec3& r) {
         if (body == kNoBody) return;
+        const SolverBody& B = sb.body[std::size_t(body)];
+        if (B.inv_inertia >= 0.0) {
+            // isotropic I⁻¹ = j I (every sphere): Gᵀ G = ‖r‖² I − (Aᵀ r)(Aᵀ r)ᵀ, since A is
+            // orthonormal (a 4th of the work of the general form below, the same matrix)
+            const Vec3 rc = f.to_contact(r);
+            const double j = B.inv_inertia, diag = B.inv_mass + j * r.squaredNorm();
+            for (int k = 0; k < 3; ++k)
+                for (int l = 0; l < 3; ++l) W(k, l) += (k == l ? diag : 0.0) - j * rc[k] * rc[l];
+            return;
+        }
         const Vec3 g[3] = {cross(r, f.n), cross(r, f.u), cross(r, f.w)};
         Vec3 ig[3];
         for (int k = 0; k < 3; ++k) ig[k] = sb.inv_inertia_times(std::size_t(body), g[k]);
