@@ -18,6 +18,7 @@
 #include "core/parallel.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
+#include "solvers/solver_bodies.hpp"
 #include "solvers/warm_start.hpp"
 
 namespace talus {
@@ -57,7 +58,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
                 const Vec3 lever = contacts.point[i] - centre(body);
                 const Vec3& inv_j = bodies.inv_inertia[body];
                 trace += 3.0 * bodies.inv_mass[body];
-                if (inv_j[0] == inv_j[1] && inv_j[1] == inv_j[2]) {
+                if (isotropic(inv_j)) {
                     // isotropic (every sphere): J̄⁻¹ = j I, so the rotation drops out and
                     // Σ_t ‖r × t‖² over the orthonormal frame is 2 ‖r‖²
                     trace += 2.0 * inv_j[0] * lever.squaredNorm();

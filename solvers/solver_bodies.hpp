@@ -14,6 +14,12 @@
 
 namespace talus {
 
+/// Whether a body-frame inverse inertia J̄⁻¹ is j I (every sphere): then its world tensor is
+/// j I whatever the orientation.
+inline bool isotropic(const Vec3& inv_inertia) {
+    return inv_inertia[0] == inv_inertia[1] && inv_inertia[1] == inv_inertia[2];
+}
+
 /// One body's solver state. `inv_inertia` < 0 marks an anisotropic body whose world
 /// inverse inertia is SolverBodies::inv_inertia_world[index].
 struct alignas(64) SolverBody {
@@ -41,20 +47,17 @@ struct SolverBodies {
         body.resize(n);
         v_free.resize(n);
         w_free.resize(n);
-        bool isotropic = true;
-        for (std::size_t i = 0; i < n; ++i) {
-            const Vec3& j = bodies.inv_inertia[i];
-            isotropic = isotropic && j[0] == j[1] && j[1] == j[2];
-        }
-        if (isotropic) inv_inertia_world.clear(); else inv_inertia_world.resize(n);
+        bool all_isotropic = true;
+        for (std::size_t i = 0; i < n; ++i) all_isotropic = all_isotropic && isotropic(bodies.inv_inertia[i]);
+        if (all_isotropic) inv_inertia_world.clear(); else inv_inertia_world.resize(n);
         for (std::size_t i = 0; i < n; ++i) {
             const Mat3 rot = bodies.orientation[i].toRotationMatrix();
             const Vec3& j = bodies.inv_inertia[i];
-            const bool iso = j[0] == j[1] && j[1] == j[2];
+            const bool iso = isotropic(j);
             v_free[i] = bodies.velocity[i];
             w_free[i] = rot * bodies.angular_velocity[i];
             body[i] = {v_free[i], bodies.inv_mass[i], w_free[i], iso ? j[0] : -1.0};
-            if (!isotropic) inv_inertia_world[i] = rot * j.asDiagonal() * rot.transpose();
+            if (!all_isotropic) inv_inertia_world[i] = rot * j.asDiagonal() * rot.transpose();
         }
     }
 
