@@ -41,8 +41,10 @@
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
 // named by triangle), with the same envelope as the plane faces, for spheres and for each
 // sphere of a clump. A moving mesh keeps its AABB tree in its reference frame: the sphere
-// centre is mapped into it and the normal back. Capsules and ellipsoids near a mesh or a
-// cylinder are reported in NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder.
+// centre is mapped into it and the normal back. Cone and orifice walls: core/thin_walls.hpp
+// (up to three contacts per sphere, four at a rectangular hole). Capsules and ellipsoids
+// near a mesh, or near a cylinder, a cone or an orifice, are reported in
+// NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder / unsupported_thin.
 // Every wall is at the pose given by its WallState; a wall contact carries the wall's
 // velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
 // contacts at its own point).
@@ -59,12 +61,13 @@
 
 #include "collision/mesh.hpp"
 #include "core/parallel.hpp"
+#include "core/thin_walls.hpp"
 
 namespace talus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint8_t kNearMesh = 1, kNearCylinder = 2;  // NarrowPhaseScratch::wall_flag bits
+constexpr uint8_t kNearMesh = 1, kNearCylinder = 2, kNearThin = 4;  // NarrowPhaseScratch::wall_flag bits
 
 /// A unit vector perpendicular to a (unit) vector, for coincident cores.
 Vec3 any_perpendicular(const Vec3& a) {
@@ -449,6 +452,27 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
     return int(out.size());
 }
 
+int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& wall, double envelope,
+                      std::vector<ShapeContact>& out) {
+    out.clear();
+    const auto sphere = [&](const Vec3& x, double r, uint32_t sub) {
+        std::array<ThinWallPoint, 4> c;
+        const int m = wall.contacts(x, r + envelope, c);
+        for (int j = 0; j < m; ++j) {
+            const ThinWallPoint& p = c[std::size_t(j)];
+            out.push_back({x - r * p.normal, p.normal, p.distance - r, p.feature | (sub << kSubFeatureShift)});
+        }
+    };
+    if (bodies.shape[i] == Shape::Sphere) {
+        sphere(bodies.position[i], bodies.radius[i], 0);
+    } else if (bodies.shape[i] == Shape::Clump) {
+        const ClumpTable& t = bodies.clumps;
+        const uint32_t id = bodies.clump_of(i);
+        for (uint32_t k = t.begin(id); k < t.end(id); ++k) sphere(clump_sphere(bodies, i, k), t.radius[k], k - t.begin(id));
+    }
+    return int(out.size());
+}
+
 namespace {
 
 /// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
@@ -520,11 +544,15 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     std::vector<uint32_t> meshes;  // mesh walls, ascending
     struct Cyl { CylinderAt geom; uint32_t wall; };
     std::vector<Cyl> cylinders;    // cylinder walls at their pose, ascending
+    struct Thin { ThinWallAt geom; uint32_t wall; };
+    std::vector<Thin> thin;        // cone and orifice walls at their pose, ascending
     for (std::size_t w = 0; w < walls.size(); ++w) {
         if (!walls[w].active) continue;  // removed by a stage: collides with nothing
         if (walls[w].type == WallType::Mesh && walls[w].mesh) meshes.push_back(uint32_t(w));
         if (walls[w].type == WallType::Cylinder)
             cylinders.push_back({CylinderAt(walls[w], states[w]), uint32_t(w)});
+        if (walls[w].type == WallType::Cone || walls[w].type == WallType::Orifice)
+            thin.push_back({ThinWallAt(walls[w], states[w]), uint32_t(w)});
     }
     // Moving meshes: the query sphere's centre x (a sphere body or one sphere of a clump,
     // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
@@ -568,7 +596,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     }
 
     scratch.wall_count.assign(nb + 1, 0);
-    const bool special = !meshes.empty() || !cylinders.empty();
+    const bool special = !meshes.empty() || !cylinders.empty() || !thin.empty();
     if (special) scratch.wall_flag.assign(nb, 0);
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
@@ -587,6 +615,14 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             }
             c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
         }
+        for (const Thin& tw : thin) {
+            if (!spheres) {  // bounding sphere near the wall: no contact routine
+                if (tw.geom.distance(bodies.position[i]) <= reach[i] + wall_margin)
+                    scratch.wall_flag[i] |= kNearThin;
+                continue;
+            }
+            c += uint32_t(collide_thin_wall(bodies, i, tw.geom, envelope, mb.shape));
+        }
         for (uint32_t w : meshes) {
             if (!mesh_supported(bodies, i, *walls[w].mesh)) {
                 walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
@@ -603,11 +639,13 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     }, grain::kBodies);
     scratch.unsupported_mesh.clear();
     scratch.unsupported_cylinder.clear();
+    scratch.unsupported_thin.clear();
     for (std::size_t i = 0; i < nb; ++i) {
         scratch.wall_count[i + 1] += scratch.wall_count[i];
         if (special && (scratch.wall_flag[i] & kNearMesh)) scratch.unsupported_mesh.push_back(uint32_t(i));
         if (special && (scratch.wall_flag[i] & kNearCylinder))
             scratch.unsupported_cylinder.push_back(uint32_t(i));
+        if (special && (scratch.wall_flag[i] & kNearThin)) scratch.unsupported_thin.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
     out.resize(n_pair_contacts + nw);
@@ -672,6 +710,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         for (const Cyl& cy : cylinders) {
             const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+        }
+        for (const Thin& tw : thin) {
+            const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
+            for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
         for (uint32_t w : meshes) {
             if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;

@@ -9,6 +9,7 @@
 
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
+#include "core/thin_walls.hpp"
 #include "core/walls.hpp"
 
 namespace talus {
@@ -21,10 +22,11 @@ struct NarrowPhaseScratch {
     /// (ellipsoid–ellipsoid, clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
     /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
-    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), or a cylinder wall:
-    /// those walls collide with spheres and clumps only. Callers must not ignore them either.
-    std::vector<uint32_t> unsupported_mesh, unsupported_cylinder;
-    std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 2 cylinder (the lists above)
+    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), a cylinder wall, or a
+    /// cone or orifice wall: those walls collide with spheres and clumps only. Callers must
+    /// not ignore them either.
+    std::vector<uint32_t> unsupported_mesh, unsupported_cylinder, unsupported_thin;
+    std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 2 cylinder, bit 4 cone or orifice
 };
 
 /// One contact of two shapes, before it is written to a ContactList.
@@ -79,6 +81,12 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      std::vector<ShapeContact>& out);
 
+/// Contacts of sphere or clump i with a cone or orifice wall (core/thin_walls.hpp), each
+/// with gap ≤ envelope [m]: feature = the wall's feature | sphere << kSubFeatureShift; `out`
+/// is cleared first. Returns the count (0 for capsules and ellipsoids).
+int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& wall, double envelope,
+                      std::vector<ShapeContact>& out);
+
 /// Contacts of the candidate `pairs` (selected by the broad phase with the bounding
 /// radii and the envelope; for two spheres every pair is a contact, for other shapes those
 /// with Φ ≤ (reach_a − r_a) + (reach_b − r_b)) and of every body i with every wall,
@@ -91,8 +99,9 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 /// sphere); mesh feature = triangle index (collision/mesh.hpp), | sphere <<
 /// kMeshSubFeatureShift for a clump.
 /// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
-/// sub-feature), then body–cylinder by (body, wall, sphere), then body–mesh by (body, wall,
-/// sphere, triangle); independent of thread count.
+/// sub-feature), then body–cylinder by (body, wall, sphere), then body–cone and body–orifice
+/// by (body, wall, sphere, feature), then body–mesh by (body, wall, sphere, triangle);
+/// independent of thread count.
 void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
                   const std::vector<WallState>& states, const PairList& pairs,
                   const std::vector<double>& reach, double wall_margin, ContactList& out,

@@ -30,6 +30,11 @@ WallClearance::WallClearance(const std::vector<Wall>& walls, double t) {
                 e = {w.type, meshes_.size(), 1};
                 meshes_.push_back({&w, s});
                 break;
+            case WallType::Cone:
+            case WallType::Orifice:
+                e = {w.type, thin_.size(), 1};
+                thin_.emplace_back(w, s);
+                break;
         }
     }
 }
@@ -47,6 +52,8 @@ bool WallClearance::clear(const Vec3& x, double r) const {
         m.wall->mesh->query(m.state.to_reference(x), r, near_);
         if (!near_.empty()) return false;
     }
+    for (const ThinWallAt& w : thin_)
+        if (w.outside(x) || w.distance(x) < r) return false;
     return true;
 }
 
@@ -86,6 +93,12 @@ std::optional<WallClearance::Reach> WallClearance::reach(std::size_t wall, const
                     nearest = tri;
                 }
             return Reach{int(nearest), r - best, best};
+        }
+        case WallType::Cone:
+        case WallType::Orifice: {
+            const double distance = thin_[e.first].distance(x);
+            if (!(r - distance > rel_tol * r)) return std::nullopt;
+            return Reach{-1, r - distance, distance};
         }
     }
     return std::nullopt;

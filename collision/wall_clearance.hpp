@@ -4,13 +4,14 @@
 /// engine/flow/free_space.hpp) and for the start-up overlap check
 /// (engine/flow/start_overlaps.cpp), so that none of them forgets a wall kind: planes and
 /// boxes by their faces, cylinders by their radial distance, meshes by their triangles within
-/// the radius. Walls are taken at their pose at one time t (a moving wall where it is then);
+/// the radius, cones and orifice plates by the distance to their nearest point (either side). Walls are taken at their pose at one time t (a moving wall where it is then);
 /// removed walls are ignored. A new wall kind is a case in clear() and in reach().
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <vector>
 
+#include "core/thin_walls.hpp"
 #include "core/walls.hpp"
 
 namespace talus {
@@ -22,7 +23,9 @@ public:
     /// True when a sphere of centre x and radius r [m] touches no wall: on the bodies' side
     /// of every plane and box face by at least r, at least r from every cylinder on its
     /// bodies' side (a centre beyond a finite cylinder's ends is not seen by it, as in the
-    /// narrow phase), and no mesh triangle within r.
+    /// narrow phase), no mesh triangle within r, and at least r from every cone and orifice
+    /// plate (on either side of a plate; inside a cone, when between its ends: a fill box
+    /// wider than a hopper fills the hopper).
     bool clear(const Vec3& x, double r) const;
 
     /// How a sphere of centre x and radius r stands against wall `wall` (its index in the
@@ -32,7 +35,9 @@ public:
     /// - cylinder: `distance` the signed distance of the centre from the shell on the bodies'
     ///   side (a centre beyond a finite cylinder's ends does not reach it), depth r − distance;
     /// - mesh: the nearest triangle within r (1 − rel_tol), `feature` its index, `distance`
-    ///   the centre's distance to it.
+    ///   the centre's distance to it;
+    /// - cone, orifice: `distance` from the centre to the wall's nearest point (≥ 0), depth
+    ///   r − distance.
     /// Nothing when it does not reach (or the wall is removed). rel_tol = −∞ gives a
     /// cylinder's distance whatever it is.
     struct Reach {
@@ -58,6 +63,7 @@ private:
     std::vector<WallFace> faces_;
     std::vector<CylinderAt> cylinders_;
     std::vector<MeshAt> meshes_;
+    std::vector<ThinWallAt> thin_;
     mutable std::vector<uint32_t> near_;  // scratch of mesh queries
 };
 

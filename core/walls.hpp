@@ -1,6 +1,7 @@
 #pragma once
 /// Boundary geometry: infinite planes, closed boxes (six inner faces), cylinders (bodies
-/// inside, a drum, or outside, a shaft) and triangle meshes (collision/mesh.hpp). Every
+/// inside, a drum, or outside, a shaft), triangle meshes (collision/mesh.hpp), and two thin
+/// walls with bodies on both sides, cones (hoppers) and orifice plates (core/thin_walls.hpp). Every
 /// wall may move by a prescribed rigid motion (wall_motion.hpp). Walls have infinite mass
 /// (docs/design.md §2, §3).
 #include <array>
@@ -19,11 +20,12 @@ namespace talus {
 
 class TriangleMesh;  // collision/mesh.hpp
 
-enum class WallType : uint8_t { Plane, Box, Cylinder, Mesh };
+enum class WallType : uint8_t { Plane, Box, Cylinder, Mesh, Cone, Orifice };
 template <>
 struct EnumNames<WallType> {
     static constexpr NamedValue<WallType> table[] = {
-        {WallType::Plane, "plane"}, {WallType::Box, "box"}, {WallType::Cylinder, "cylinder"}, {WallType::Mesh, "mesh"}};
+        {WallType::Plane, "plane"},       {WallType::Box, "box"},   {WallType::Cylinder, "cylinder"},
+        {WallType::Mesh, "mesh"},         {WallType::Cone, "cone"}, {WallType::Orifice, "orifice"}};
 };
 
 struct Wall {
@@ -34,6 +36,7 @@ struct Wall {
     WallMotion motion;             ///< prescribed motion; the geometry below is its t-reference pose
     // plane: a point and the unit normal pointing into the region bodies occupy
     // cylinder: a point on the axis (the middle of a finite cylinder)
+    // cone: the centre of its start; orifice: the hole's centre and the plate's unit normal
     Vec3 point = Vec3::Zero();     ///< [m]
     Vec3 normal = Vec3::UnitZ();
     // box: corners; bodies live inside
@@ -44,6 +47,14 @@ struct Wall {
     double radius = 0.0;           ///< [m]
     double length = std::numeric_limits<double>::infinity();  ///< [m]
     bool inside = true;            ///< true: bodies inside (drum); false: outside (pillar)
+    // cone: `axis` from start to end, `length` between them, `radius` at the start and
+    // end_radius at the end (either may be 0, not both)
+    double end_radius = 0.0;       ///< [m]
+    // orifice: a round hole (hole_radius > 0) or a rectangle of hole_size (width along the
+    // unit hole_direction, in the plate; length across it)
+    double hole_radius = 0.0;      ///< [m]
+    std::array<double, 2> hole_size{0.0, 0.0};  ///< [m]
+    Vec3 hole_direction = Vec3::UnitX();
     // mesh: the triangles at the reference pose, shared between copies of the wall; the
     // AABB tree stays in this frame and queries are moved into it (collision/mesh.hpp)
     std::shared_ptr<const TriangleMesh> mesh;
@@ -53,7 +64,7 @@ struct Wall {
 
 /// The point about which a wall's torque is reported (output /walls/torque): the centre
 /// of a rotating wall's rotation; otherwise a plane's point, a box's centre, a point on a
-/// cylinder's axis, the origin for a mesh. Taken at the reference pose: it does not follow a
+/// cylinder's axis, the origin for a mesh, a cone's start centre, an orifice's hole centre. Taken at the reference pose: it does not follow a
 /// translating or vibrating wall.
 inline Vec3 wall_reference_point(const Wall& wall) {
     if (wall.motion.kind == MotionKind::Rotation) return wall.motion.centre;
@@ -62,6 +73,8 @@ inline Vec3 wall_reference_point(const Wall& wall) {
         case WallType::Box: return 0.5 * (wall.min + wall.max);
         case WallType::Cylinder: return wall.point;
         case WallType::Mesh: return Vec3::Zero();
+        case WallType::Cone:
+        case WallType::Orifice: return wall.point;
     }
     return Vec3::Zero();
 }
@@ -80,10 +93,11 @@ struct WallFace {
     Vec3 normal;
 };
 
-/// Faces of `wall` at pose `state` (1 for a plane, 6 for a box, none for a cylinder or a
-/// mesh, collided by their own routines, and none for a removed wall); returns their count.
+/// Faces of `wall` at pose `state` (1 for a plane, 6 for a box, none for a cylinder, a
+/// mesh, a cone or an orifice, collided by their own routines, and none for a removed wall);
+/// returns their count.
 inline int wall_faces(const Wall& wall, const WallState& state, std::array<WallFace, 6>& out) {
-    if (wall.type == WallType::Mesh || wall.type == WallType::Cylinder || !wall.active) return 0;
+    if ((wall.type != WallType::Plane && wall.type != WallType::Box) || !wall.active) return 0;
     if (wall.type == WallType::Plane) {
         out[0] = {state.to_world(wall.point), state.dir_to_world(wall.normal)};
         return 1;

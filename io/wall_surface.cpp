@@ -52,6 +52,11 @@ void scene_extent(const std::vector<Wall>& walls, const BodyStore& bodies, Vec3&
     for (const Wall& w : walls) {
         if (w.type == WallType::Box) grow(w.min.cwiseMin(w.max), w.max.cwiseMax(w.min));
         if (w.type == WallType::Mesh && w.mesh && w.mesh->size() > 0) grow(w.mesh->lower(), w.mesh->upper());
+        if (w.type == WallType::Cone) {
+            const Vec3 end = w.point + w.length * w.axis;
+            const Vec3 r0 = Vec3::Constant(w.radius), r1 = Vec3::Constant(w.end_radius);
+            grow((w.point - r0).cwiseMin(end - r1), (w.point + r0).cwiseMax(end + r1));
+        }
         if (w.type == WallType::Cylinder && std::isfinite(w.length)) {
             const Vec3 half = 0.5 * w.length * w.axis, r = Vec3::Constant(w.radius);
             grow((w.point - half).cwiseMin(w.point + half) - r, (w.point - half).cwiseMax(w.point + half) + r);
@@ -120,6 +125,64 @@ WallSurface wall_surface(const std::vector<Wall>& walls, const BodyStore& bodies
                 for (int i = 0; i < kCylinderSegments; ++i) {
                     const uint32_t j = (i + 1) % kCylinderSegments;
                     b.add_quad(first + 2 * i, first + 2 * j, first + 2 * j + 1, first + 2 * i + 1);
+                }
+                break;
+            }
+            case WallType::Cone: {
+                Vec3 u, v;
+                basis_of(w.axis, u, v);
+                const Vec3 end = w.point + w.length * w.axis;
+                const uint32_t first = uint32_t(s.points.size());
+                for (int i = 0; i < kCylinderSegments; ++i) {
+                    const double phi = 2.0 * 3.14159265358979323846 * i / kCylinderSegments;
+                    const Vec3 e = std::cos(phi) * u + std::sin(phi) * v;
+                    b.add_point(w.point + w.radius * e);
+                    b.add_point(end + w.end_radius * e);
+                }
+                for (int i = 0; i < kCylinderSegments; ++i) {
+                    const uint32_t j = (i + 1) % kCylinderSegments;
+                    b.add_quad(first + 2 * i, first + 2 * j, first + 2 * j + 1, first + 2 * i + 1);
+                }
+                break;
+            }
+            case WallType::Orifice: {
+                // the plate as a square of the scene's size about the hole (at least twice
+                // the hole's size), with the hole cut out
+                const Vec3 n = w.normal;
+                Vec3 u, v;
+                if (w.hole_radius > 0.0) {
+                    basis_of(n, u, v);
+                } else {
+                    u = w.hole_direction;
+                    v = n.cross(u);
+                }
+                const double hole = w.hole_radius > 0.0 ? w.hole_radius : 0.5 * std::max(w.hole_size[0], w.hole_size[1]);
+                const double h = std::max(0.5 * size, 2.0 * hole);
+                const uint32_t first = uint32_t(s.points.size());
+                if (w.hole_radius > 0.0) {
+                    // each direction of the hole's rim out to the square's border
+                    for (int i = 0; i < kCylinderSegments; ++i) {
+                        const double phi = 2.0 * 3.14159265358979323846 * i / kCylinderSegments;
+                        const double c = std::cos(phi), sn = std::sin(phi);
+                        const double out = h / std::max(std::abs(c), std::abs(sn));
+                        b.add_point(w.point + w.hole_radius * (c * u + sn * v));
+                        b.add_point(w.point + out * (c * u + sn * v));
+                    }
+                    for (int i = 0; i < kCylinderSegments; ++i) {
+                        const uint32_t j = (i + 1) % kCylinderSegments;
+                        b.add_quad(first + 2 * i, first + 2 * j, first + 2 * j + 1, first + 2 * i + 1);
+                    }
+                } else {
+                    const double a = 0.5 * w.hole_size[0], c = 0.5 * w.hole_size[1];
+                    const double su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1};
+                    for (int i = 0; i < 4; ++i) {
+                        b.add_point(w.point + su[i] * a * u + sv[i] * c * v);
+                        b.add_point(w.point + su[i] * h * u + sv[i] * h * v);
+                    }
+                    for (uint32_t i = 0; i < 4; ++i) {
+                        const uint32_t j = (i + 1) % 4;
+                        b.add_quad(first + 2 * i, first + 2 * j, first + 2 * j + 1, first + 2 * i + 1);
+                    }
                 }
                 break;
             }

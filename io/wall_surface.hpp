@@ -2,7 +2,8 @@
 /// The walls as triangles, for the output (/walls/surface) and its XDMF sidecar: what
 /// ParaView draws, not what the bodies collide with. A plane is a square patch and an
 /// unbounded cylinder a finite tube, both sized to the scene; a box its six faces; a mesh its
-/// own triangles. The triangles are fixed for the run; each frame stores the points at the
+/// own triangles; a cone 64 quads between its rims; an orifice plate a square about its hole
+/// (the plane's size, at least twice the hole's), the hole cut out. The triangles are fixed for the run; each frame stores the points at the
 /// walls' pose of its time.
 #include <array>
 #include <cstdint>

@@ -115,13 +115,21 @@ add_test(NAME io.walls_surface
                  ${TALUS_DRUM_OUTPUT} ${TALUS_STAGED_OUTPUT})
 set_tests_properties(io.walls_surface PROPERTIES
                      FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate")
-foreach(run drum_surface staged_gate)
+# A hopper (cone) over an orifice plate, with the defaults: a fill wider than the cone, an
+# emitter and a discharge; h5py checks placement, overlaps against the scene's geometry, that
+# every grain leaves, and the walls' triangles; ParaView draws them below.
+set(TALUS_HOPPER_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/hopper.h5)
+talus_run_fixture(io.hopper_run hopper.toml ${TALUS_HOPPER_OUTPUT} talus_hopper)
+add_test(NAME io.hopper
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_hopper.py ${TALUS_HOPPER_OUTPUT})
+set_tests_properties(io.hopper PROPERTIES FIXTURES_REQUIRED talus_hopper)
+foreach(run drum_surface staged_gate hopper)
   add_test(NAME io.walls_paraview_${run}
            COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
                    ${CMAKE_CURRENT_SOURCE_DIR}/python/check_sidecar_blocks_pvpython.py
                    ${CMAKE_BINARY_DIR}/test-output/io/${run}.h5)
   set_tests_properties(io.walls_paraview_${run} PROPERTIES
-      FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate"
+      FIXTURES_REQUIRED "talus_drum_surface;talus_staged_gate;talus_hopper"
       TIMEOUT 300)
 endforeach()
 # Branching: a scene that starts from a frame of the staged gate's run ([start] from, frame),

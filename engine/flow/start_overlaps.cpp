@@ -96,13 +96,15 @@ void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const Wa
     }
 }
 
-/// Cylinder walls: the radial distance at t = 0, for a sphere or the deepest sphere of a
-/// clump (other shapes by their bounding radius).
+/// Cylinder, cone and orifice walls: the distance at t = 0 (a cylinder's radial, signed; a
+/// thin wall's to its nearest point), for a sphere or the deepest sphere of a clump (other
+/// shapes by their bounding radius).
 void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
                   double rel_tol, StartOverlaps& out) {
     constexpr double kAny = -std::numeric_limits<double>::infinity();  // the distance, whatever it is
     for (std::size_t w = 0; w < walls.size(); ++w) {
-        if (walls[w].type != WallType::Cylinder) continue;
+        const WallType type = walls[w].type;
+        if (type != WallType::Cylinder && type != WallType::Cone && type != WallType::Orifice) continue;
         for (std::size_t i = 0; i < bodies.size(); ++i) {
             if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];

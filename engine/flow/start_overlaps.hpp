@@ -33,11 +33,12 @@ struct MeshOverlap {
     double distance = 0.0;   ///< its centre's distance to that triangle [m]
 };
 
-/// A body (or a clump's deepest sphere) closer to a cylinder wall than its radius.
+/// A body (or a clump's deepest sphere) closer to a cylinder, cone or orifice wall than its
+/// radius.
 struct CylinderOverlap {
     std::size_t body = 0, wall = 0;
     double radius = 0.0;     ///< the sphere's radius [m]
-    double distance = 0.0;   ///< signed distance of its centre from the shell, < 0 beyond it [m]
+    double distance = 0.0;   ///< signed distance of its centre from the shell, < 0 beyond it (a cylinder's) [m]
 };
 
 /// Every overlap deeper than rel_tol × the larger radius, by kind, each list in the order

@@ -213,10 +213,12 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
                 }
         e.raise(StepFault::UnsupportedPair, m.str(), named);
     }
-    for (const WallType type : {WallType::Mesh, WallType::Cylinder}) {
+    for (const WallType type : {WallType::Mesh, WallType::Cylinder, WallType::Cone}) {
         const bool mesh = type == WallType::Mesh;
-        const std::string_view kind = name_of(type);
-        const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh : narrow.unsupported_cylinder;
+        const std::string_view kind = type == WallType::Cone ? "cone or orifice" : name_of(type);
+        const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh
+                                            : type == WallType::Cylinder ? narrow.unsupported_cylinder
+                                                                         : narrow.unsupported_thin;
         if (list.empty()) continue;
         std::ostringstream m;
         m << "no contact routine for these bodies and a " << kind << " wall at t = " << at.time
@@ -311,6 +313,9 @@ StepError check_bounded(const SolverResult& result, const ContactList& contacts,
               << (contacts.feature[i] & ((1u << kMeshSubFeatureShift) - 1)) << ")";
         else if ((ka & kWallKeyBit) && walls[ka & ~kWallKeyBit].type == WallType::Cylinder)
             m << "wall " << (ka & ~kWallKeyBit) << " (cylinder)";
+        else if ((ka & kWallKeyBit) && (walls[ka & ~kWallKeyBit].type == WallType::Cone ||
+                                        walls[ka & ~kWallKeyBit].type == WallType::Orifice))
+            m << "wall " << (ka & ~kWallKeyBit) << " (" << name_of(walls[ka & ~kWallKeyBit].type) << ")";
         else if (ka & kWallKeyBit)
             m << "wall " << (ka & ~kWallKeyBit) << " (face "
               << (contacts.feature[i] & ((1u << kSubFeatureShift) - 1)) << ")";

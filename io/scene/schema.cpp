@@ -263,7 +263,10 @@ const Fields kMotionKeys{
 const Fields kWallKeys{
     word("type", names_of<WallType>, "required",
          "\"plane\" (point, normal), \"box\" (min, max: a closed container, bodies inside), "
-         "\"cylinder\" (point, axis, radius, inside, length) or \"mesh\" (file, scale, translate)"),
+         "\"cylinder\" (point, axis, radius, inside, length), \"mesh\" (file, scale, translate), "
+         "\"cone\" (start, end, start_radius, end_radius: a hopper) or \"orifice\" (point, normal, "
+         "hole_radius or hole_size and hole_direction: a plate with a hole); cones and orifices are "
+         "thin, with bodies on both sides (docs/scenes.md, \"Hoppers and orifices\")"),
     value("name", Type::String, "", kAny, "none",
           "unique; a [[stage]]'s remove_walls and start_motion use it"),
     value("material", Type::String, "", kAny, "required", kMaterialRef),
@@ -272,8 +275,9 @@ const Fields kWallKeys{
           "[...] }. Not together with `motion`"),
     value("point", Type::Vec3, "m", kAny, "required",
           "plane: a point on it at t = 0; cylinder: a point on the axis, the middle of a finite "
-          "cylinder"),
-    value("normal", Type::Vec3, "", kAny, "required", "plane: pointing at the bodies (normalised, not zero)"),
+          "cylinder; orifice: the centre of the hole"),
+    value("normal", Type::Vec3, "", kAny, "required",
+          "plane: pointing at the bodies (normalised, not zero); orifice: the plate's normal (either sense)"),
     value("min", Type::Vec3, "m", kAny, "required", "box: the lower corner"),
     value("max", Type::Vec3, "m", kAny, "required", "box: the upper corner, > min on every axis"),
     value("file", Type::String, "", kAny, "required",
@@ -288,6 +292,18 @@ const Fields kWallKeys{
     value("length", Type::Number, "m", Range{B::Open, 0.0, B::None, 0.0, " [m]"}, "unbounded",
           "cylinder: it spans ±length/2 along the axis from `point`; a sphere whose centre is "
           "beyond an end does not see it (close the ends with planes)"),
+    value("start", Type::Vec3, "m", kAny, "required", "cone: the centre of one end (the outlet of a hopper)"),
+    value("end", Type::Vec3, "m", kAny, "required", "cone: the centre of the other end, not at start"),
+    value("start_radius", Type::Number, "m", Range{B::Closed, 0.0, B::None, 0.0, " [m]"}, "required",
+          "cone: its radius at start (0: a point)"),
+    value("end_radius", Type::Number, "m", Range{B::Closed, 0.0, B::None, 0.0, " [m]"}, "required",
+          "cone: its radius at end; not both 0"),
+    value("hole_radius", Type::Number, "m", Range{B::Open, 0.0, B::None, 0.0, " [m]"}, "hole_radius or hole_size",
+          "orifice: a round hole of this radius, centred at `point`"),
+    value("hole_size", Type::Array, "m", kAny, "hole_radius or hole_size",
+          "orifice: instead, a rectangular hole [width, length] centred at `point`, each > 0"),
+    value("hole_direction", Type::Vec3, "", kAny, "required with hole_size",
+          "orifice: the direction of the hole's width (projected on the plate; not along the normal)"),
     table("motion", &kMotionKeys, "none", "a rigid motion of the wall (table below)"),
 };
 

@@ -1,4 +1,4 @@
-// [[wall]] entries (planes, boxes, cylinders, meshes) and the motion tables of walls and
+// [[wall]] entries (planes, boxes, cylinders, meshes, cones, orifice plates) and the motion tables of walls and
 // kinematic bodies.
 #include "io/scene/readers.hpp"
 
@@ -183,9 +183,10 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             ok = ok && !r.find(c, "motion");
         }
         if (!type) continue;
-        static constexpr std::string_view kGeometry[] = {"point", "normal", "min", "max", "file",
-                                                         "scale", "translate", "axis", "radius",
-                                                         "inside", "length"};
+        static constexpr std::string_view kGeometry[] = {
+            "point", "normal",     "min",        "max",          "file",        "scale",
+            "translate", "axis",   "radius",     "inside",       "length",      "start",
+            "end",   "start_radius", "end_radius", "hole_radius", "hole_size", "hole_direction"};
         const auto unused = [&](std::initializer_list<std::string_view> used) {
             for (std::string_view k : kGeometry)
                 if (std::find(used.begin(), used.end(), k) == used.end() && r.find(c, k)) {
@@ -266,6 +267,81 @@ std::vector<Wall> read_walls(Reader& r, const Ctx& root, const MaterialTable& ma
             if (inside) w.inside = *inside;
             if (length) w.length = *length;
             ok = ok && point && axis && radius && inside && (length || !r.find(c, "length"));
+        } else if (kind == WallType::Cone) {
+            w.type = WallType::Cone;
+            unused({"start", "end", "start_radius", "end_radius"});
+            const auto start = r.vec3(c, "start", Need::Required);
+            const auto end = r.vec3(c, "end", Need::Required);
+            const auto r0 = r.number(c, "start_radius", Need::Required);
+            const auto r1 = r.number(c, "end_radius", Need::Required);
+            if (start && end) {
+                const Vec3 span = *end - *start;
+                if (span.norm() > 0.0) {
+                    w.point = *start;
+                    w.length = span.norm();
+                    w.axis = span / w.length;
+                } else {
+                    r.problem_at(c, "end", "must differ from start (the cone's axis runs from start to end)");
+                    ok = false;
+                }
+            }
+            if (r0 && r1 && *r0 == 0.0 && *r1 == 0.0) {
+                r.problem_at(c, "end_radius", "start_radius and end_radius are both 0: one must be > 0");
+                ok = false;
+            }
+            if (r0) w.radius = *r0;
+            if (r1) w.end_radius = *r1;
+            ok = ok && start && end && r0 && r1;
+        } else if (kind == WallType::Orifice) {
+            w.type = WallType::Orifice;
+            unused({"point", "normal", "hole_radius", "hole_size", "hole_direction"});
+            const auto point = r.vec3(c, "point", Need::Required);
+            const auto normal = unit_vec3(r, c, "normal", Need::Required);
+            if (point) w.point = *point;
+            if (normal) w.normal = *normal;
+            ok = ok && point && normal;
+            const bool round = r.find(c, "hole_radius") != nullptr, rect = r.find(c, "hole_size") != nullptr;
+            if (round == rect) {
+                r.problem_at(c, round ? "hole_size" : "hole_radius",
+                             round ? "give either hole_radius (a round hole) or hole_size (a rectangle), not both"
+                                   : "missing: an orifice needs hole_radius (a round hole) or hole_size "
+                                     "(a rectangle, with hole_direction)");
+                ok = false;
+            } else if (round) {
+                if (r.find(c, "hole_direction")) {
+                    r.problem_at(c, "hole_direction", "used only with hole_size (a rectangular hole)");
+                    ok = false;
+                }
+                const auto radius = r.number(c, "hole_radius", Need::Required);
+                if (radius) w.hole_radius = *radius;
+                ok = ok && radius;
+            } else {
+                const toml::node* n = r.present(c, "hole_size", Need::Required);
+                const toml::array* a = n ? n->as_array() : nullptr;
+                bool sized = a && a->size() == 2;
+                if (n && !sized)
+                    r.problem_at(c, "hole_size", "expected [width, length] [m]: two numbers > 0");
+                for (std::size_t k = 0; sized && k < 2; ++k) {
+                    const auto v = r.to_number((*a)[k], c, "hole_size", fmt::format("element {}: ", k));
+                    if (v && *v > 0.0)
+                        w.hole_size[k] = *v;
+                    else if (v)
+                        r.problem_at(c, "hole_size", fmt::format("element {}: must be > 0 [m] (got {})", k, *v));
+                    sized = sized && v && *v > 0.0;
+                }
+                ok = ok && sized;
+                const auto dir = unit_vec3(r, c, "hole_direction", Need::Required);
+                if (dir && normal) {
+                    const Vec3 in_plane = *dir - dir->dot(*normal) * *normal;
+                    if (in_plane.norm() > 1e-6) {
+                        w.hole_direction = in_plane.normalized();
+                    } else {
+                        r.problem_at(c, "hole_direction", "must not be parallel to normal (it lies in the plate)");
+                        ok = false;
+                    }
+                }
+                ok = ok && dir;
+            }
         } else {
             r.problem_at(c, "type",
                          fmt::format("unknown wall type '{}'{}", *type,

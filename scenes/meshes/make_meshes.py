@@ -1,8 +1,6 @@
 #!/usr/bin/python3
 """Writes the STL meshes the example scenes use (ASCII STL, metres, normals up):
 
-  silo_floor.stl  the flat floor of the silo: an annulus, inner radius 12 mm (the orifice,
-                  24 mm across), outer radius 50 mm, in the plane z = 0
   heap_plate.stl  the plate a heap is poured on: a disc of radius 40 mm in z = 0
   chute_base.stl  the rough base of the periodic chute: square pyramids 4 mm wide and 2 mm
                   high (tops at z = 0), tiling x in [-8, 88] mm and y in [-8, 48] mm; their
@@ -41,16 +39,6 @@ def ring(r, n):
     return [(r * math.cos(2 * math.pi * k / n), r * math.sin(2 * math.pi * k / n), 0.0) for k in range(n)]
 
 
-def annulus(r_in, r_out, n):
-    inner, outer = ring(r_in, n), ring(r_out, n)
-    tris = []
-    for k in range(n):
-        j = (k + 1) % n
-        tris.append((inner[k], outer[k], outer[j]))  # counter-clockwise seen from +z
-        tris.append((inner[k], outer[j], inner[j]))
-    return tris
-
-
 def disc(r, n):
     rim = ring(r, n)
     return [((0.0, 0.0, 0.0), rim[k], rim[(k + 1) % n]) for k in range(n)]
@@ -73,7 +61,6 @@ def pyramids(x0, x1, y0, y1, width, height):
 
 
 if __name__ == "__main__":
-    write_stl(os.path.join(HERE, "silo_floor.stl"), "silo_floor", annulus(0.012, 0.05, 96))
     write_stl(os.path.join(HERE, "heap_plate.stl"), "heap_plate", disc(0.04, 96))
     write_stl(os.path.join(HERE, "chute_base.stl"), "chute_base",
               pyramids(-0.008, 0.088, -0.008, 0.048, 0.004, 0.002))

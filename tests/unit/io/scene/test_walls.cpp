@@ -141,6 +141,90 @@ TEST(SceneWalls, ACapsuleNearACylinderIsRefused) {
         << e;
 }
 
+// Cone and orifice walls (core/thin_walls.hpp): read as written; bad values refused by key;
+// a body overlapping one at the start is refused, on either side.
+TEST(SceneWalls, ConesAndOrificesAreReadAsWritten) {
+    const Scene s = parse_scene(kHead + R"(type = "cone"
+start = [0, 0, 0.1]
+end = [0, 0, 0.3]
+start_radius = 0.02
+end_radius = 0.2
+
+[[wall]]
+type = "orifice"
+material = "steel"
+point = [0, 0, 0]
+normal = [0, 0, 2]
+hole_radius = 0.03
+
+[[wall]]
+type = "orifice"
+name = "slot"
+material = "steel"
+point = [0, 0, -0.1]
+normal = [0, 0, 1]
+hole_size = [0.02, 0.1]
+hole_direction = [1, 0, 0.5]
+velocity = [0, 0, -0.1]
+)",
+                                "s.toml", {});
+    const auto& w = s.world.walls;
+    ASSERT_EQ(w.size(), 3u);
+    EXPECT_EQ(w[0].type, WallType::Cone);
+    EXPECT_EQ(w[0].point, Vec3(0, 0, 0.1));
+    EXPECT_EQ(w[0].axis, Vec3(0, 0, 1));
+    EXPECT_NEAR(w[0].length, 0.2, 1e-15);
+    EXPECT_EQ(w[0].radius, 0.02);
+    EXPECT_EQ(w[0].end_radius, 0.2);
+    EXPECT_EQ(w[1].type, WallType::Orifice);
+    EXPECT_EQ(w[1].normal, Vec3(0, 0, 1));
+    EXPECT_EQ(w[1].hole_radius, 0.03);
+    EXPECT_EQ(w[2].hole_radius, 0.0);
+    EXPECT_EQ(w[2].hole_size[0], 0.02);
+    EXPECT_EQ(w[2].hole_size[1], 0.1);
+    EXPECT_EQ(w[2].hole_direction, Vec3(1, 0, 0));  // projected on the plate
+    EXPECT_EQ(w[2].motion.kind, MotionKind::Translation);
+}
+
+TEST(SceneWalls, BadConesAndOrificesNameTheirLineAndKey) {
+    const std::string cone = "type = \"cone\"\nstart = [0, 0, 0]\n";
+    const std::string plate = "type = \"orifice\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n";
+    const std::pair<std::string, std::string> cases[] = {
+        {cone + "end = [0, 0, 0]\nstart_radius = 0.1\nend_radius = 0.2\n",
+         "mem/scene.toml:16: wall.0.end: must differ from start"},
+        {cone + "end = [0, 0, 0.1]\nstart_radius = 0\nend_radius = 0\n",
+         "mem/scene.toml:18: wall.0.end_radius: start_radius and end_radius are both 0"},
+        {cone + "end = [0, 0, 0.1]\nstart_radius = -0.1\nend_radius = 0.2\n",
+         "mem/scene.toml:17: wall.0.start_radius: must be ≥ 0"},
+        {cone + "end = [0, 0, 0.1]\nstart_radius = 0.1\n",
+         "wall.0.end_radius: missing required key"},
+        {cone + "end = [0, 0, 0.1]\nstart_radius = 0.1\nend_radius = 0.2\nradius = 1\n",
+         "mem/scene.toml:19: wall.0.radius: not used by a cone wall"},
+        {plate, "wall.0.hole_radius: missing: an orifice needs hole_radius (a round hole) or hole_size"},
+        {plate + "hole_radius = 0.01\nhole_size = [0.01, 0.02]\n",
+         "mem/scene.toml:18: wall.0.hole_size: give either hole_radius (a round hole) or hole_size"},
+        {plate + "hole_radius = 0\n", "mem/scene.toml:17: wall.0.hole_radius: must be > 0"},
+        {plate + "hole_size = [0.01]\nhole_direction = [1, 0, 0]\n",
+         "mem/scene.toml:17: wall.0.hole_size: expected [width, length] [m]: two numbers > 0"},
+        {plate + "hole_size = [0.01, -1]\nhole_direction = [1, 0, 0]\n",
+         "mem/scene.toml:17: wall.0.hole_size: element 1: must be > 0 [m] (got -1)"},
+        {plate + "hole_size = [0.01, 0.02]\n", "wall.0.hole_direction: missing required key"},
+        {plate + "hole_size = [0.01, 0.02]\nhole_direction = [0, 0, -3]\n",
+         "mem/scene.toml:18: wall.0.hole_direction: must not be parallel to normal"},
+        {plate + "hole_radius = 0.01\nhole_direction = [1, 0, 0]\n",
+         "mem/scene.toml:18: wall.0.hole_direction: used only with hole_size"},
+        // the body (r = 0.05 at (0, 0, 0.5)) 0.02 m under a plate, then on a cone's rim
+        {"type = \"orifice\"\npoint = [0.2, 0, 0.52]\nnormal = [0, 0, 1]\nhole_radius = 0.01\n",
+         "body 0 overlaps orifice wall.0 (line 12) by 0.03 m"},
+        {"type = \"cone\"\nstart = [0, 0, 0.5]\nend = [0, 0, 1]\nstart_radius = 0.01\nend_radius = 0.3\n",
+         "body 0 overlaps cone wall.0 (line 12) by 0.04 m"},
+    };
+    for (const auto& [wall, expected] : cases) {
+        const std::string msg = error_of(wall);
+        EXPECT_NE(msg.find(expected), std::string::npos) << wall << "\ngave: " << msg;
+    }
+}
+
 TEST(WallMotion, PosesAndStepVelocitiesAreAsComputedByHand) {
     WallMotion table;
     table.kind = MotionKind::Table;
