@@ -19,6 +19,7 @@ Exit status 0 when all five hold.
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ sys.path.insert(0, os.path.join(TOP, "tools"))
 import talus_h5  # noqa: E402
 
 EVERY = 5  # steps between frames
+STALL = 60  # [s] the longest a step of the test may take before it is reported as stuck
 
 
 def fail(msg):
@@ -56,6 +58,10 @@ def main():
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # the delay counts from the run's first line (file created, first frame handed over),
         # so a slow start (a sanitizer build, a loaded machine) does not eat it
+        # a run that never starts would hang the test until ctest's timeout: say where instead
+        if not select.select([child.stderr], [], [], STALL)[0]:
+            child.kill()
+            fail(f"kill {k}: talus run printed nothing in {STALL} s (stuck before its first line)")
         child.stderr.readline()
         time.sleep(delay)
         if child.poll() is not None:
@@ -65,7 +71,10 @@ def main():
         if child.returncode != -signal.SIGKILL:
             fail(f"kill {k}: exit status {child.returncode}, expected SIGKILL")
 
-        info = subprocess.run([talus, "info", out], capture_output=True, text=True)
+        try:
+            info = subprocess.run([talus, "info", out], capture_output=True, text=True, timeout=STALL)
+        except subprocess.TimeoutExpired:
+            fail(f"kill {k}: talus info of the killed file did not finish in {STALL} s")
         if info.returncode != 0:
             fail(f"kill {k}: talus info exited {info.returncode}: {info.stderr}")
         m = re.search(r"^\s*frames:\s*(\d+)", info.stdout, re.M)
