@@ -37,6 +37,21 @@ RunMetadata prepare_run_output(Scene& scene) {
     return meta;
 }
 
+void add_step_series(StepDiagnostics& d, const World& world) {
+    const WallLoads& loads = world.wall_loads();
+    d.wall_force.assign(world.walls.size(), Vec3::Zero());
+    if (d.dt > 0.0 && loads.step_impulse.size() == world.walls.size())
+        for (std::size_t w = 0; w < world.walls.size(); ++w) d.wall_force[w] = loads.step_impulse[w] / d.dt;
+    for (const Emitter& e : world.emitters) {
+        d.emitted_total_count.push_back(e.emitted.count);
+        d.emitted_total_mass.push_back(e.emitted.mass);
+    }
+    for (const Outlet& o : world.outlets) {
+        d.removed_total_count.push_back(o.removed.count);
+        d.removed_total_mass.push_back(o.removed.mass);
+    }
+}
+
 void write_world_frame(TrajectoryWriter& writer, World& world) {
     std::vector<FlowTally> emitted, removed;
     for (const Emitter& e : world.emitters) emitted.push_back(e.emitted);
@@ -125,6 +140,7 @@ RunOutcome Runner::run(const RunEvents& events) {
             if (writer_) {
                 StepDiagnostics d = world.diagnostics();
                 d.stage = uint32_t(s);  // the file's record of when each stage began
+                add_step_series(d, world);
                 writer_->write_diagnostics(d);
             }
             over = monitor.done(world);

@@ -33,6 +33,11 @@ RunMetadata prepare_run_output(Scene& scene);
 /// from zero.
 void write_world_frame(TrajectoryWriter& writer, World& world);
 
+/// The step's series into its diagnostics row (the output's /diagnostics/wall_force and
+/// flow totals): each wall's mean force over the step just taken, and the emitters' and
+/// outlets' totals since the start.
+void add_step_series(StepDiagnostics& d, const World& world);
+
 /// What the caller hears of a run as it goes; every member may be left empty.
 struct RunEvents {
     /// A stage begins (fresh) or resumes from a checkpoint (not fresh).

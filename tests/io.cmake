@@ -123,6 +123,11 @@ talus_run_fixture(io.hopper_run hopper.toml ${TALUS_HOPPER_OUTPUT} talus_hopper)
 add_test(NAME io.hopper
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_hopper.py ${TALUS_HOPPER_OUTPUT})
 set_tests_properties(io.hopper PROPERTIES FIXTURES_REQUIRED talus_hopper)
+# The step's series (/diagnostics/wall_force and the flow totals) of the same run: every step,
+# equal to /flow at the frames' steps, and /walls/force their dt-weighted mean.
+add_test(NAME io.step_series
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_step_series.py ${TALUS_HOPPER_OUTPUT})
+set_tests_properties(io.step_series PROPERTIES FIXTURES_REQUIRED talus_hopper)
 foreach(run drum_surface staged_gate hopper)
   add_test(NAME io.walls_paraview_${run}
            COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering

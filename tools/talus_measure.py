@@ -603,18 +603,41 @@ def _vec(text, name):
     return np.array(v)
 
 
+def outlet_mass(run, outlet):
+    """Mass removed by outlet `outlet` (its index in the scene) since the start, with the
+    times: per step from /diagnostics/removed_total_mass when the file has it, else per frame
+    from /flow/removed_total_mass."""
+    for source, times in ((run.diagnostics, "time"), (run.flow, None)):
+        if "removed_total_mass" not in source:
+            continue
+        m = np.asarray(source["removed_total_mass"], dtype=float)
+        if outlet < 0 or outlet >= m.shape[1]:
+            raise SystemExit(f"talus_measure: --outlet {outlet}: the run has {m.shape[1]} outlet(s)")
+        t = source[times] if times else run.frames.time
+        return np.asarray(t, dtype=float), m[:, outlet]
+    raise SystemExit(f"talus_measure: {run.path} has no outlet ([[outlet]] in the scene); use --level")
+
+
 def cmd_flow_rate(args):
+    if (args.level is None) == (args.outlet is None):
+        raise SystemExit("talus_measure: flow-rate: give --level (a plane the bodies pass) or --outlet "
+                         "(an outlet's index), one of them")
     with _load(args.trajectory) as run:
-        dens = run.attrs["material_density"]
-        frames = []
-        for k in range(len(run)):
-            f = run.frame(k)
-            f["mass"] = sphere_masses(f["radius"], f["material"], dens)
-            frames.append(f)
-        t = np.asarray(run.frames.time, dtype=float)
-    M = passed_mass(frames, AXES[args.axis], args.level)
+        if args.outlet is not None:
+            t, M = outlet_mass(run, args.outlet)
+            t, M = np.concatenate(([0.0], t)), np.concatenate(([0.0], M))  # nothing before the run
+        else:
+            dens = run.attrs["material_density"]
+            frames = []
+            for k in range(len(run)):
+                f = run.frame(k)
+                f["mass"] = sphere_masses(f["radius"], f["material"], dens)
+                frames.append(f)
+            t = np.asarray(run.frames.time, dtype=float)
+            M = passed_mass(frames, AXES[args.axis], args.level)
     W, t0, t1 = steady_rate(t, M, args.lo, args.hi)
-    print(f"mass passed below {args.axis} = {args.level} m by t = {t[-1]:.6g} s: {M[-1] - M[0]:.6g} kg")
+    where = f"outlet {args.outlet}" if args.outlet is not None else f"below {args.axis} = {args.level} m"
+    print(f"mass passed {where} by t = {t[-1]:.6g} s: {M[-1] - M[0]:.6g} kg")
     print(f"steady mass flow rate: {W:.6g} kg/s (line fit over t in [{t0:.6g}, {t1:.6g}] s)")
     plt = _figure()
     fig, ax = plt.subplots(2, 1, figsize=(6, 6), sharex=True)
@@ -624,7 +647,10 @@ def cmd_flow_rate(args):
     ax[0].set_ylabel("mass passed [kg]")
     ax[0].legend()
     if len(t) > 1:
-        ax[1].plot(0.5 * (t[1:] + t[:-1]), np.diff(M) / np.diff(t), "b.-", ms=3)
+        # per-step totals: the rate over 100 equal intervals (one step moves a body or none)
+        tc, Mc = (np.linspace(t[0], t[-1], 101), None) if len(t) > 200 else (t, M)
+        Mc = np.interp(tc, t, M) if Mc is None else Mc
+        ax[1].plot(0.5 * (tc[1:] + tc[:-1]), np.diff(Mc) / np.diff(tc), "b.-", ms=3)
     ax[1].axhline(W, color="r")
     ax[1].set_xlabel("time [s]")
     ax[1].set_ylabel("flow rate [kg/s]")
@@ -1004,7 +1030,10 @@ def build_parser():
 
     s = add("flow-rate", "mass passed below a level or through an outlet, and the steady rate")
     s.add_argument("--axis", choices="xyz", default="z", help="axis of the level (default z)")
-    s.add_argument("--level", type=float, required=True, help="level [m]: the orifice plane")
+    s.add_argument("--level", type=float, help="level [m]: the orifice plane (from the body frames)")
+    s.add_argument("--outlet", type=int,
+                   help="instead, the mass an [[outlet]] removed (its index in the scene, from 0): "
+                        "every step's total, whatever the frame interval")
     s.add_argument("--lo", type=float, default=0.2, help="fit from this fraction of the final mass (0.2)")
     s.add_argument("--hi", type=float, default=0.8, help="fit up to this fraction of the final mass (0.8)")
     s.set_defaults(func=cmd_flow_rate)

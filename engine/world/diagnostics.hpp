@@ -50,6 +50,13 @@ struct StepDiagnostics {
         return {time_forces, time_broad, time_narrow, time_assemble, solver_wall_time, time_integrate};
     }
     bool converged = false;         ///< residual ≤ tolerance before the cap
+    /// The step's series, set by the run driver from the world after the step (the output's
+    /// per-step /diagnostics/wall_force and flow totals, apart from the body frames): the
+    /// mean force the bodies exerted on each wall over the step [N], and per emitter and per
+    /// outlet the bodies and mass emitted or removed since the start of the run.
+    std::vector<Vec3> wall_force;
+    std::vector<uint64_t> emitted_total_count, removed_total_count;
+    std::vector<double> emitted_total_mass, removed_total_mass;
 };
 
 /// What the bodies did to each wall, summed over the steps since the last reset: the
@@ -58,6 +65,7 @@ struct WallLoads {
     std::vector<Vec3> impulse;          ///< Σ impulse on the wall, world frame [N s]
     std::vector<Vec3> angular_impulse;  ///< Σ (p − wall_reference_point) × impulse [N m s]
     double time = 0.0;                  ///< simulated time the sums cover [s]
+    std::vector<Vec3> step_impulse;     ///< the last step's own impulse on each wall [N s]
 };
 
 /// The contacts between bodies and walls in the last step, with what each did to its wall

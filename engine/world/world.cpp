@@ -356,6 +356,7 @@ void World::accumulate_wall_loads(double h) {
     wall_contacts_.step = h;
     if (walls.empty()) return;
     if (wall_loads_.impulse.size() != walls.size()) reset_wall_loads();
+    wall_loads_.step_impulse.assign(walls.size(), Vec3::Zero());
     const RollingBatch& rolling = batch_.rolling;
     std::size_t k = 0;  // rolling entries are ordered by contact
     for (std::size_t i = 0; i < batch_.size(); ++i) {
@@ -375,6 +376,7 @@ void World::accumulate_wall_loads(double h) {
         const std::size_t b = std::size_t(batch_.b[i]);
         const Vec3 point = contact_point(i);
         wall_loads_.impulse[w] += on_wall;
+        wall_loads_.step_impulse[w] += on_wall;
         wall_loads_.angular_impulse[w] +=
             (point - wall_reference_point(walls[w])).cross(on_wall) + couple;
         if (record_wall_contacts) {

@@ -93,6 +93,21 @@ void TrajectoryWriter::Impl::append_diagnostics() {
     append(d_dt, r, n, dt.data());
     append(d_stage, r, n, stage.data());
     append(d_converged, r, n, converged.data());
+    // the step's series: one row of W walls (x, y, z), E emitters or O outlets per step
+    const auto series = [&](Column& c, std::size_t width, auto member, auto zero) {
+        if (width == 0) return;
+        std::vector<decltype(zero)> rows(n * width, zero);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& v = to_write[i].*member;
+            if (v.size() == width) std::copy(v.begin(), v.end(), rows.begin() + std::ptrdiff_t(i * width));
+        }
+        append(c, r, n, rows.data());
+    };
+    series(d_wall_force, n_walls, &StepDiagnostics::wall_force, Vec3(Vec3::Zero()));
+    series(d_emitted_total_count, n_emitters, &StepDiagnostics::emitted_total_count, uint64_t{0});
+    series(d_emitted_total_mass, n_emitters, &StepDiagnostics::emitted_total_mass, 0.0);
+    series(d_removed_total_count, n_outlets, &StepDiagnostics::removed_total_count, uint64_t{0});
+    series(d_removed_total_mass, n_outlets, &StepDiagnostics::removed_total_mass, 0.0);
     for (Column* c : diagnostic_columns())
         if (c != &d_step) flush(*c);
     append(d_step, r, n, step.data());

@@ -388,6 +388,23 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
              f_removed_total_mass);
 
     create_columns(kDiagnosticColumns, z);
+    // the step's series, apart from the body frames' cadence
+    if (n_walls > 0)
+        create_column(d_wall_force, "/diagnostics/wall_force", f64, nf64, n_walls, k, "N",
+                      "mean force the bodies exert on each wall over the step (world frame)", nullptr,
+                      true, true);
+    const auto totals = [&](const char* what, hsize_t n, Column& count, Column& mass) {
+        if (n == 0) return;
+        const char* per = what[0] == 'e' ? "emitter" : "outlet";
+        const std::string count_text = fmt::format("bodies {} since the start of the run, per {}, after the step", what, per);
+        const std::string mass_text = fmt::format("mass {} since the start of the run, per {}, after the step", what, per);
+        create_column(count, fmt::format("/diagnostics/{}_total_count", what), u64, nu64, n, k, "1",
+                      count_text.c_str(), nullptr, true);
+        create_column(mass, fmt::format("/diagnostics/{}_total_mass", what), f64, nf64, n, k, "kg",
+                      mass_text.c_str(), nullptr, true);
+    };
+    totals("emitted", n_emitters, d_emitted_total_count, d_emitted_total_mass);
+    totals("removed", n_outlets, d_removed_total_count, d_removed_total_mass);
 }
 
 void TrajectoryWriter::Impl::open_columns() {

@@ -302,6 +302,19 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
         const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
         const auto dt = rows(d_dt, double{}, d, n);
         const auto stage = rows(d_stage, uint32_t{}, d, n);
+        // the step's series, row i of each: width entries from i * width
+        const auto series = [&](const Column& c, std::size_t width, auto zero, auto member) {
+            if (width == 0) return;
+            const auto all = rows(c, zero, d, n);
+            for (std::size_t i = 0; i < n; ++i)
+                (into.diagnostics[i].*member)
+                    .assign(all.begin() + std::ptrdiff_t(i * width), all.begin() + std::ptrdiff_t((i + 1) * width));
+        };
+        series(d_wall_force, n_walls, Vec3(0, 0, 0), &StepDiagnostics::wall_force);
+        series(d_emitted_total_count, n_emitters, uint64_t{}, &StepDiagnostics::emitted_total_count);
+        series(d_emitted_total_mass, n_emitters, double{}, &StepDiagnostics::emitted_total_mass);
+        series(d_removed_total_count, n_outlets, uint64_t{}, &StepDiagnostics::removed_total_count);
+        series(d_removed_total_mass, n_outlets, double{}, &StepDiagnostics::removed_total_mass);
         for (std::size_t i = 0; i < n; ++i) {
             StepDiagnostics& s = into.diagnostics[i];
             s.step = diag_steps[d + i];

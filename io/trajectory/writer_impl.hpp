@@ -191,6 +191,10 @@ struct TrajectoryWriter::Impl {
     Column f_removed_count, f_removed_mass, f_removed_total_count, f_removed_total_mass;
     std::size_t n_emitters = 0, n_outlets = 0;
     std::vector<FlowTally> last_emitted, last_removed;  ///< totals at the previous frame
+    // /diagnostics, per step (present only when the scene has walls, emitters, outlets):
+    // each wall's mean force over the step, and the flow totals after it
+    Column d_wall_force, d_emitted_total_count, d_emitted_total_mass, d_removed_total_count,
+        d_removed_total_mass;
     // /walls: per frame, per wall, mean force and torque since the previous frame
     Column w_force, w_torque;
     std::size_t n_walls = 0;
@@ -253,10 +257,15 @@ struct TrajectoryWriter::Impl {
                                    &f_removed_total_mass});
         return out;
     }
-    std::array<Column*, 14> diagnostic_columns() {
-        return {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
-                &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
-                &d_contact_infeasibility, &d_dt, &d_stage};
+    /// The /diagnostics columns that exist in this file (one row per step).
+    std::vector<Column*> diagnostic_columns() {
+        std::vector<Column*> out = {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
+                                    &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
+                                    &d_contact_infeasibility, &d_dt, &d_stage};
+        if (n_walls > 0) out.push_back(&d_wall_force);
+        if (n_emitters > 0) out.insert(out.end(), {&d_emitted_total_count, &d_emitted_total_mass});
+        if (n_outlets > 0) out.insert(out.end(), {&d_removed_total_count, &d_removed_total_mass});
+        return out;
     }
 
     [[noreturn]] void fail(const std::string& what) const {
