@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A hopper and an orifice plate in use (issue 24, part 4.2).
 
-    check_hopper.py RUN.h5
+    check_hopper.py RUN.h5 [TALUS SCENE]
 
 RUN.h5 is tests/scenes/hopper.toml run by the talus command: a cylinder over a cone, a
 random fill in a box wider than the cone's lower part, an emitter, a plate with a round hole
@@ -11,10 +11,13 @@ the scene (recomputed here, not taken from the engine):
   - in no frame does a grain overlap the cylinder, the cone or the plate by more than 1 % of
     its radius, on either side of the cone and the plate;
   - every grain placed or emitted has left through the outlet by the end (the flow counts);
-  - the output shows the cone and the plate: /walls/surface has 128 triangles for each.
+  - the output shows the cone and the plate: /walls/surface has 128 triangles for each;
+  - given TALUS and SCENE: the scene run on 1 and on 3 threads gives the same bits in every
+    body row and every diagnostics column but the solver's wall-clock time.
 Exit 0 if all hold, 1 otherwise.
 """
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -36,9 +39,32 @@ def segment_distance(rho, z, p0, p1):
     return np.hypot(rho - (p0[0] + t * d[0]), z - (p0[1] + t * d[1]))
 
 
+def same_bits_on_1_and_3_threads(talus, scene, out_dir):
+    """Problems found running `scene` on 1 and on 3 threads (an empty list when none)."""
+    import h5py
+    paths = []
+    for threads in (1, 3):
+        path = os.path.join(out_dir, f"hopper_threads{threads}.h5")
+        run = subprocess.run([talus, "run", scene, "-o", path, "--force", "--quiet", "--threads", str(threads)],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            return [f"{threads} threads: talus run exited {run.returncode}: {run.stderr}"]
+        paths.append(path)
+    problems = []
+    with h5py.File(paths[0], "r") as a, h5py.File(paths[1], "r") as b:
+        for group in ("bodies", "frames", "diagnostics", "flow", "walls"):
+            for name, item in a[group].items():
+                if not isinstance(item, h5py.Dataset) or name == "solver_wall_time":
+                    continue
+                if item[()].tobytes() != b[group][name][()].tobytes():
+                    problems.append(f"/{group}/{name} differs between 1 and 3 threads")
+    print("1 and 3 threads: " + ("the same bits" if not problems else f"{len(problems)} datasets differ"))
+    return problems
+
+
 def main(argv):
-    if len(argv) != 2:
-        print("usage: check_hopper.py RUN.h5", file=sys.stderr)
+    if len(argv) not in (2, 4):
+        print("usage: check_hopper.py RUN.h5 [TALUS SCENE]", file=sys.stderr)
         return 2
     failures = []
     with talus_h5.load(argv[1]) as run:
@@ -85,6 +111,8 @@ def main(argv):
             print(f"/walls/surface: {count} triangles for {name}")
             if count != 128:
                 failures.append(f"{name} has {count} surface triangles, not 128")
+    if len(argv) == 4:
+        failures += same_bits_on_1_and_3_threads(argv[2], argv[3], os.path.dirname(os.path.abspath(argv[1])))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
