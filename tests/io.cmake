@@ -125,6 +125,12 @@ add_test(NAME io.hopper
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_hopper.py ${TALUS_HOPPER_OUTPUT}
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/hopper.toml)
 set_tests_properties(io.hopper PROPERTIES FIXTURES_REQUIRED talus_hopper)
+# The Python scene front end (tools/talus_scene.py): a scene built as a dict runs to the same
+# bits as its file, takes numpy values and overrides, and a misspelt key is refused by name.
+add_test(NAME io.scene_frontend
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_scene_frontend.py
+                 ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml ${CMAKE_BINARY_DIR}/test-output/io/frontend)
+set_tests_properties(io.scene_frontend PROPERTIES ENVIRONMENT "TALUS_BIN=$<TARGET_FILE:talus>")
 # The step's series (/diagnostics/wall_force and the flow totals) of the same run: every step,
 # equal to /flow at the frames' steps, and /walls/force their dt-weighted mean.
 add_test(NAME io.step_series

@@ -16,7 +16,7 @@ mkdir -p "$scratch"
 deb=$(ls "$scratch"/pack/talus_*.deb)
 [ "$(dpkg-deb -f "$deb" Package)" = talus ] || fail "the package is not named talus"
 depends=$(dpkg-deb -f "$deb" Depends)
-for need in libhdf5 libtbb libfmt python3-h5py python3-numpy; do
+for need in libhdf5 libtbb libfmt python3-h5py python3-numpy python3-tomli-w; do
     case "$depends" in *"$need"*) ;; *) fail "Depends lacks $need: $depends" ;; esac
 done
 for p in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//; s/ //g'); do
@@ -24,6 +24,7 @@ for p in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//; s/ //g'); do
 done
 dpkg-deb -c "$deb" > "$scratch/contents.txt"
 for f in ./usr/bin/talus ./usr/share/talus/python/talus_h5.py ./usr/share/talus/python/talus_measure.py \
+         ./usr/share/talus/python/talus_scene.py \
          ./usr/lib/cmake/Talus/TalusConfig.cmake ./usr/include/talus/io/scene.hpp ./usr/lib/libtalus_io.a; do
     grep -q " $f\$" "$scratch/contents.txt" || fail "$f is not in the package"
 done
