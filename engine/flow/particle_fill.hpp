@@ -44,8 +44,9 @@ struct RandomFillSpec {
     }
 };
 
-/// Attempts a fill of `count` spheres may use before it gives up. A volume-fraction fill
-/// may use random_fill_budget(placed + 1) attempts in all, a budget that grows as it places.
+/// Attempts the uniform first phase of a fill of `count` spheres may use before it gives
+/// up. A volume-fraction fill may use random_fill_budget(placed + 1) attempts in all, a
+/// budget that grows as it places. (The second phase ends by itself: particle_fill.cpp.)
 inline uint64_t random_fill_budget(std::size_t count) { return 100 * uint64_t(count) + 10000; }
 
 /// What a fill achieved.
@@ -54,7 +55,14 @@ struct RandomFillResult {
     double volume = 0.0;     ///< Σ 4/3 π r³ of the placed spheres [m³]
     uint64_t attempts = 0;   ///< candidate centres drawn
     bool complete = false;   ///< count reached, or volume ≥ volume_fraction × box volume
+    /// The box is full: no room is left for a sphere of the smallest radius the fill draws
+    /// (random sequential addition at saturation), so more attempts would change nothing.
+    bool saturated = false;
 };
+
+/// Candidates in a row that a fill lets fail, drawn uniformly in the box, before it draws
+/// only from the space left (particle_fill.cpp). A loose fill never gets there.
+inline constexpr uint64_t kStallMisses = 256;
 
 /// Random sequential addition: draws candidate centres (x, y, z from consecutive
 /// mt19937_64(seed) outputs) and keeps those that overlap neither an earlier sphere of the
@@ -62,6 +70,9 @@ struct RandomFillResult {
 /// generator, mt19937_64(seed ^ kRadiusStream), one radius per sphere, drawn before its
 /// first candidate and kept until it is placed (redrawing would favour small spheres), so
 /// a fixed radius gives the very centres it gave before size distributions existed.
+/// After kStallMisses failed candidates in a row (or the budget), candidates are drawn only in cells of the
+/// box that may still hold a free centre (the same process, faster), until the fill is done
+/// or the box is full (`saturated`).
 /// Appends the kept centres to `out` and their radii to `out_radius` (if given).
 RandomFillResult random_fill_sized(const RandomFillSpec& spec,
                                    const std::vector<Vec3>& existing_position,

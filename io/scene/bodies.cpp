@@ -562,10 +562,15 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 if (!res.complete && e.volume_fraction > 0.0)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("reached only a volume fraction of {:.4g} of {} ({} "
-                                          "spheres) in {} attempts; enlarge min/max or lower "
-                                          "volume_fraction (random packing saturates near 0.38)",
+                                          "spheres) in {} attempts{}; enlarge min/max or lower "
+                                          "volume_fraction (a random fill saturates near 0.38 in "
+                                          "a large box; for a denser bed, let a loose fill settle "
+                                          "in a first [[stage]]: docs/scenes.md)",
                                           res.volume / (e.max - e.min).prod(), e.volume_fraction,
-                                          res.placed, res.attempts));
+                                          res.placed, res.attempts,
+                                          res.saturated ? ", when the box was full (no room left "
+                                                          "for another sphere)"
+                                                        : ""));
                 else if (res.placed == 0)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("not one sphere of diameter {:g} m fits in the box "
@@ -577,9 +582,12 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                                                  : ": enlarge min/max or move it"));
                 else if (!res.complete)
                     r.problem(e.fill_place, e.path + ".random",
-                              fmt::format("placed only {} of {} spheres in {} attempts; enlarge "
+                              fmt::format("placed only {} of {} spheres in {} attempts{}; enlarge "
                                           "min/max or lower count",
-                                          res.placed, e.count, random_fill_budget(e.count)));
+                                          res.placed, e.count, res.attempts,
+                                          res.saturated ? ", when the box was full (no room left "
+                                                          "for another sphere)"
+                                                        : ""));
                 break;
             }
         }

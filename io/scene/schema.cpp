@@ -317,13 +317,13 @@ const Fields kLatticeKeys{
 
 const Fields kRandomKeys{
     value("min", Type::Vec3, "m", kAny, "required", "centres uniform in [min, max], non-overlapping …"),
-    value("max", Type::Vec3, "m", kAny, "required", "… an error if they do not fit"),
+    value("max", Type::Vec3, "m", kAny, "required", "… an error if they do not fit (the box is full)"),
     value("count", Type::Integer, "", Range{B::Closed, 1.0, B::None, 0.0, " (and ≤ the body limit)"}, "count or volume_fraction",
           "how many bodies (the only way for clumps)"),
     value("volume_fraction", Type::Number, "", Range{B::Open, 0.0, B::Open, 1.0}, "count or volume_fraction",
-          "instead of count: add spheres until Σ 4/3 π r³ reaches this × the box's volume (the "
-          "last may pass it by less than its own volume); an error if the attempt budget runs out "
-          "first"),
+          "instead of count: add spheres until Σ 4/3 π r³ reaches this × the volume of the box "
+          "of centres (the last may pass it by less than its own volume); an error if the box is "
+          "full first (docs/scenes.md, \"How dense a fill can be\")"),
     value("seed", Type::Integer, "", kSeed, "required", "positions and radii"),
 };
 

@@ -189,7 +189,7 @@ seed = 1
                   .find("outlet.0.normal: must not be zero"),
               std::string::npos);
     EXPECT_NE(error_of(kMaterial + "[[particles]]\nshape = \"sphere\"\nradius = 0.005\nmaterial = \"glass\"\n"
-                                   "random = { min = [0,0,0], max = [0.03,0.03,0.03], volume_fraction = 0.6, seed = 1 }\n")
+                                   "random = { min = [0,0,0], max = [0.03,0.03,0.03], volume_fraction = 0.8, seed = 1 }\n")
                   .find("reached only a volume fraction"),
               std::string::npos);
 }
