@@ -26,6 +26,8 @@ RunMetadata prepare_run_output(Scene& scene) {
     }
     meta.wall_contacts = scene.output.wall_contacts && !world.walls.empty();
     meta.contacts = scene.output.contacts;
+    meta.shapes = std::any_of(world.bodies.shape.begin(), world.bodies.shape.end(),
+                              [](Shape s) { return s != Shape::Sphere; });
     meta.wall_surface = wall_surface(world.walls, world.bodies);
     meta.dt = world.simulation.adaptive ? 0.0 : world.simulation.dt;  // adaptive: per frame in /walls/contacts/dt
     meta.precision = scene.output.precision;

@@ -47,6 +47,9 @@ struct RunMetadata {
     /// Create /contacts: every contact of each frame's last step, between bodies and with
     /// walls ([output] contacts).
     bool contacts = false;
+    /// Create /shapes: each frame's capsules, ellipsoids and clumps as glyphs (the run starts
+    /// with one; prepare_run_output). A resumed run keeps what its file has.
+    bool shapes = false;
     double dt = 0.0;  ///< the run's step h [s] (attribute dt of /walls/contacts and /contacts)
     /// The walls as triangles at their reference pose (/walls/surface, and the sidecar's
     /// "walls"); empty: none. A resumed run takes the file's own.

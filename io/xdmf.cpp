@@ -8,7 +8,9 @@
 // /bodies datasets. Nothing is copied: the sidecar is a few lines of XML per frame. A file
 // with /contacts gets a second temporal collection of the same kind, each frame's contacts
 // as two-node Polyline cells over /contacts/segment; a file with /walls/surface a third,
-// the walls' fixed triangles over each frame's rows of /walls/surface/points.
+// the walls' fixed triangles over each frame's rows of /walls/surface/points; a file with
+// /shapes two more, "ellipsoids" and "cylinders", the glyphs of the bodies other than
+// spheres (clumps' spheres, capsules, ellipsoids) with their axes as a tensor.
 //
 // Invariants: the HDF5 file is referenced by its bare file name (the sidecar sits beside
 // it, so the pair can be moved together); the sidecar is replaced atomically (temporary
@@ -68,6 +70,7 @@ constexpr PointAttribute kAttributes[] = {
     {"velocity", "Vector", {"/bodies/velocity", 3, "Float", 0}},
     {"id", "Scalar", {"/bodies/id", 1, "Int", 8}},
     {"material", "Scalar", {"/bodies/material", 1, "UInt", 4}},
+    {"shape", "Scalar", {"/bodies/shape", 1, "UChar", 1}},  // 0 sphere: what a Threshold keeps
 };
 
 /// Rows [first, first + count) of a dataset of `total_rows` rows.
@@ -99,6 +102,20 @@ void append_hyperslab(std::string& out, const std::string& h5_ref, const BodyArr
                        "{0}</DataItem>\n",
                        indent, f.row_count, f.first_row, total_rows, a.number_type, precision,
                        h5_ref, a.dataset, a.columns);
+    }
+}
+
+/// One Attribute element per array of `attributes`, each a hyperslab of the frame's rows;
+/// centred on the grid's points ("Node") or cells ("Cell").
+template <std::size_t N>
+void append_attributes(std::string& out, const std::string& ref, const PointAttribute (&attributes)[N],
+                       const Rows rows, uint64_t total, int real_bytes, const char* center) {
+    for (const PointAttribute& a : attributes) {
+        fmt::format_to(std::back_inserter(out),
+                       "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"{}\">\n", a.name,
+                       a.attribute_type, center);
+        append_hyperslab(out, ref, a.array, rows, total, real_bytes, "          ");
+        out += "        </Attribute>\n";
     }
 }
 
@@ -139,13 +156,7 @@ void append_contacts(std::string& out, const std::string& ref, const std::vector
             out += "      </Grid>\n";
             continue;
         }
-        for (const PointAttribute& a : kContactAttributes) {
-            fmt::format_to(std::back_inserter(out),
-                           "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Cell\">\n",
-                           a.name, a.attribute_type);
-            append_hyperslab(out, ref, a.array, rows, total, 8, "          ");
-            out += "        </Attribute>\n";
-        }
+        append_attributes(out, ref, kContactAttributes, rows, total, 8, "Cell");
         if (f.contact_dt > 0.0) {
             for (const PointAttribute& a : kContactForces) {
                 const std::string dims = a.array.columns == 1
@@ -163,6 +174,44 @@ void append_contacts(std::string& out, const std::string& ref, const std::vector
         out += "      </Grid>\n";
     }
     out += "    </Grid>\n";
+}
+
+/// The shapes' arrays: per glyph its centre, its axes (a tensor of 9: the three vectors
+/// the glyph source's x, y and z are mapped to), the body's id and material.
+constexpr BodyArray kShapePosition{"/shapes/position", 3, "Float", 8};
+constexpr PointAttribute kShapeAttributes[] = {
+    {"axes", "Tensor", {"/shapes/axes", 9, "Float", 8}},
+    {"id", "Scalar", {"/shapes/body", 1, "Int", 8}},
+    {"material", "Scalar", {"/shapes/material", 1, "UInt", 4}},
+};
+
+/// The "ellipsoids" and "cylinders" collections: per frame a Polyvertex grid over its rows
+/// of /shapes, the ellipsoids first, the cylinders (capsules' middles) after them.
+void append_shapes(std::string& out, const std::string& ref, const std::vector<XdmfFrame>& frames,
+                   uint64_t total) {
+    for (const bool cylinders : {false, true}) {
+        const char* name = cylinders ? "cylinders" : "ellipsoids";
+        fmt::format_to(std::back_inserter(out),
+                       "    <Grid Name=\"{}\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", name);
+        for (std::size_t i = 0; i < frames.size(); ++i) {
+            const XdmfFrame& f = frames[i];
+            const uint64_t ellipsoids = f.shape_count - f.shape_cylinders;
+            const Rows rows = cylinders ? Rows{f.shape_first_row + ellipsoids, f.shape_cylinders}
+                                        : Rows{f.shape_first_row, ellipsoids};
+            fmt::format_to(std::back_inserter(out),
+                           "      <Grid Name=\"{} {}\" GridType=\"Uniform\">\n"
+                           "        <Time Value=\"{}\"/>\n"
+                           "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"{}\" "
+                           "NodesPerElement=\"1\"/>\n"
+                           "        <Geometry GeometryType=\"XYZ\">\n",
+                           name, i, f.time, rows.row_count);
+            append_hyperslab(out, ref, kShapePosition, rows, total, 8, "          ");
+            out += "        </Geometry>\n";
+            if (rows.row_count > 0) append_attributes(out, ref, kShapeAttributes, rows, total, 8, "Node");
+            out += "      </Grid>\n";
+        }
+        out += "    </Grid>\n";
+    }
 }
 
 /// The "walls" collection: per frame the fixed triangles of /walls/surface over that
@@ -237,19 +286,13 @@ std::string xdmf_document(const std::string& h5_reference, const std::vector<Xdm
             out += "      </Grid>\n";
             continue;
         }
-        for (const PointAttribute& a : kAttributes) {
-            fmt::format_to(std::back_inserter(out),
-                           "        <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Node\">\n",
-                           a.name, a.attribute_type);
-            append_hyperslab(out, ref, a.array, {f.first_row, f.row_count}, total_rows, real_bytes,
-                             "          ");
-            out += "        </Attribute>\n";
-        }
+        append_attributes(out, ref, kAttributes, {f.first_row, f.row_count}, total_rows, real_bytes, "Node");
         out += "      </Grid>\n";
     }
     out += "    </Grid>\n";
     if (extras.contact_rows) append_contacts(out, ref, frames, *extras.contact_rows);
     if (extras.wall_triangles > 0) append_walls(out, ref, frames, extras.wall_points, extras.wall_triangles, extras.wall_real_bytes);
+    if (extras.shape_rows) append_shapes(out, ref, frames, *extras.shape_rows);
     out +=
         "  </Domain>\n"
         "</Xdmf>\n";

@@ -18,6 +18,9 @@ struct XdmfFrame {
     /// their impulses cover [s] (the sidecar divides by it for forces).
     uint64_t contact_first_row = 0, contact_count = 0;
     double contact_dt = 0.0;
+    /// The frame's rows of /shapes (runs with capsules, ellipsoids or clumps), the last
+    /// `shape_cylinders` of them capsules' middles.
+    uint64_t shape_first_row = 0, shape_count = 0, shape_cylinders = 0;
 };
 
 /// What else the file holds that the sidecar shows, beside the bodies.
@@ -30,6 +33,10 @@ struct XdmfExtras {
     /// collection "walls" holds the walls' triangles at each frame's pose.
     uint64_t wall_points = 0, wall_triangles = 0;
     int wall_real_bytes = 8;  ///< the points' floats: 4 in a float32 file
+    /// The length of the /shapes datasets; none: a file without them. With them, two
+    /// temporal collections, "ellipsoids" and "cylinders", hold each frame's glyph points
+    /// with their `axes` tensor (ParaView's Tensor Glyph; docs/rendering.md).
+    std::optional<uint64_t> shape_rows;
 };
 
 /// The sidecar path for a trajectory: same name, extension .xmf.

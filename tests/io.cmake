@@ -55,6 +55,23 @@ add_test(NAME io.clumps_h5
                  ${TALUS_CLUMP_RUN})
 set_tests_properties(io.clumps_h5 PROPERTIES FIXTURES_REQUIRED talus_clump_run)
 
+# True shapes (/shapes and the sidecar's "ellipsoids" and "cylinders"): a capsule, an
+# ellipsoid and clumps falling and turning; h5py recomputes every glyph from the body rows,
+# ParaView draws them with docs/rendering.md's Tensor Glyph recipe onto their surfaces.
+set(TALUS_SHAPES_OUTPUT ${CMAKE_BINARY_DIR}/test-output/io/shapes.h5)
+talus_run_fixture(io.shapes_run shapes.toml ${TALUS_SHAPES_OUTPUT} talus_shapes)
+add_test(NAME io.shapes_h5
+         COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_shapes_h5.py ${TALUS_SHAPES_OUTPUT})
+set_tests_properties(io.shapes_h5 PROPERTIES FIXTURES_REQUIRED talus_shapes)
+add_test(NAME io.shapes_paraview
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_shapes_pvpython.py ${TALUS_SHAPES_OUTPUT})
+set_tests_properties(io.shapes_paraview PROPERTIES FIXTURES_REQUIRED talus_shapes TIMEOUT 300)
+add_test(NAME io.shapes_sidecar_blocks
+         COMMAND ${TALUS_PVPYTHON} --force-offscreen-rendering
+                 ${CMAKE_CURRENT_SOURCE_DIR}/python/check_sidecar_blocks_pvpython.py ${TALUS_SHAPES_OUTPUT})
+set_tests_properties(io.shapes_sidecar_blocks PROPERTIES FIXTURES_REQUIRED talus_shapes TIMEOUT 300)
+
 # A run with an emitter and an outlet through the talus command; the Python loader then
 # checks its /flow rows and that no body id is reused.
 set(TALUS_FLOW_FIXTURE ${CMAKE_BINARY_DIR}/test-output/io/flow_rain.h5)

@@ -224,6 +224,28 @@ class Trajectory:
             out["segment"] = out["segment"].reshape(-1, 2, 3)
         return out
 
+    def shapes(self, i):
+        """Frame i's bodies other than spheres as drawn (/shapes, written for runs that start
+        with a capsule, an ellipsoid or a clump): a dict of arrays "body" (stable id),
+        "material", "position" (k, 3) [m] and "axes" (k, 3, 3) [m]: per glyph three world
+        vectors, an ellipsoid's semi-axes (a clump's sphere or a capsule's end sphere: r
+        times the body's axes), or for a capsule's middle its radius across, half length
+        along the axis and radius across; and "cylinders", how many of the rows, the last
+        ones, are capsules' middles. None if the file has none."""
+        if "shapes" not in self._file:
+            return None
+        n = len(self)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError(f"frame {i} out of range ({n} frames)")
+        g = self._file["shapes"]
+        a = int(g["first_row"][k])
+        b = a + int(g["row_count"][k])
+        out = {name: g[name][a:b] for name in ("body", "material", "position", "axes")}
+        out["axes"] = out["axes"].reshape(-1, 3, 3)
+        out["cylinders"] = int(g["cylinders"][k])
+        return out
+
     def _frame_rows(self, group, i, fields):
         """Frame i's rows of the `fields` of a group indexed per frame by first_row and
         row_count (/walls/contacts, /contacts), with "dt", the step their impulses cover;

@@ -171,6 +171,8 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
     if (wall_contacts && contacts != nullptr) out.contacts = *contacts;
     out.record.clear();
     if (all_contacts && record != nullptr) out.record = *record;
+    out.glyphs.clear();
+    if (shapes) trajectory::shape_glyphs(bodies, out.glyphs);
     if (walls != nullptr) posed_wall_points(surface, *walls, time, out.wall_points);
     else out.wall_points = surface.points;
     out.diagnostics.swap(pending);
@@ -281,6 +283,20 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
         append(c_dt, f, 1, &cr.step);
         c_rows += count;
     }
+    if (shapes) {
+        const trajectory::ShapeGlyphs& g = fr.glyphs;
+        const uint64_t first = s_rows, count = g.size();
+        if (count > 0) {
+            append(s_body, first, count, g.body.data());
+            append(s_material, first, count, g.material.data());
+            append(s_position, first, count, g.position.data());
+            append(s_axes, first, count, g.axes.data());
+        }
+        append(s_first_row, f, 1, &first);
+        append(s_row_count, f, 1, &count);
+        append(s_cylinders, f, 1, &g.cylinders);
+        s_rows += count;
+    }
     for (Column* col : flow_columns()) flush(*col);
 
     // The index entry, row_count last: once it is set, everything above is on disk.
@@ -301,6 +317,11 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
         entry.contact_count = fr.record.size();
         entry.contact_first_row = c_rows - entry.contact_count;
         entry.contact_dt = fr.record.step;
+    }
+    if (shapes) {
+        entry.shape_count = fr.glyphs.size();
+        entry.shape_first_row = s_rows - entry.shape_count;
+        entry.shape_cylinders = fr.glyphs.cylinders;
     }
     frames.push_back(entry);
     update_sidecar(false);

@@ -120,6 +120,24 @@ const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kC
      "per frame: the step the frame's impulses cover (its last step)"},
 };
 
+const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kShapeColumns = {
+    {&Impl::s_body, "/shapes/body", Stored::U64, 1, true, "1", "stable id of the body the glyph draws"},
+    {&Impl::s_material, "/shapes/material", Stored::U32, 1, true, "1",
+     "its material (index into the root attribute material_names)"},
+    {&Impl::s_position, "/shapes/position", Stored::F64, 3, true, "m", "centre of the glyph, world frame"},
+    {&Impl::s_axes, "/shapes/axes", Stored::F64, 9, true, "m",
+     "three world vectors (x y z each): an ellipsoid's semi-axes, or a capsule middle's radius "
+     "across, half length along its axis and radius across; the vectors a glyph source of "
+     "half size 1/2 (ParaView's sphere, cylinder) has its x, y and z mapped to, halved"},
+    {&Impl::s_first_row, "/shapes/first_row", Stored::U64, 1, false, "1",
+     "per frame: first row of the frame's glyphs in /shapes/*"},
+    {&Impl::s_row_count, "/shapes/row_count", Stored::U64, 1, false, "1",
+     "per frame: number of the frame's glyphs"},
+    {&Impl::s_cylinders, "/shapes/cylinders", Stored::U64, 1, false, "1",
+     "per frame: how many of its glyphs, the last ones, are capsules' middles (cylinders); "
+     "the others are ellipsoids (a sphere is one with three equal semi-axes)"},
+};
+
 const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kDiagnosticColumns = {
     {&Impl::d_step, "/diagnostics/step", Stored::U64, 1, false, "1",
      "step number after the step; 2^64-1 = entry not yet written", true},
@@ -382,6 +400,13 @@ void TrajectoryWriter::Impl::define_columns(const RunMetadata& meta) {
         number_attribute(group.get(), "dt", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &meta.dt, 1, true);
     }
     if (all_contacts) create_columns(kContactColumns, z);
+    shapes = meta.shapes;
+    if (shapes && creating) {
+        Hid group(check(H5Gcreate2(root, "/shapes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        "create group /shapes"),
+                  H5Gclose);
+    }
+    if (shapes) create_columns(kShapeColumns, z);
     flow_set("emitted", n_emitters, f_emitted_count, f_emitted_mass, f_emitted_total_count,
              f_emitted_total_mass);
     flow_set("removed", n_outlets, f_removed_count, f_removed_mass, f_removed_total_count,

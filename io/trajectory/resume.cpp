@@ -118,6 +118,12 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::keep(hid_t f, uint64_t step
         k.c_dt = read_column<double>(f, c_dt, 0, k.frames);
         k.c_rows = k.c_first_row[last] + k.c_row_count[last];
     }
+    if (shapes) {
+        k.s_first_row = read_column<uint64_t>(f, s_first_row, 0, k.frames);
+        k.s_row_count = read_column<uint64_t>(f, s_row_count, 0, k.frames);
+        k.s_cylinders = read_column<uint64_t>(f, s_cylinders, 0, k.frames);
+        k.s_rows = k.s_first_row[last] + k.s_row_count[last];
+    }
     const auto diag_step = read_column<uint64_t>(f, d_step, 0, diag_len);
     while (k.diag_rows < diag_len && diag_step[k.diag_rows] != kUnwritten &&
            diag_step[k.diag_rows] <= step)
@@ -148,12 +154,18 @@ void TrajectoryWriter::Impl::adopt(hid_t f, const Kept& k) {
             entry.contact_count = k.c_row_count[i];
             entry.contact_dt = k.c_dt[i];
         }
+        if (shapes) {
+            entry.shape_first_row = k.s_first_row[i];
+            entry.shape_count = k.s_row_count[i];
+            entry.shape_cylinders = k.s_cylinders[i];
+        }
         frames.push_back(entry);
     }
     rows = k.rows;
     diag_rows = k.diag_rows;
     wc_rows = k.wc_rows;
     c_rows = k.c_rows;
+    s_rows = k.s_rows;
     last_step = k.step[k.frames - 1];
     last_time = k.time[k.frames - 1];
     read_tallies(f, k.frames - 1, last_emitted, last_removed);
@@ -163,7 +175,9 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::examine(hid_t f, const RunM
     check_same_run(f, meta);
     surface = read_wall_surface(f);  // the file's own, whatever the resumed scene's bodies size
     creating = false;  // describe the columns (their names); the datasets are there
-    define_columns(meta);
+    RunMetadata as_stored = meta;
+    as_stored.shapes = exists(f, "/shapes");  // the file's, whatever bodies the checkpoint kept
+    define_columns(as_stored);
     if (exists(f, "/clumps/first")) {
         const hsize_t n = dims_of(f, "/clumps/first")[0];
         clump_templates = n > 0 ? std::size_t(n - 1) : 0;
@@ -213,6 +227,7 @@ hsize_t TrajectoryWriter::Impl::kept_length(const Column* c, hsize_t frames) con
     };
     if (row_column_of(kWallContactColumns)) return wc_rows;
     if (row_column_of(kContactColumns)) return c_rows;
+    if (row_column_of(kShapeColumns)) return s_rows;
     return frames;
 }
 
@@ -222,6 +237,7 @@ void TrajectoryWriter::Impl::continue_by_copy(hid_t old, const Kept& k, const Ru
     if (const auto p = read_strings(old, "scene_path"); p.size() == 1) m.scene_path = p[0];
     if (const auto v = read_strings(old, "talus_version"); v.size() == 1) m.talus_version = v[0];
     m.wall_surface = surface;  // the original's (examine read it)
+    m.shapes = shapes;         // likewise
     // the copy keeps the original's chunks (the run that made it may have started with
     // another body count than the checkpoint holds)
     {
@@ -413,6 +429,17 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             r.tangential_impulse = rows(c_tangential_impulse, Vec3(0, 0, 0), ca, cn);
             r.segment = rows(c_segment, std::array<Vec3, 2>{}, ca, cn);
             r.step = rows(c_dt, double{}, i, 1)[0];
+        }
+        fr.glyphs.clear();
+        if (shapes) {
+            const uint64_t sa = rows(s_first_row, uint64_t{}, i, 1)[0];
+            const uint64_t sn = rows(s_row_count, uint64_t{}, i, 1)[0];
+            trajectory::ShapeGlyphs& g = fr.glyphs;
+            g.body = rows(s_body, uint64_t{}, sa, sn);
+            g.material = rows(s_material, uint32_t{}, sa, sn);
+            g.position = rows(s_position, Vec3(0, 0, 0), sa, sn);
+            g.axes = rows(s_axes, std::array<double, 9>{}, sa, sn);
+            g.cylinders = rows(s_cylinders, uint64_t{}, i, 1)[0];
         }
         write_rows_unguarded(fr);
     }

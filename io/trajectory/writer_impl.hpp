@@ -91,6 +91,31 @@ struct Column {
     std::string name;   ///< path in the file, for messages and reopening
 };
 
+/// A frame's bodies other than spheres as ParaView glyphs (/shapes; io/trajectory/shapes.cpp):
+/// rows of "ellipsoids" first (each sphere of a clump, the two end spheres of a capsule and
+/// each ellipsoid, every one an ellipsoid whose three semi-axes are world vectors), then
+/// `cylinders` rows (the middle of each capsule: the vectors its unit cylinder's x, y (the
+/// axis) and z are mapped to, halved). Plain data like the rest of the frame.
+struct ShapeGlyphs {
+    std::vector<uint64_t> body;               ///< stable id of the body drawn
+    std::vector<uint32_t> material;           ///< its material
+    std::vector<Vec3> position;               ///< the glyph's centre, world frame [m]
+    std::vector<std::array<double, 9>> axes;  ///< three vectors, x y z each [m]
+    uint64_t cylinders = 0;                   ///< the last rows that are capsules' middles
+    std::size_t size() const { return body.size(); }
+    void clear() {
+        body.clear();
+        material.clear();
+        position.clear();
+        axes.clear();
+        cylinders = 0;
+    }
+};
+
+/// The glyphs of every capsule, ellipsoid and clump of `bodies` (spheres have none: the
+/// bodies' own rows draw them), in body order within each kind.
+void shape_glyphs(const BodyStore& bodies, ShapeGlyphs& out);
+
 /// One frame as it goes to the file: every row already in its storage type and layout
 /// (orientation reordered to w, x, y, z; reals rounded to float32 if asked), together with
 /// the diagnostics buffered since the previous frame. Plain data, owned: once packed it no
@@ -113,6 +138,7 @@ struct FrameRows {
     std::vector<Vec3> wall_force, wall_torque;
     WallContactList contacts;
     ContactRecord record;  ///< the frame's /contacts rows (files with contacts)
+    ShapeGlyphs glyphs;    ///< the frame's /shapes rows (files with shapes)
     std::vector<Vec3> wall_points;  ///< the walls' surface at the frame's pose (/walls/surface)
 };
 
@@ -207,6 +233,10 @@ struct TrajectoryWriter::Impl {
     Column c_wall, c_a, c_b, c_point, c_normal, c_gap, c_normal_impulse, c_tangential_impulse,
         c_segment, c_first_row, c_row_count, c_dt;
     uint64_t c_rows = 0;
+    // /shapes (runs that start with capsules, ellipsoids or clumps): glyph rows per frame
+    bool shapes = false;
+    Column s_body, s_material, s_position, s_axes, s_first_row, s_row_count, s_cylinders;
+    uint64_t s_rows = 0;
     // /walls/surface (scenes with walls): fixed triangles, points per frame
     WallSurface surface;
     Column ws_points;
@@ -249,6 +279,8 @@ struct TrajectoryWriter::Impl {
         if (!surface.empty()) out.push_back(&ws_points);
         if (all_contacts)
             for (const ColumnSpec& c : kContactColumns) out.push_back(&(this->*c.column));
+        if (shapes)
+            for (const ColumnSpec& c : kShapeColumns) out.push_back(&(this->*c.column));
         if (n_emitters > 0)
             out.insert(out.end(), {&f_emitted_count, &f_emitted_mass, &f_emitted_total_count,
                                    &f_emitted_total_mass});
@@ -303,6 +335,7 @@ struct TrajectoryWriter::Impl {
         bool marker = false;
     };
     static const std::vector<ColumnSpec> kBodyColumns, kFrameColumns, kWallContactColumns, kContactColumns,
+        kShapeColumns,
         kDiagnosticColumns;
     /// Bytes of one body row in the file before compression: the /bodies columns.
     static std::size_t body_row_bytes(OutputPrecision precision);
@@ -395,6 +428,8 @@ struct TrajectoryWriter::Impl {
         /// per frame kept, its /contacts rows and step (files with contacts)
         std::vector<uint64_t> c_first_row, c_row_count;
         std::vector<double> c_dt;
+        uint64_t s_rows = 0;      ///< /shapes rows of the frames kept
+        std::vector<uint64_t> s_first_row, s_row_count, s_cylinders;  ///< per frame kept
     };
 
     /// Needs the columns described (define_columns: their names).
@@ -456,6 +491,7 @@ struct TrajectoryWriter::Impl {
     XdmfExtras sidecar_extras() const {
         XdmfExtras e;
         if (all_contacts) e.contact_rows = c_rows;
+        if (shapes) e.shape_rows = s_rows;
         e.wall_points = surface.points.size();
         e.wall_real_bytes = float32 ? 4 : 8;
         e.wall_triangles = surface.triangles.size();

@@ -129,6 +129,12 @@ def compare(reference, candidate, what, frames_up_to=None):
             for name in talus_h5.Trajectory.CONTACT_FIELDS + ("dt",):
                 if not same_bytes(np.asarray(ca[name]), np.asarray(cb[name])):
                     fail(f"{what}: frame {k}: contacts {name} differ")
+            sa, sb = ra.shapes(k), rb.shapes(k)
+            if (sa is None) != (sb is None) or (sa is None and "shapes" in ra._file):
+                fail(f"{what}: frame {k}: /shapes in one run only")
+            for name in ("body", "material", "position", "axes", "cylinders"):
+                if sa is not None and not same_bytes(np.asarray(sa[name]), np.asarray(sb[name])):
+                    fail(f"{what}: frame {k}: shapes {name} differ")
         for name, a in ra.flow.items():
             if not same_bytes(a[:n], rb.flow[name]):
                 fail(f"{what}: /flow/{name} differs")

@@ -41,6 +41,8 @@ def main(argv):
         has_contacts = run.contacts(0) is not None if len(run) else False
         surface = run._file["walls/surface"] if "walls/surface" in run._file else None
         expected = {"bodies"} | ({"contacts"} if has_contacts else set()) | ({"walls"} if surface else set())
+        if "shapes" in run._file:
+            expected |= {"ellipsoids", "cylinders"}
         reader = XDMFReader(FileNames=[xmf])
         reader.UpdatePipelineInformation()
         times = list(reader.TimestepValues)
