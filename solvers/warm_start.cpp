@@ -33,14 +33,36 @@ void WarmStartCache::restore(std::vector<Entry> entries, std::vector<TorqueEntry
 }
 
 void WarmStartCache::sort_and_index() {
-    parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
     first_.clear();
     if (entries_.empty()) return;
-    const uint64_t largest = entries_.back().key_b;
-    if (largest > kIndexSlotsPerEntry * entries_.size() + 4096) return;
+    uint64_t largest = 0;
+    for (const Entry& e : entries_) largest = std::max(largest, e.key_b);
+    if (largest > kIndexSlotsPerEntry * entries_.size() + 4096) {
+        parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
+        return;
+    }
+    // Dense ids: a counting sort by B's id, in place (each entry swapped into its B's range,
+    // "American flag" style), builds the index on the way; then each B's few entries are
+    // ordered by (A, feature). Keys are unique, so the result is the one order a comparison
+    // sort gives, in linear time and no extra memory (the sort was 4 % of a random-pack step).
     first_.assign(std::size_t(largest) + 2, 0);
     for (const Entry& e : entries_) ++first_[std::size_t(e.key_b) + 1];
     for (std::size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
+    {
+        std::vector<uint32_t> next(first_.begin(), first_.end() - 1);
+        for (std::size_t k = 0; k + 1 < first_.size(); ++k)
+            while (next[k] < first_[k + 1]) {
+                Entry& e = entries_[next[k]];
+                const std::size_t home = std::size_t(e.key_b);
+                if (home == k) ++next[k];
+                else std::swap(e, entries_[next[home]++]);
+            }
+    }
+    for (std::size_t k = 0; k + 1 < first_.size(); ++k) {
+        const auto begin = entries_.begin() + std::ptrdiff_t(first_[k]);
+        const auto end = entries_.begin() + std::ptrdiff_t(first_[k + 1]);
+        if (end - begin > 1) std::sort(begin, end, key_less<Entry>);
+    }
 }
 
 void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
