@@ -191,7 +191,7 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
     std::mt19937_64 size_rng(spec.seed ^ kRadiusStream);
     const Vec3 extent = spec.max - spec.min;
     const bool by_volume = spec.volume_fraction > 0.0;
-    const double target = spec.volume_fraction * extent.prod();
+    const double target = spec.volume_fraction * fill_region_volume(spec.min, spec.max, r_max);
     const double four_thirds_pi = 4.0 / 3.0 * 3.14159265358979323846;
     RandomFillResult res;
     const auto done = [&] { return by_volume ? res.volume >= target : res.placed >= spec.count; };

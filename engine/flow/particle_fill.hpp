@@ -22,6 +22,14 @@ std::array<int64_t, 3> lattice_extent(const Vec3& min, const Vec3& max, const Ve
 /// Appends the lattice points to `out`, x fastest, then y, then z.
 void lattice_points(const Vec3& min, const Vec3& max, const Vec3& spacing, std::vector<Vec3>& out);
 
+/// The volume of the region a fill's spheres lie in: the box of centres [min, max] widened
+/// by the largest radius r_max on every side. A fill whose centres' box is a container's
+/// inside less a radius (the usual way to keep grains off its walls) measures against the
+/// container itself, and a fraction means the same in a box of any size.
+inline double fill_region_volume(const Vec3& min, const Vec3& max, double r_max) {
+    return ((max - min).array() + 2.0 * r_max).prod();
+}
+
 /// A random non-overlapping fill of spheres with centres uniform in [min, max], either of
 /// `count` spheres or up to a solid volume fraction of the box [min, max].
 struct RandomFillSpec {
@@ -32,7 +40,8 @@ struct RandomFillSpec {
     uint64_t seed = 0;        ///< std::mt19937_64 seed
     /// Radii; unset (kind Fixed with max 0) means every sphere has `radius`.
     SizeDistribution size{};
-    /// > 0: instead of `count`, add spheres until Σ 4/3 π r³ ≥ volume_fraction × box volume.
+    /// > 0: instead of `count`, add spheres until Σ 4/3 π r³ ≥ volume_fraction × the volume
+    /// of the region the spheres occupy (fill_region_volume).
     double volume_fraction = 0.0;
     /// Called every 2^16 candidates with the spheres placed and the candidates drawn so far,
     /// so that a long fill can show that it is working (may be empty).
@@ -54,7 +63,7 @@ struct RandomFillResult {
     std::size_t placed = 0;  ///< spheres placed
     double volume = 0.0;     ///< Σ 4/3 π r³ of the placed spheres [m³]
     uint64_t attempts = 0;   ///< candidate centres drawn
-    bool complete = false;   ///< count reached, or volume ≥ volume_fraction × box volume
+    bool complete = false;   ///< count reached, or volume ≥ volume_fraction × fill_region_volume
     /// The box is full: no room is left for a sphere of the smallest radius the fill draws
     /// (random sequential addition at saturation), so more attempts would change nothing.
     bool saturated = false;

@@ -389,7 +389,8 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
             r.problem(f->place, f->path,
                       has_count ? "give either 'count' or 'volume_fraction', not both"
                                 : "missing the amount: give 'count' (spheres) or "
-                                  "'volume_fraction' (solid fraction of the box min..max)");
+                                  "'volume_fraction' (solid fraction of the box min..max widened by "
+                                  "the largest radius)");
             return std::nullopt;
         }
         if (has_fraction && e.shape == Shape::Clump) {
@@ -432,8 +433,9 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
             if (!phi) return std::nullopt;
             e.volume_fraction = *phi;
             const double r_min = e.size ? e.size->min : e.radius;
-            const double estimate =
-                *phi * (e.max - e.min).prod() / (4.0 / 3.0 * 3.14159265358979323846 * r_min * r_min * r_min);
+            const double r_max = e.size ? e.size->max : e.radius;
+            const double estimate = *phi * fill_region_volume(e.min, e.max, r_max) /
+                                    (4.0 / 3.0 * 3.14159265358979323846 * r_min * r_min * r_min);
             if (ok && estimate > r.max_bodies) {
                 r.problem_at(*f, "volume_fraction",
                              fmt::format("the fill could need {:.3g} bodies (limit {:g})", estimate,
@@ -566,7 +568,8 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                           "volume_fraction (a random fill saturates near 0.38 in "
                                           "a large box; for a denser bed, let a loose fill settle "
                                           "in a first [[stage]]: docs/scenes.md)",
-                                          res.volume / (e.max - e.min).prod(), e.volume_fraction,
+                                          res.volume / fill_region_volume(e.min, e.max, spec.radii().max),
+                                          e.volume_fraction,
                                           res.placed, res.attempts,
                                           res.saturated ? ", when the box was full (no room left "
                                                           "for another sphere)"

@@ -24,7 +24,7 @@ double entry_bodies(const BodyEntry& e) {
         case BodyEntry::Fill::Random:
             if (e.volume_fraction > 0.0) {
                 const double r = e.size ? e.size->max : e.radius;
-                return std::floor(e.volume_fraction * (e.max - e.min).prod() /
+                return std::floor(e.volume_fraction * fill_region_volume(e.min, e.max, r) /
                                   (4.0 / 3.0 * 3.14159265358979323846 * r * r * r));
             }
             return double(e.count);

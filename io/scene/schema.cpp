@@ -322,8 +322,9 @@ const Fields kRandomKeys{
           "how many bodies (the only way for clumps)"),
     value("volume_fraction", Type::Number, "", Range{B::Open, 0.0, B::Open, 1.0}, "count or volume_fraction",
           "instead of count: add spheres until Σ 4/3 π r³ reaches this × the volume of the box "
-          "of centres (the last may pass it by less than its own volume); an error if the box is "
-          "full first (docs/scenes.md, \"How dense a fill can be\")"),
+          "widened by the largest radius, the region the spheres occupy (the last may pass it by "
+          "less than its own volume); an error if the box is full first (docs/scenes.md, \"How "
+          "dense a fill can be\")"),
     value("seed", Type::Integer, "", kSeed, "required", "positions and radii"),
 };
 

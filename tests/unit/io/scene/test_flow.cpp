@@ -67,9 +67,10 @@ random = { min = [0, 0, 0], max = [0.1, 0.1, 0.1], volume_fraction = 0.25, seed 
         EXPECT_LE(b.radius[i], 0.006);
         EXPECT_TRUE((b.position[i].array() >= 0.0).all() && (b.position[i].array() <= 0.1).all());
     }
-    const double target = 0.25 * 1e-3;
+    const double region = std::pow(0.1 + 2 * 0.006, 3);  // the box of centres widened by r_max
+    const double target = 0.25 * region;
     std::printf("[ flow ] volume-fraction fill: %zu spheres, fraction %.6f (target 0.25, last "
-                "sphere %.6f)\n", b.size(), volume / 1e-3, v_last / 1e-3);
+                "sphere %.6f)\n", b.size(), volume / region, v_last / region);
     EXPECT_GE(volume, target);
     EXPECT_LT(volume - target, v_last);  // stops with the sphere that reaches the target
     EXPECT_GT(radii.size(), b.size() / 2);  // polydisperse indeed
