@@ -73,10 +73,18 @@ public:
         return rectangle_ ? rectangle_contacts(x, reach, out) : revolved_contacts(x, reach, out);
     }
 
-    /// The distance from x to the wall [m] (to its nearest point).
+    /// The distance from x to the wall [m] (to its nearest point). For a cone or a round
+    /// hole that is the point on the profile through x's own radial direction (turning the
+    /// profile about the axis only takes it farther), so only that one is computed: fills
+    /// and emitters ask this for every candidate.
     double distance(const Vec3& x) const {
+        if (!rectangle_) {
+            Vec3 e, f;
+            radial_directions(x, e, f);
+            return on_generator(x, e, 0).distance;
+        }
         std::array<ThinWallPoint, 4> c;
-        const int n = contacts(x, std::numeric_limits<double>::infinity(), c);
+        const int n = rectangle_contacts(x, std::numeric_limits<double>::infinity(), c);
         double d = std::numeric_limits<double>::infinity();
         for (int k = 0; k < n; ++k) d = std::min(d, c[std::size_t(k)].distance);
         return d;
@@ -121,17 +129,22 @@ private:
         return {c, n, dist, feature};
     }
 
-    int revolved_contacts(const Vec3& x, double reach, std::array<ThinWallPoint, 4>& out) const {
+    /// e: the unit direction from the axis towards x (any, for x on the axis), f = axis × e.
+    void radial_directions(const Vec3& x, Vec3& e, Vec3& f) const {
         const Vec3 rel = x - origin_;
         const Vec3 radial = rel - rel.dot(axis_) * axis_;
         const double rho = radial.norm();
-        Vec3 e, f;
         if (rho > 0.0) {
             e = radial / rho;
             f = axis_.cross(e);
         } else {
             orthonormal_basis(axis_, e, f);
         }
+    }
+
+    int revolved_contacts(const Vec3& x, double reach, std::array<ThinWallPoint, 4>& out) const {
+        Vec3 e, f;
+        radial_directions(x, e, f);
         int n = 0;
         constexpr double kCos = -0.5, kSin = 0.86602540378443864676;  // ±120°
         const Vec3 e1 = kCos * e + kSin * f, e2 = kCos * e - kSin * f;
