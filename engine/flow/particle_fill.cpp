@@ -92,6 +92,12 @@ public:
                               std::max(extent.z(), r_min);
         const double most = std::min(double(kMaxCells), 32.0 * double(placed + 1));
         double side = std::max(r_min, std::cbrt(volume / most));
+        const auto cells_of = [&](double s) {  // axes thinner than a cell are one cell thick
+            double c = 1.0;
+            for (int a = 0; a < 3; ++a) c *= extent[a] > s ? std::ceil(extent[a] / s) : 1.0;
+            return c;
+        };
+        while (cells_of(side) > most) side *= 2.0;  // a long, thin box
         for (int a = 0; a < 3; ++a) {
             // an axis thinner than a cell is one cell as thick as the box (0 for a flat box)
             side_[a] = std::min(side, extent[a]);
@@ -141,7 +147,10 @@ public:
         if (side_.maxCoeff() <= kFinest * r_min_) return false;
         int split = 1;
         for (int a = 0; a < 3; ++a)
-            if (side_[a] > 0.0) split *= 2;
+            if (side_[a] > 0.0) {
+                split *= 2;
+                if (n_[a] > (int32_t(1) << 29)) return false;  // cell indices stay within int32
+            }
         if (double(cells_.size()) * split > double(kMaxCells)) return false;
         std::vector<std::array<int32_t, 3>> finer;
         finer.reserve(cells_.size() * std::size_t(split));
@@ -162,6 +171,8 @@ public:
                     }
         cells_ = std::move(finer);
         side_ = half;
+        for (int a = 0; a < 3; ++a)
+            if (side_[a] > 0.0) n_[a] *= 2;
         return true;
     }
 
