@@ -561,6 +561,8 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                     };
                 const RandomFillResult res = random_fill_sized(spec, bodies.position, bodies.radius,
                                                                world.walls, centres, &radii);
+                const char* const full =
+                    res.saturated ? ", when the box was full (no room left for another sphere)" : "";
                 if (!res.complete && e.volume_fraction > 0.0)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("reached only a volume fraction of {:.4g} of {} ({} "
@@ -570,10 +572,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                           "in a first [[stage]]: docs/scenes.md)",
                                           res.volume / fill_region_volume(e.min, e.max, spec.radii().max),
                                           e.volume_fraction,
-                                          res.placed, res.attempts,
-                                          res.saturated ? ", when the box was full (no room left "
-                                                          "for another sphere)"
-                                                        : ""));
+                                          res.placed, res.attempts, full));
                 else if (res.placed == 0)
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("not one sphere of diameter {:g} m fits in the box "
@@ -587,10 +586,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                     r.problem(e.fill_place, e.path + ".random",
                               fmt::format("placed only {} of {} spheres in {} attempts{}; enlarge "
                                           "min/max or lower count",
-                                          res.placed, e.count, res.attempts,
-                                          res.saturated ? ", when the box was full (no room left "
-                                                          "for another sphere)"
-                                                        : ""));
+                                          res.placed, e.count, res.attempts, full));
                 break;
             }
         }

@@ -17,12 +17,13 @@ namespace talus::trajectory {
 
 namespace {
 
-void add(ShapeGlyphs& out, uint64_t id, uint32_t material, const Vec3& centre, const Vec3& u,
-         const Vec3& v, const Vec3& w) {
+/// One glyph row: `axes`' columns are its three vectors u, v, w.
+void add(ShapeGlyphs& out, uint64_t id, uint32_t material, const Vec3& centre, const Mat3& axes) {
     out.body.push_back(id);
     out.material.push_back(material);
     out.position.push_back(centre);
-    out.axes.push_back({u.x(), u.y(), u.z(), v.x(), v.y(), v.z(), w.x(), w.y(), w.z()});
+    std::array<double, 9>& row = out.axes.emplace_back();
+    Eigen::Map<Mat3>(row.data()) = axes;  // column-major: u, then v, then w
 }
 
 }  // namespace
@@ -38,23 +39,19 @@ void shape_glyphs(const BodyStore& b, ShapeGlyphs& out) {
         const Vec3& p = b.shape_param[i];
         switch (shape) {
             case Shape::Ellipsoid:
-                add(out, b.id[i], b.material[i], x, p.x() * R.col(0), p.y() * R.col(1), p.z() * R.col(2));
+                add(out, b.id[i], b.material[i], x, R * p.asDiagonal());
                 break;
             case Shape::Capsule: {
-                const double r = p.x(), half = p.y();
+                const double half = p.y();
                 for (const double side : {-1.0, 1.0})
-                    add(out, b.id[i], b.material[i], x + side * half * R.col(0), r * R.col(0), r * R.col(1),
-                        r * R.col(2));
+                    add(out, b.id[i], b.material[i], x + side * half * R.col(0), p.x() * R);
                 break;
             }
             case Shape::Clump: {
                 const ClumpTable& t = b.clumps;
                 const uint32_t k = b.clump_of(i);
-                for (uint32_t j = t.begin(k); j < t.end(k); ++j) {
-                    const double r = t.radius[j];
-                    add(out, b.id[i], b.material[i], x + R * t.centre[j], r * R.col(0), r * R.col(1),
-                        r * R.col(2));
-                }
+                for (uint32_t j = t.begin(k); j < t.end(k); ++j)
+                    add(out, b.id[i], b.material[i], x + R * t.centre[j], t.radius[j] * R);
                 break;
             }
             case Shape::Sphere: break;
@@ -64,7 +61,9 @@ void shape_glyphs(const BodyStore& b, ShapeGlyphs& out) {
         if (b.shape[i] != Shape::Capsule) continue;
         const Mat3 R = b.orientation[i].toRotationMatrix();
         const double r = b.shape_param[i].x(), half = b.shape_param[i].y();
-        add(out, b.id[i], b.material[i], b.position[i], r * R.col(1), half * R.col(0), -r * R.col(2));
+        Mat3 axes;
+        axes << r * R.col(1), half * R.col(0), -r * R.col(2);
+        add(out, b.id[i], b.material[i], b.position[i], axes);
         ++out.cylinders;
     }
 }

@@ -28,15 +28,6 @@ SEMI_AXES = np.array([0.03, 0.02, 0.01])
 TOL = 1e-12
 
 
-def rotation(q):
-    w, x, y, z = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-    ])
-
-
 def expected(frame, templates):
     ellipsoids, cylinders = [], []
     for i in range(len(frame["id"])):
@@ -44,7 +35,7 @@ def expected(frame, templates):
         if shape == 0:
             continue
         x = frame["position"][i]
-        R = rotation(frame["orientation"][i])
+        R = talus_h5.rotate(frame["orientation"][i], np.eye(3)).T  # columns: the body's axes
         row = lambda centre, axes: (int(frame["id"][i]), int(frame["material"][i]), centre, axes)  # noqa: E731
         if shape == 1:
             for side in (-1.0, 1.0):
