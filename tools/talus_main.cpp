@@ -35,6 +35,7 @@
 #include "io/trajectory_writer.hpp"
 #include "tools/exit_codes.hpp"
 #include "tools/fclib_command.hpp"
+#include "tools/mpi_ranks.hpp"
 #include "tools/sweep_command.hpp"
 
 using talus::kExitInvalid;
@@ -44,6 +45,21 @@ using talus::kExitSimulation;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The ranks of this run (a single process unless started by mpirun; tools/mpi_ranks.hpp).
+talus::Ranks* g_ranks = nullptr;
+
+/// Leaves at once with `code`, agreed with the other ranks first (for the paths that cannot
+/// return through main: a file whose write failed must not be closed).
+[[noreturn]] void exit_agreed(int code) {
+    std::fflush(nullptr);
+    if (g_ranks) {
+        code = talus::agree_exit(*g_ranks, code);
+        talus::stop_ranks(*g_ranks);
+    }
+    std::fflush(nullptr);
+    std::_Exit(code);
+}
 
 std::string format_duration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return "--:--";
@@ -339,8 +355,12 @@ struct RunOptions {
     std::optional<uint64_t> stop_after;
 };
 
-int cmd_run(const RunOptions& opt) {
+int cmd_run(RunOptions opt) {
     const bool resuming = !opt.resume.empty();
+    // Under MPI every rank steps the whole scene; rank 0 alone writes the trajectory, the
+    // sidecar and the checkpoints, and speaks (docs/mpi.md).
+    const bool writes = g_ranks->root();
+    if (!writes) opt.quiet = true;
     talus::Scene scene;
     talus::RunPosition start;  // the stage to begin with (already begun when resuming)
     std::filesystem::path out, checkpoint;
@@ -406,7 +426,7 @@ int cmd_run(const RunOptions& opt) {
             return kExitIo;
         }
     }
-    if (!resuming && !opt.force && std::filesystem::exists(out)) {
+    if (writes && !resuming && !opt.force && std::filesystem::exists(out)) {
         // the writer would refuse the file; when it is a stopped run of this scene, say how
         // to continue it first
         if (const auto st = talus::checkpoint_status(checkpoint);
@@ -451,7 +471,7 @@ int cmd_run(const RunOptions& opt) {
     const uint64_t frame_every = talus::Runner::cadence_steps(scene.output.interval, dt);
     const double interval = scene.output.interval;
 
-    {
+    if (writes) {
         // Room for the body rows the run will write, found out before its first step: exact
         // for uncompressed rows and a constant body count (exit 4 if it cannot fit); with
         // compression the need is unknown (gzip takes 3–6× on such rows), so only a warning.
@@ -486,11 +506,11 @@ int cmd_run(const RunOptions& opt) {
     std::unique_ptr<talus::TrajectoryWriter> writer;
     try {
         const talus::RunMetadata meta = talus::prepare_run_output(scene);
-        if (!resuming) {
+        if (writes && !resuming) {
             writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials,
                                                               opt.force, &world.bodies.clumps);
             talus::write_world_frame(*writer, world);
-        } else {
+        } else if (writes) {
             writer = std::make_unique<talus::TrajectoryWriter>(
                 out, meta, world.materials, &world.bodies.clumps,
                 talus::AppendAfterStep{world.step_count});
@@ -543,6 +563,7 @@ int cmd_run(const RunOptions& opt) {
     const uint64_t first_step = world.step_count;
     // After a failure in the step loop: close the trajectory with every frame written so far.
     auto close_after_failure = [&] {
+        if (!writer) return;
         try {
             writer->close();
             std::fprintf(stderr, "the trajectory holds every frame up to t = %g s: %s\n",
@@ -575,12 +596,14 @@ int cmd_run(const RunOptions& opt) {
     };
     events.stop_requested = [&] {
         if (opt.stop_after && world.step_count >= *opt.stop_after && g_stop_signal == 0) g_stop_signal = SIGTERM;
-        return int(g_stop_signal);
+        // every rank stops after the same step (throws talus::PeerFailed when another
+        // rank has failed)
+        return talus::agree_between_steps(*g_ranks, int(g_stop_signal));
     };
     talus::RunSetup setup;
     setup.start = start;
     setup.resuming = resuming;
-    setup.checkpoint = checkpoint;
+    if (writes) setup.checkpoint = checkpoint;
     setup.trajectory = out_absolute;
     talus::Runner runner(scene, writer.get(), setup);
     try {
@@ -611,6 +634,10 @@ int cmd_run(const RunOptions& opt) {
                              outcome.status.message.c_str(), world.time, out.c_str());
                 return kExitSimulation;
         }
+    } catch (const talus::PeerFailed&) {
+        // another rank failed: it reports why (talus::agree_exit); this one keeps its frames
+        close_after_failure();
+        return 0;
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "\ntalus: %s\n", e.what());
         // The trajectory holds what its last successful flush wrote (every frame before it,
@@ -620,8 +647,7 @@ int cmd_run(const RunOptions& opt) {
         // 4). Leave without it; nothing else is pending.
         std::fprintf(stderr, "talus: the trajectory keeps the frames flushed before the error: %s\n",
                      out.c_str());
-        std::fflush(nullptr);
-        std::_Exit(kExitIo);
+        exit_agreed(kExitIo);
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "\ntalus: out of memory at t = %g s (step %llu): the run needs more "
                              "than this process may use (see docs/memory.md)\n",
@@ -642,7 +668,7 @@ int cmd_run(const RunOptions& opt) {
         // was resumed from, or a stale one of an earlier run of this output) says so, and
         // --resume then refuses it instead of cutting the trajectory back.
         std::error_code ec;
-        if (std::filesystem::exists(checkpoint, ec) && talus::checkpoint_status(checkpoint)) {
+        if (writes && std::filesystem::exists(checkpoint, ec) && talus::checkpoint_status(checkpoint)) {
             try {
                 talus::mark_checkpoint_finished(checkpoint, world.time, world.step_count);
             } catch (const talus::IoError& e) {
@@ -733,16 +759,34 @@ int main(int argc, char** argv) {
     // between stages (World::lean_bodies) stays resident and adds to the peak.
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
     if (argc > 0 && argv[0] && *argv[0]) g_argv0 = argv[0];
+    std::string launch_error;
+    const std::unique_ptr<talus::Ranks> ranks = talus::start_ranks(argc, argv, launch_error);
+    g_ranks = ranks.get();
+    if (!launch_error.empty()) {
+        std::fprintf(stderr, "talus: %s\n", launch_error.c_str());
+        return kExitInvalid;
+    }
+    int code;
     try {
-        return run_main(argc, argv);
+        if (!talus::same_arguments(*ranks, argc, argv)) {
+            std::fprintf(stderr, "talus: the %d ranks were started with different arguments; every "
+                                 "rank of a run must be given the same command\n",
+                         ranks->size());
+            code = kExitInvalid;
+        } else {
+            code = run_main(argc, argv);
+        }
     } catch (const std::bad_alloc&) {
         // the scene check refuses what cannot fit (exit 2); this is memory taken by others,
         // or a run that grew beyond the estimate
         std::fprintf(stderr, "\ntalus: out of memory: this process could not allocate what "
                              "it needed (the machine's memory, or a ulimit or cgroup limit); "
                              "see docs/memory.md\n");
-        return kExitIo;
+        code = kExitIo;
     }
+    code = talus::agree_exit(*ranks, code);
+    talus::stop_ranks(*ranks);
+    return code;
 }
 
 int run_main(int argc, char** argv) {
@@ -837,6 +881,12 @@ int run_main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? 0 : kExitInvalid;  // a bad option is invalid input (exit 2)
+    }
+    if (g_ranks->size() > 1 && !*run) {
+        std::fprintf(stderr, "talus: only `talus run` runs over MPI ranks (%d here); run `talus %s` "
+                             "without mpirun\n",
+                     g_ranks->size(), app.get_subcommands().front()->get_name().c_str());
+        return kExitInvalid;
     }
     if (*run) {
         if (run_opt.scene.empty() == run_opt.resume.empty()) {

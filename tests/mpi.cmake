@@ -1,0 +1,16 @@
+# `mpirun -np P talus run` on this machine (loopback, --oversubscribe; docs/mpi.md):
+# tests/python/check_mpi_runs.py. bytes: np 1-4 write the one-process run's file, bit for
+# bit; stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to mpirun), resumed at
+# np 3, equal to the uninterrupted run; errors: one exit code and one message for an invalid
+# scene, a missing output directory, a subcommand other than run, ranks given different
+# arguments, and a rank failing alone. Only in a build with TALUS_MPI, and not under the
+# sanitizers (Open MPI's own allocations are not ours to account for).
+if(TALUS_MPI AND NOT TALUS_SANITIZE)
+  foreach(mode bytes stop errors)
+    add_test(NAME mpi.${mode}
+             COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_mpi_runs.py
+                     $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml
+                     ${CMAKE_BINARY_DIR}/test-output/mpi/${mode} ${mode})
+    set_tests_properties(mpi.${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+  endforeach()
+endif()

@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""`mpirun -np P talus run` (docs/mpi.md): the same file as one process, and failures agreed.
+
+    check_mpi_runs.py TALUS SCENE OUTDIR bytes    np 1 to 4: the one-process run's bytes
+    check_mpi_runs.py TALUS SCENE OUTDIR stop     stopped at np 2, resumed at np 3
+    check_mpi_runs.py TALUS SCENE OUTDIR errors   one exit code and one message
+
+SCENE is tests/scenes/resume.toml (two stages, an emitter and an outlet, a kinematic clump,
+wall contacts and all contacts written). The runs use mpirun --oversubscribe on this machine
+(loopback); the files are compared with tests/python/check_resume.py's comparison (every
+frame, row, flow, wall and contact record and diagnostic as bytes, wall clocks aside; the
+sidecars but for the file name they name).
+
+bytes: `talus run` without mpirun on 2 threads, then under mpirun at np 1, 2, 3 and 4 (1 or
+  2 threads a rank): every trajectory equals the first, each run prints its end-of-run lines
+  once, and no rank but the first leaves a file.
+stop: a run at np 2 stopped with --stop-after-steps (as SIGTERM, at step 37) exits 143 once
+  with its checkpoint; resumed at np 3, it ends as the uninterrupted one-process run, bit for
+  bit. Then a real SIGTERM, sent to both ranks (as a batch system does: exit 143) or to
+  mpirun (which passes it on, and exits 1 itself), stops every rank after the same step,
+  with the checkpoint and a closed trajectory, said once.
+errors: at np 3, an invalid scene exits 2 and an output in a missing directory exits 4, each
+  message once; `talus check` under mpirun exits 2; ranks given different arguments exit 2;
+  a rank that fails alone (its working directory lacks the scene) stops the others after
+  their first step: exit 2, its message shown once by the first rank, the first rank's
+  trajectory closed and readable. None may hang (each has a time limit).
+Exit status 0 when all hold; 77 (skipped) when mpirun is missing.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_resume  # noqa: E402
+from check_resume import checkpoint_state, compare, fail  # noqa: E402
+
+LIMIT = 300  # [s] the longest any one run may take before it counts as a hang
+
+
+def mpirun(np_, *args):
+    """The mpirun command line for np_ ranks on this machine: more ranks than cores, no
+    binding (so that --threads means what it says), root allowed (CI runs as root)."""
+    return ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_), *args]
+
+
+def env():
+    e = dict(os.environ)
+    e["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    e["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    return e
+
+
+def run(cmd, expect, what, cwd=None):
+    t = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=LIMIT, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        fail(f"{what}: still running after {LIMIT} s (a hang): {' '.join(cmd)}")
+    if p.returncode != expect:
+        fail(f"{what}: exit {p.returncode}, expected {expect}: {' '.join(cmd)}\n{p.stderr}")
+    return p.stderr, time.time() - t
+
+
+def once(stderr, text, what):
+    n = stderr.count(text)
+    if n != 1:
+        fail(f"{what}: '{text}' printed {n} times, expected once:\n{stderr}")
+
+
+def mode_bytes(talus, scene, outdir):
+    ref = os.path.join(outdir, "one_process.h5")
+    run([talus, "run", scene, "-o", ref, "--force", "--threads", "2"], 0, "one process")
+    for np_ in (1, 2, 3, 4):
+        threads = 2 if np_ in (1, 3) else 1
+        sub = os.path.join(outdir, f"np{np_}")
+        shutil.rmtree(sub, ignore_errors=True)
+        os.makedirs(sub)
+        out = os.path.join(sub, "run.h5")
+        what = f"np {np_}, {threads} thread(s) a rank"
+        stderr, seconds = run(mpirun(np_, talus, "run", scene, "-o", out, "--threads", str(threads)),
+                              0, what, cwd=sub)
+        once(stderr, "talus: done at t =", what)
+        n = compare(ref, out, what)
+        left = sorted(os.listdir(sub))
+        if left != ["run.h5", "run.xmf"]:
+            fail(f"{what}: the run left {left}, expected only run.h5 and run.xmf")
+        print(f"np {np_} ({threads} thread(s) a rank): {n} frames identical to one process "
+              f"({seconds:.1f} s)")
+
+
+def mode_stop(talus, scene, outdir):
+    whole = os.path.join(outdir, "whole.h5")
+    run([talus, "run", scene, "-o", whole, "--force"], 0, "uninterrupted, one process")
+    part = os.path.join(outdir, "part.h5")
+    ck = os.path.join(outdir, "part.checkpoint.h5")
+    for f in (part, ck):
+        if os.path.exists(f):
+            os.remove(f)
+    k = 37
+    stderr, _ = run(mpirun(2, talus, "run", scene, "-o", part, "--stop-after-steps", str(k)),
+                    128 + signal.SIGTERM, "np 2, stopped")
+    once(stderr, "--stop-after-steps reached", "np 2, stopped")
+    once(stderr, f"--resume {ck}", "np 2, stopped")
+    if checkpoint_state(ck)[0] != k:
+        fail(f"np 2: the checkpoint is of step {checkpoint_state(ck)[0]}, expected {k}")
+    stderr, _ = run(mpirun(3, talus, "run", "--resume", ck), 0, "resumed at np 3")
+    once(stderr, "talus: done at t =", "resumed at np 3")
+    n = compare(whole, part, "stopped at np 2 after step 37, resumed at np 3")
+    print(f"stopped at np 2 after step {k}, resumed at np 3: {n} frames identical to the "
+          f"uninterrupted one-process run")
+
+    # a real SIGTERM, sent to every rank (as a batch system does) or to mpirun (which passes
+    # it on to the ranks): they stop after one same step, with a checkpoint
+    for target in ("ranks", "mpirun"):
+        what = f"SIGTERM to {target} at np 2"
+        sig = os.path.join(outdir, f"signal_{target}.h5")
+        sig_ck = os.path.join(outdir, f"signal_{target}.checkpoint.h5")
+        if os.path.exists(sig_ck):
+            os.remove(sig_ck)
+        child = subprocess.Popen(
+            mpirun(2, talus, "run", os.path.join(os.path.dirname(scene), "small_box.toml"),
+                   "-o", sig, "--force", "--set", "simulation.duration=1000",
+                   "--set", "output.interval=0.05"),
+            stderr=subprocess.PIPE, text=True, env=env())
+        line = child.stderr.readline()
+        if not line.startswith("talus:"):
+            child.kill()
+            fail(f"{what}: the run's first line is '{line}'")
+        time.sleep(1.5)
+        if target == "mpirun":
+            child.send_signal(signal.SIGTERM)
+        else:
+            ranks = children(child.pid)
+            if len(ranks) != 2:
+                child.kill()
+                fail(f"{what}: mpirun has {len(ranks)} child processes, expected 2")
+            for pid in ranks:
+                os.kill(pid, signal.SIGTERM)
+        try:
+            rest = child.stderr.read()
+            code = child.wait(timeout=LIMIT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            fail(f"{what}: mpirun did not end")
+        # mpirun reports the ranks' 143 when they were signalled; signalled itself, it
+        # exits 1 after passing the signal on
+        if code != (128 + signal.SIGTERM if target == "ranks" else 1):
+            fail(f"{what}: exit {code}:\n{rest}")
+        once(rest, "SIGTERM at t =", what)
+        step, _ = checkpoint_state(sig_ck)
+        info = subprocess.run([talus, "info", sig], capture_output=True, text=True)
+        if info.returncode != 0 or not re.search(r"state:\s*closed", info.stdout):
+            fail(f"{what}: talus info does not find a closed file:\n{info.stdout}{info.stderr}")
+        print(f"{what}: both ranks stopped after step {step}; checkpoint and a closed trajectory")
+
+
+def children(pid):
+    """The processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def mode_errors(talus, scene, outdir):
+    bad = os.path.join(outdir, "bad.toml")
+    with open(scene) as f:
+        text = f.read()
+    with open(bad, "w") as f:
+        f.write(re.sub(r"^dt\s*=.*$", "dt = -1.0", text, count=1, flags=re.M))
+    stderr, _ = run(mpirun(3, talus, "run", bad, "-o", os.path.join(outdir, "bad.h5")), 2,
+                    "np 3, an invalid scene")
+    once(stderr, "talus: invalid scene", "np 3, an invalid scene")
+    once(stderr, "dt", "np 3, an invalid scene")
+
+    missing = os.path.join(outdir, "no_such_dir", "run.h5")
+    stderr, seconds = run(mpirun(3, talus, "run", scene, "-o", missing), 4,
+                          "np 3, an output in a missing directory")
+    once(stderr, "cannot create trajectory file", "np 3, an output in a missing directory")
+
+    stderr, _ = run(mpirun(2, talus, "check", scene), 2, "talus check at np 2")
+    once(stderr, "only `talus run` runs over MPI ranks", "talus check at np 2")
+
+    stderr, _ = run(["mpirun", "--oversubscribe", "--bind-to", "none",
+                     "-np", "1", talus, "run", scene, "-o", os.path.join(outdir, "a.h5"), "--force", ":",
+                     "-np", "1", talus, "run", scene, "-o", os.path.join(outdir, "b.h5"), "--force"],
+                    2, "np 2, different arguments")
+    once(stderr, "different arguments", "np 2, different arguments")
+
+    # rank 1 alone fails: its working directory has no scene file of that name
+    here, empty = os.path.join(outdir, "here"), os.path.join(outdir, "empty")
+    for d in (here, empty):
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+    shutil.copy(scene, os.path.join(here, "scene.toml"))
+    out = os.path.join(outdir, "alone.h5")
+    stderr, _ = run(["mpirun", "--oversubscribe", "--bind-to", "none",
+                     "-np", "1", "-wdir", here, talus, "run", "scene.toml", "-o", out, "--force", ":",
+                     "-np", "1", "-wdir", empty, talus, "run", "scene.toml", "-o", out, "--force"],
+                    2, "np 2, rank 1 fails alone")
+    once(stderr, "talus: rank 1 of 2 failed:", "np 2, rank 1 fails alone")
+    once(stderr, "scene.toml", "np 2, rank 1 fails alone")
+    info = subprocess.run([talus, "info", out], capture_output=True, text=True)
+    if info.returncode != 0 or not re.search(r"state:\s*closed", info.stdout):
+        fail(f"np 2, rank 1 fails alone: rank 0's trajectory is not closed:\n{info.stdout}{info.stderr}")
+    print("errors at np 2-3: invalid scene (2), missing directory (4), talus check (2), "
+          "different arguments (2), one rank failing alone (2): one message each, no hang")
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "stop", "errors"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    talus, scene, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
+    mode = sys.argv[4]
+    if shutil.which("mpirun") is None:
+        print("mpirun not found (Debian openmpi-bin): skipped", file=sys.stderr)
+        return 77
+    os.makedirs(outdir, exist_ok=True)
+    {"bytes": mode_bytes, "stop": mode_stop, "errors": mode_errors}[mode](talus, scene, outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
