@@ -6,17 +6,11 @@
 
 #include "collision/mesh.hpp"
 #include "core/body_store.hpp"
+#include "core/math.hpp"
 
 namespace talus {
 
 namespace {
-
-/// Two unit vectors spanning the plane normal to the unit vector n.
-void basis_of(const Vec3& n, Vec3& u, Vec3& v) {
-    const Vec3 helper = std::abs(n.x()) < 0.9 ? Vec3::UnitX() : Vec3::UnitY();
-    u = n.cross(helper).normalized();
-    v = n.cross(u);
-}
 
 struct Builder {
     WallSurface& s;
@@ -88,7 +82,7 @@ WallSurface wall_surface(const std::vector<Wall>& walls, const BodyStore& bodies
                 const Vec3 n = w.normal.normalized();
                 const Vec3 c = centre - n * n.dot(centre - w.point);
                 Vec3 u, v;
-                basis_of(n, u, v);
+                orthonormal_basis(n, u, v);
                 const double h = 0.5 * size;
                 const uint32_t p0 = b.add_point(c - h * u - h * v), p1 = b.add_point(c + h * u - h * v),
                                p2 = b.add_point(c + h * u + h * v), p3 = b.add_point(c - h * u + h * v);
@@ -111,7 +105,7 @@ WallSurface wall_surface(const std::vector<Wall>& walls, const BodyStore& bodies
             case WallType::Cylinder: {
                 const Vec3 a = w.axis.normalized();
                 Vec3 u, v;
-                basis_of(a, u, v);
+                orthonormal_basis(a, u, v);
                 // an unbounded cylinder is drawn across the scene, about the scene centre
                 const Vec3 mid = std::isfinite(w.length) ? w.point : Vec3(w.point + a * a.dot(centre - w.point));
                 const double half = std::isfinite(w.length) ? 0.5 * w.length : 0.5 * size;
@@ -130,7 +124,7 @@ WallSurface wall_surface(const std::vector<Wall>& walls, const BodyStore& bodies
             }
             case WallType::Cone: {
                 Vec3 u, v;
-                basis_of(w.axis, u, v);
+                orthonormal_basis(w.axis, u, v);
                 const Vec3 end = w.point + w.length * w.axis;
                 const uint32_t first = uint32_t(s.points.size());
                 for (int i = 0; i < kCylinderSegments; ++i) {
@@ -151,7 +145,7 @@ WallSurface wall_surface(const std::vector<Wall>& walls, const BodyStore& bodies
                 const Vec3 n = w.normal;
                 Vec3 u, v;
                 if (w.hole_radius > 0.0) {
-                    basis_of(n, u, v);
+                    orthonormal_basis(n, u, v);
                 } else {
                     u = w.hole_direction;
                     v = n.cross(u);
