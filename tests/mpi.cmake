@@ -3,7 +3,7 @@
 # bit; stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to mpirun), resumed at
 # np 3, equal to the uninterrupted run; errors: one exit code and one message for an invalid
 # scene, a missing output directory, a subcommand other than run, ranks given different
-# arguments, and a rank failing alone. Only in a build with TALUS_MPI, and not under the
+# arguments, and a rank failing alone; killed_runs: every rank killed at five moments. Only in a build with TALUS_MPI, and not under the
 # sanitizers (Open MPI's own allocations are not ours to account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)
   foreach(mode bytes stop errors)
@@ -13,4 +13,10 @@ if(TALUS_MPI AND NOT TALUS_SANITIZE)
                      ${CMAKE_BINARY_DIR}/test-output/mpi/${mode} ${mode})
     set_tests_properties(mpi.${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
   endforeach()
+  # Every rank killed with SIGKILL at five random moments (tests/python/check_killed_runs.py
+  # --mpirun): rank 0's trajectory reads to its last complete frame, and mpirun ends.
+  add_test(NAME mpi.killed_runs
+           COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_killed_runs.py
+                   $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                   ${CMAKE_BINARY_DIR}/test-output/mpi/killed 20261129 --mpirun 2)
 endif()

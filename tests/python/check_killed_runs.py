@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A run killed with SIGKILL at five random moments leaves a trajectory that still reads.
 
-    check_killed_runs.py TALUS SCENE OUTDIR [SEED]
+    check_killed_runs.py TALUS SCENE OUTDIR [SEED] [--mpirun NP]
 
 Each time, `talus run SCENE` (a frame every 5 steps, a long duration) is started afresh and
 killed with SIGKILL after a random delay (seeded, 0 to 2.2 s of wall time after its first
@@ -14,6 +14,9 @@ line, so some kills land in the first frames and some hundreds of frames in). Th
   cadence, each frame's rows right after the previous frame's, as many rows as bodies, and
   every row of the last frame finite; the diagnostics' steps run 1, 2, 3, ... without gaps
   and cover every complete frame's step.
+With --mpirun NP the run is `mpirun -np NP talus run` (docs/mpi.md), and the kill is a
+SIGKILL to every rank at once (a node lost, the kernel's out-of-memory killer): rank 0's file
+must read the same way, and mpirun must end.
 Exit status 0 when all five hold.
 """
 import os
@@ -40,9 +43,34 @@ def fail(msg):
     sys.exit(1)
 
 
+def children(pid):
+    """The processes whose parent is `pid` (mpirun's ranks)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
 def main():
-    talus, scene, outdir = sys.argv[1:4]
-    seed = int(sys.argv[4]) if len(sys.argv) > 4 else 20261123
+    args = sys.argv[1:]
+    ranks = 0
+    if "--mpirun" in args:
+        i = args.index("--mpirun")
+        ranks = int(args[i + 1])
+        del args[i:i + 2]
+    talus, scene, outdir = args[0:3]
+    seed = int(args[3]) if len(args) > 3 else 20261123
+    launcher, env = [], None
+    if ranks:
+        launcher = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks)]
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     rng = random.Random(seed)
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "killed.h5")
@@ -53,9 +81,9 @@ def main():
     for k in range(5):
         delay = rng.uniform(0.0, 2.2)
         child = subprocess.Popen(
-            [talus, "run", scene, "-o", out, "--force",
-             "--set", "simulation.duration=1000.0", "--set", f"output.interval={EVERY * dt!r}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            launcher + [talus, "run", scene, "-o", out, "--force",
+                        "--set", "simulation.duration=1000.0", "--set", f"output.interval={EVERY * dt!r}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         # the delay counts from the run's first line (file created, first frame handed over),
         # so a slow start (a sanitizer build, a loaded machine) does not eat it
         # a run that never starts would hang the test until ctest's timeout: say where instead
@@ -66,10 +94,25 @@ def main():
         time.sleep(delay)
         if child.poll() is not None:
             fail(f"kill {k}: the run ended by itself ({child.returncode}): {child.stderr.read()!r}")
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        if child.returncode != -signal.SIGKILL:
-            fail(f"kill {k}: exit status {child.returncode}, expected SIGKILL")
+        if ranks:
+            pids = children(child.pid)
+            if len(pids) != ranks:
+                child.kill()
+                fail(f"kill {k}: mpirun has {len(pids)} child processes, expected {ranks}")
+            for pid in pids:
+                os.kill(pid, signal.SIGKILL)
+            try:
+                child.wait(timeout=STALL)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                fail(f"kill {k}: mpirun did not end after its ranks were killed")
+            if child.returncode == 0:
+                fail(f"kill {k}: mpirun exited 0 after its ranks were killed")
+        else:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            if child.returncode != -signal.SIGKILL:
+                fail(f"kill {k}: exit status {child.returncode}, expected SIGKILL")
 
         try:
             info = subprocess.run([talus, "info", out], capture_output=True, text=True, timeout=STALL)
