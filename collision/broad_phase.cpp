@@ -15,32 +15,20 @@
 #include <cmath>
 #include <string>
 
+#include "core/morton.hpp"
 #include "core/parallel.hpp"
 
 namespace talus {
 namespace {
 
-constexpr uint32_t kAxisBits = 21;
+constexpr uint32_t kAxisBits = kMortonAxisBits;
 constexpr int64_t kAxisCells = int64_t(1) << kAxisBits;
 // Bodies per chunk of the pair search, each with its own output list. The lists are
 // concatenated in chunk order, so the pairs come out in sorted-body order whatever the
 // chunk size or the threads.
 constexpr std::size_t kChunk = grain::kBodies;
 
-uint64_t spread_bits(uint64_t x) {  // 21 bits -> every third bit of 63
-    x &= 0x1fffff;
-    x = (x | x << 32) & 0x1f00000000ffffULL;
-    x = (x | x << 16) & 0x1f0000ff0000ffULL;
-    x = (x | x << 8) & 0x100f00f00f00f00fULL;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ULL;
-    x = (x | x << 2) & 0x1249249249249249ULL;
-    return x;
-}
-
-uint64_t morton(int64_t ix, int64_t iy, int64_t iz) {
-    return spread_bits(uint64_t(ix)) | spread_bits(uint64_t(iy)) << 1 |
-           spread_bits(uint64_t(iz)) << 2;
-}
+uint64_t morton(int64_t ix, int64_t iy, int64_t iz) { return morton_key(uint64_t(ix), uint64_t(iy), uint64_t(iz)); }
 
 // The 13 forward neighbours: offsets whose first non-zero component is positive.
 struct Offset { int dx, dy, dz; };

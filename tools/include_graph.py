@@ -4,7 +4,8 @@
 Usage: /usr/bin/python3 tools/include_graph.py [--check] [ROOT]
 
 The layers, lowest first: core/ (plain data and math); collision/ and solvers/ (one stage
-each, side by side: neither includes the other); engine/flow/; engine/world/ (the step);
+each, side by side: neither includes the other); engine/flow/ and engine/distributed/ (side
+by side); engine/world/ (the step);
 io/; tools/. A folder may include only folders of lower layers (tests/ and benchmarks/ may
 include anything). Prints "from -> to (number of #include lines)" per pair of folders; with
 --check, exits 1 when an arrow points sideways or up, naming the files.
@@ -14,7 +15,8 @@ import re
 import sys
 from collections import defaultdict
 
-LAYERS = {"core": 0, "collision": 1, "solvers": 1, "engine/flow": 2, "engine/world": 3,
+LAYERS = {"core": 0, "collision": 1, "solvers": 1, "engine/flow": 2, "engine/distributed": 2,
+          "engine/world": 3,
           "io": 4, "tools": 5}
 FREE = ("tests", "benchmarks")
 
