@@ -36,6 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_resume  # noqa: E402
+from check_killed_runs import children  # noqa: E402
 from check_resume import checkpoint_state, compare, fail  # noqa: E402
 
 LIMIT = 300  # [s] the longest any one run may take before it counts as a hang
@@ -156,21 +157,6 @@ def mode_stop(talus, scene, outdir):
         if info.returncode != 0 or not re.search(r"state:\s*closed", info.stdout):
             fail(f"{what}: talus info does not find a closed file:\n{info.stdout}{info.stderr}")
         print(f"{what}: both ranks stopped after step {step}; checkpoint and a closed trajectory")
-
-
-def children(pid):
-    """The processes whose parent is `pid`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
 
 
 def mode_errors(talus, scene, outdir):
