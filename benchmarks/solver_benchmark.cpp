@@ -346,8 +346,8 @@ Method parse_method(const std::string& spec) {
     return {label, *type, omega};
 }
 
-void step_or_throw(World& w) {
-    const StepStatus st = w.step();
+void step_or_throw(World& w, double until = World::kNoTimeLimit) {
+    const StepStatus st = w.step(until);
     if (!st.ok) throw std::runtime_error("the simulation failed: " + st.message);
 }
 
@@ -431,9 +431,13 @@ int cmd_generate(const Options& o) {
     const auto limit = limit_threads(o.threads);
     Scene scene = load_scene(o.scene);
     World& w = scene.world;
-    const uint64_t steps = uint64_t(std::llround(w.simulation.duration / w.simulation.dt));
-    fmt::print("generate: {} bodies, {} steps of {} s with {} ({} iterations, tolerance {} m/s), "
-               "{} thread(s)\n", w.bodies.size(), steps, w.simulation.dt, solver_name(w.solver.type),
+    // the scene's duration, in its fixed steps or (without a dt) in adaptive ones landing on it
+    const double duration = w.simulation.duration;
+    const std::string step_text =
+        w.simulation.adaptive ? fmt::format("adaptive steps of {} to {} s", w.simulation.min_dt, w.simulation.max_dt)
+                              : fmt::format("steps of {} s", w.simulation.dt);
+    fmt::print("generate: {} bodies, {} s in {} with {} ({} iterations, tolerance {} m/s), "
+               "{} thread(s)\n", w.bodies.size(), duration, step_text, solver_name(w.solver.type),
                w.solver.max_iterations, w.solver.tolerance, active_threads());
     const fs::path log_path = o.results / (o.scene.stem().string() + "_settle.csv");
     std::ofstream log = open_csv(log_path);
@@ -442,15 +446,16 @@ int cmd_generate(const Options& o) {
         << "step,time,kinetic_energy,contacts,iterations,residual,step_seconds\n";
     const auto t0 = Clock::now();
     double e_max = 0.0;
-    while (w.step_count < steps) {
+    const uint64_t fixed_steps = w.simulation.adaptive ? 0 : uint64_t(std::llround(duration / w.simulation.dt));
+    while (w.simulation.adaptive ? w.time < duration * (1.0 - 1e-12) : w.step_count < fixed_steps) {
         const auto ts = Clock::now();
-        step_or_throw(w);
+        step_or_throw(w, w.simulation.adaptive ? duration : World::kNoTimeLimit);
         const double dt = seconds_since(ts);
         const StepDiagnostics& d = w.diagnostics();
         e_max = std::max(e_max, d.kinetic_energy);
         log << fmt::format("{},{:.6g},{:.6e},{},{},{:.6e},{:.4f}\n", d.step, d.time,
                            d.kinetic_energy, d.contacts, d.iterations, d.residual, dt);
-        if (d.step % 25 == 0 || d.step == steps)
+        if (d.step % 25 == 0)
             fmt::print("  t = {:.3f} s  KE = {:.4e} J  contacts {:7d}  iterations {:3d}  "
                        "residual {:.2e} m/s  ({:.0f} s)\n", d.time, d.kinetic_energy, d.contacts,
                        d.iterations, d.residual, seconds_since(t0));

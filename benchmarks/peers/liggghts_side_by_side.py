@@ -1,14 +1,17 @@
 #!/usr/bin/python3
 """Talus and LIGGGHTS on the same settling beds, side by side (issues 6 and 22).
 
-    /usr/bin/python3 benchmarks/peers/liggghts_side_by_side.py [--bed settle|randompack|both]
+    /usr/bin/python3 benchmarks/peers/liggghts_side_by_side.py [--bed settle|randompack|both|bidisperse|all]
         [--threads 2] [--procs 2] [--liggghts-input IN --talus-scene S] [--set K=V ...]
 
 --bed (issue 22; default both) runs each shared LIGGGHTS input beside its Talus twin that
 holds only the physics (benchmarks/peers/settle_physics.toml, randompack_physics.toml: no
 dt, no [solver], the engine's defaults), both in this one invocation, and checks issue
 22's goals on each: Talus at least 5x faster, mean heights within 1 %, largest
-penetration at most 1 % of d, final kinetic energy at most max(LIGGGHTS's, 1e-5 J).
+penetration at most 1 % of d, final kinetic energy at most max(LIGGGHTS's, 1e-5 J). `--bed bidisperse` runs a third bed written here, not one of the
+shared inputs (benchmarks/peers/in.bidisperse and bidisperse_physics.toml: 2 and 4 mm
+grains in equal volumes), where the penetration counts against the small diameter; `all`
+runs the three.
 Rows go to benchmarks/results/peers_liggghts_beds.csv. With --liggghts-input and
 --talus-scene instead, the one pair given, as issue 6 ran it (settle_24389.toml, the
 tuned twin), with rows in peers_liggghts.csv.
@@ -45,7 +48,7 @@ sys.path.insert(0, os.path.join(TOP, "benchmarks"))
 import talus_h5  # noqa: E402
 from settle_benchmark import machine_name  # noqa: E402
 
-DIAMETER = 0.003  # [m]
+DIAMETER = 0.003  # [m] the grains of the shared beds (issue 6's single pair)
 
 
 def ensure_peers():
@@ -119,22 +122,23 @@ def append_rows(name, header, rows):
         w.writerows(rows)
 
 
-BEDS = {  # LIGGGHTS input, the Talus twin that holds only the physics
-    "settle": ("in.settle", "settle_physics.toml"),
-    "randompack": ("in.randompack", "randompack_physics.toml"),
+SHARED = os.path.join(TOP, "..", "shared", "peers", "liggghts")
+PEERS = os.path.join(TOP, "benchmarks", "peers")
+BEDS = {  # LIGGGHTS input, the Talus twin that holds only the physics, the smallest diameter
+    "settle": (os.path.join(SHARED, "in.settle"), os.path.join(PEERS, "settle_physics.toml"), 0.003),
+    "randompack": (os.path.join(SHARED, "in.randompack"), os.path.join(PEERS, "randompack_physics.toml"), 0.003),
+    "bidisperse": (os.path.join(PEERS, "in.bidisperse"), os.path.join(PEERS, "bidisperse_physics.toml"), 0.002),
 }
 
 
 def run_bed(args, bed, work):
     """Issue 22's side by side on one shared bed; prints and returns the CSV row."""
-    l_in, t_scene = BEDS[bed]
-    l_in = os.path.join(TOP, "..", "shared", "peers", "liggghts", l_in)
-    t_scene = os.path.join(TOP, "benchmarks", "peers", t_scene)
+    l_in, t_scene, diameter = BEDS[bed]
     t_wall, t_z, t_n, t_steps, t_pen, t_ke, t_dt, t_conv = run_talus(
         args.talus, t_scene, args.threads, args.set, work)
     print(f"{bed}: Talus    {t_wall:8.2f} s wall on {args.threads} thread(s), {t_n} spheres, "
           f"{t_steps} steps of {t_dt[0]:.3g} to {t_dt[1]:.3g} s ({100 * t_conv:.0f} % converged); "
-          f"mean z = {t_z * 1e3:.4f} mm; largest penetration {100 * t_pen / DIAMETER:.3f} % of d; "
+          f"mean z = {t_z * 1e3:.4f} mm; largest penetration {100 * t_pen / diameter:.3f} % of d; "
           f"kinetic energy at the end {t_ke:.3g} J", flush=True)
     if args.skip_liggghts:
         return None
@@ -144,7 +148,7 @@ def run_bed(args, bed, work):
     ratio = l_wall / t_wall
     dz = (t_z - l_z) / l_z
     goals = {"5x faster": ratio >= 5.0, "height within 1 %": abs(dz) <= 0.01,
-             "penetration <= 1 % of d": t_pen <= 0.01 * DIAMETER,
+             "penetration <= 1 % of d": t_pen <= 0.01 * diameter,
              "at rest": t_ke <= max(l_ke if np.isfinite(l_ke) else 0.0, 1e-5)}
     print(f"{bed}: LIGGGHTS / Talus {ratio:.2f}x; heights differ by {100 * dz:+.2f} %; goals: " +
           ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in goals.items()), flush=True)
@@ -158,8 +162,9 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2, help="Talus threads (default 2)")
     ap.add_argument("--procs", type=int, default=2, help="LIGGGHTS MPI processes (default 2)")
-    ap.add_argument("--bed", choices=("settle", "randompack", "both"),
-                    help="issue 22's physics-only twins (the default: both)")
+    ap.add_argument("--bed", choices=("settle", "randompack", "both", "bidisperse", "all"),
+                    help="issue 22's physics-only twins (the default: both shared beds; all: "
+                         "and the bidisperse bed)")
     ap.add_argument("--liggghts-input", help="with --talus-scene: one pair of your own")
     ap.add_argument("--talus-scene", help="e.g. benchmarks/peers/settle_24389.toml (issue 6)")
     ap.add_argument("--set", action="append", default=[], help="override a Talus scene value")
@@ -171,7 +176,9 @@ def main(argv):
         if not args.skip_liggghts:
             ensure_peers()
         rows = []
-        for bed in (("settle", "randompack") if args.bed in (None, "both") else (args.bed,)):
+        beds = {None: ("settle", "randompack"), "both": ("settle", "randompack"),
+                "all": ("settle", "randompack", "bidisperse")}.get(args.bed, (args.bed,))
+        for bed in beds:
             with tempfile.TemporaryDirectory(prefix="talus-peers-") as work:
                 rows.append(run_bed(args, bed, work))
         if args.skip_liggghts:
