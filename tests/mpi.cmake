@@ -1,12 +1,14 @@
 # `mpirun -np P talus run` on this machine (loopback, --oversubscribe; docs/mpi.md):
 # tests/python/check_mpi_runs.py. bytes: np 1-4 write the one-process run's file, bit for
-# bit; stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to mpirun), resumed at
-# np 3, equal to the uninterrupted run; errors: one exit code and one message for an invalid
-# scene, a missing output directory, a subcommand other than run, ranks given different
-# arguments, and a rank failing alone; killed_runs: every rank killed at five moments. Only in a build with TALUS_MPI, and not under the
+# bit; pour: a 3,000-grain pour with an emitter and an outlet, np 4 against one process
+# (bytes and h5diff); stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to the
+# ranks and to mpirun), resumed at np 3, equal to the uninterrupted run; errors: one exit
+# code and one message for an invalid scene, a missing output directory, a subcommand
+# other than run, ranks given different arguments, and a rank failing alone; killed_runs:
+# every rank killed at five moments. Only in a build with TALUS_MPI, and not under the
 # sanitizers (Open MPI's own allocations are not ours to account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)
-  foreach(mode bytes stop errors)
+  foreach(mode bytes pour stop errors)
     add_test(NAME mpi.${mode}
              COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_mpi_runs.py
                      $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml

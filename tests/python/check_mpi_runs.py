@@ -2,6 +2,7 @@
 """`mpirun -np P talus run` (docs/mpi.md): the same file as one process, and failures agreed.
 
     check_mpi_runs.py TALUS SCENE OUTDIR bytes    np 1 to 4: the one-process run's bytes
+    check_mpi_runs.py TALUS SCENE OUTDIR pour     a 3,000-grain pour: np 4 as one process
     check_mpi_runs.py TALUS SCENE OUTDIR stop     stopped at np 2, resumed at np 3
     check_mpi_runs.py TALUS SCENE OUTDIR errors   one exit code and one message
 
@@ -14,6 +15,9 @@ sidecars but for the file name they name).
 bytes: `talus run` without mpirun on 2 threads, then under mpirun at np 1, 2, 3 and 4 (1 or
   2 threads a rank): every trajectory equals the first, each run prints its end-of-run lines
   once, and no rank but the first leaves a file.
+pour: tests/scenes/mpi_pour.toml (an emitter pours 3,000 grains into a box with an outlet,
+  the engine's defaults) without mpirun on 2 threads, then at np 4 on 1 thread a rank: the
+  same file, as bytes and by h5diff (wall clocks aside).
 stop: a run at np 2 stopped with --stop-after-steps (as SIGTERM, at step 37) exits 143 once
   with its checkpoint; resumed at np 3, it ends as the uninterrupted one-process run, bit for
   bit. Then a real SIGTERM, sent to both ranks (as a batch system does: exit 143) or to
@@ -91,6 +95,25 @@ def mode_bytes(talus, scene, outdir):
             fail(f"{what}: the run left {left}, expected only run.h5 and run.xmf")
         print(f"np {np_} ({threads} thread(s) a rank): {n} frames identical to one process "
               f"({seconds:.1f} s)")
+
+
+def mode_pour(talus, scene, outdir):
+    """A 3,000-grain pour (tests/scenes/mpi_pour.toml, beside SCENE) with an emitter and an
+    outlet, with the defaults: the whole run at np 4 is the one-process run, compared as
+    bytes and by h5diff."""
+    pour = os.path.join(os.path.dirname(scene), "mpi_pour.toml")
+    ref = os.path.join(outdir, "one_process.h5")
+    out = os.path.join(outdir, "np4.h5")
+    _, t1 = run([talus, "run", pour, "-o", ref, "--force", "--threads", "2"], 0, "pour, one process")
+    stderr, t4 = run(mpirun(4, talus, "run", pour, "-o", out, "--force", "--threads", "1"), 0, "pour, np 4")
+    once(stderr, "talus: done at t =", "pour, np 4")
+    n = compare(ref, out, "pour at np 4")
+    diff = subprocess.run(["h5diff", "--exclude-path", "/diagnostics/solver_wall_time", ref, out],
+                          capture_output=True, text=True)
+    if diff.returncode != 0:
+        fail(f"pour at np 4: h5diff finds differences (exit {diff.returncode}):\n{diff.stdout[-2000:]}{diff.stderr}")
+    print(f"pour of {pour}: np 4 ({t4:.0f} s) identical to one process ({t1:.0f} s): {n} frames, "
+          f"as bytes and by h5diff")
 
 
 def mode_stop(talus, scene, outdir):
@@ -205,7 +228,7 @@ def mode_errors(talus, scene, outdir):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "stop", "errors"):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "pour", "stop", "errors"):
         print(__doc__, file=sys.stderr)
         return 2
     talus, scene, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -214,7 +237,7 @@ def main():
         print("mpirun not found (Debian openmpi-bin): skipped", file=sys.stderr)
         return 77
     os.makedirs(outdir, exist_ok=True)
-    {"bytes": mode_bytes, "stop": mode_stop, "errors": mode_errors}[mode](talus, scene, outdir)
+    {"bytes": mode_bytes, "pour": mode_pour, "stop": mode_stop, "errors": mode_errors}[mode](talus, scene, outdir)
     return 0
 
 
