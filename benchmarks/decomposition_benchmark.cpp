@@ -79,16 +79,13 @@ Row count(const Bed& b, const talus::PairList& pairs, double reach, int p) {
     const std::size_t P = std::size_t(p);
     std::vector<std::set<int>> neighbours(P);
     std::vector<double> bytes(P, 0.0), contacts(P, 0.0), boundary(P, 0.0);
-    std::vector<int> others;
-    for (std::size_t i = 0; i < b.x.size(); ++i) {
-        const int owner = split.owner[i];
-        d.ghost_ranks(b.x[i], owner, others);
-        for (int o : others) {
-            neighbours[std::size_t(owner)].insert(o);
-            neighbours[std::size_t(o)].insert(owner);
-            bytes[std::size_t(owner)] += 6 * 8;  // its velocities to the rank that ghosts it
+    for (std::size_t r = 0; r < P; ++r)
+        for (uint32_t i : split.ghosts[r]) {
+            const std::size_t owner = std::size_t(split.owner[i]);
+            neighbours[owner].insert(int(r));
+            neighbours[r].insert(int(owner));
+            bytes[owner] += 6 * 8;  // the body's velocities to the rank that ghosts it
         }
-    }
     for (std::size_t k = 0; k < pairs.size(); ++k) {
         const uint32_t a = uint32_t(pairs.a[k]), c = uint32_t(pairs.b[k]);
         const int rank = contact_owner(split, b.id, a, c);

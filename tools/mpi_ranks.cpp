@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <vector>
 
 #ifdef TALUS_MPI
 // the C interface only (Open MPI's and MPICH's headers otherwise declare their removed C++
@@ -32,10 +31,12 @@ int launched_size() {
     static const char* const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", nullptr};
     return std::max(0, launched_value(names));
 }
-int launched_rank() {
+#ifndef TALUS_MPI
+int launched_rank() {  // without MPI, only to let the first process speak
     static const char* const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", nullptr};
     return std::max(0, launched_value(names));
 }
+#endif
 
 /// The descriptor every rank but 0 writes its stderr into (-1: none), read back when that
 /// rank's failure is the one reported.

@@ -43,21 +43,6 @@ def fail(msg):
     sys.exit(1)
 
 
-def children(pid):
-    """The processes whose parent is `pid` (mpirun's ranks)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
 def main():
     args = sys.argv[1:]
     ranks = 0
@@ -68,9 +53,9 @@ def main():
     talus, scene, outdir = args[0:3]
     seed = int(args[3]) if len(args) > 3 else 20261123
     launcher, env = [], None
-    if ranks:
-        launcher = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks)]
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if ranks:  # the MPI tests' own launcher (check_mpi_runs.py)
+        from check_mpi_runs import children, env as mpi_env, mpirun
+        launcher, env = mpirun(ranks), mpi_env()
     rng = random.Random(seed)
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "killed.h5")

@@ -40,7 +40,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_resume  # noqa: E402
-from check_killed_runs import children  # noqa: E402
 from check_resume import checkpoint_state, compare, fail  # noqa: E402
 
 LIMIT = 300  # [s] the longest any one run may take before it counts as a hang
@@ -50,6 +49,21 @@ def mpirun(np_, *args):
     """The mpirun command line for np_ ranks on this machine: more ranks than cores, no
     binding (so that --threads means what it says), root allowed (CI runs as root)."""
     return ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(np_), *args]
+
+
+def children(pid):
+    """The processes whose parent is `pid` (mpirun's ranks)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
 
 
 def env():
