@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/exact_sum.hpp"
+
 namespace talus {
 
 inline constexpr std::size_t kReduceChunk = 1024;
@@ -81,6 +83,24 @@ double deterministic_sum(std::size_t n, std::vector<double>& partial, F&& f) {
     double total = 0.0;
     for (double p : partial) total += p;
     return total;
+}
+
+/// Σ_{i<n} f(i) exactly, rounded once (core/exact_sum.hpp): the same bits for any order of
+/// the terms, so for bodies held in any order (or over any number of ranks), not only for
+/// any thread count. f is evaluated in parallel.
+template <class F>
+double exact_sum(std::size_t n, F&& f) {
+    return tbb::parallel_reduce(
+               tbb::blocked_range<std::size_t>(0, n, kReduceChunk), ExactSum{},
+               [&](const tbb::blocked_range<std::size_t>& r, ExactSum s) {
+                   for (std::size_t i = r.begin(); i != r.end(); ++i) s.add(f(i));
+                   return s;
+               },
+               [](ExactSum x, const ExactSum& y) {
+                   x += y;
+                   return x;
+               })
+        .value();
 }
 
 /// max_{i<n} f(i) (a max is exact, so any order gives the same result); 0 for n = 0.

@@ -38,7 +38,8 @@
 // in the contacts' colours (each joint's rows one block, solvers/colouring.cpp), and every
 // sum and max takes the rows' terms too, serially in row order after the contacts'.
 // Without rows nothing changes.
-// Every sum is a fixed-order reduction, so the result does not depend on the thread count.
+// The contacts' sums are exact (ReductionSums, core/exact_sum.hpp), so the result depends
+// neither on the thread count nor on the order the contacts and bodies are held in.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,7 +77,7 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
     SolverResult result;
     const std::size_t n = op.size();
     const double tol = settings.tolerance;
-    std::vector<Reductions> partial;
+    std::vector<ReductionSums> partial;
     std::vector<Vec3>& p = op.scratch(0);    // Dᵀ ν* + rhs
     std::vector<Vec3>& nx = op.scratch(1);   // N x_k
     std::vector<Vec3>& y = op.scratch(2);    // y_k

@@ -81,25 +81,23 @@ public:
                            const std::vector<Vec3>& p) const;
     std::vector<uint32_t> unbounded_contacts(double) const { return {}; }
     /// out_i = (W z)_i for the contacts i = list[k] of the last product's z, and terms(i,
-    /// out_i, max) reduced over them in list order.
+    /// out_i, max) reduced over them (exact sums: ReductionSums).
     template <class Terms>
     Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
-                      std::vector<Reductions>&, Terms&& terms) const {
-        Reductions r;
+                      std::vector<ReductionSums>&, Terms&& terms) const {
+        ReductionSums r;
         for (std::size_t k = 0; k < count; ++k) {
             const std::size_t i = list[k];
             out[i] = product_row(*last_z_, i);
-            const Reductions t = terms(i, out[i], r.max);
-            for (int j = 0; j < 3; ++j) r.sum[j] += t.sum[j];
-            r.max = std::max(r.max, t.max);
+            r.add(terms(i, out[i], r.max));
         }
-        return r;
+        return r.value();
     }
     /// out = W z over the contacts of `live`, terms reduced in the same pass.
     template <class Terms>
     Reductions product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
                        const std::vector<double>&, std::vector<Vec3>& out, std::vector<double>&,
-                       std::vector<Reductions>& partial, Terms&& terms) {
+                       std::vector<ReductionSums>& partial, Terms&& terms) {
         last_z_ = &z;
         out.resize(size());
         return gather(live.data(), live.size(), out, partial, terms);

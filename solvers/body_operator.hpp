@@ -151,12 +151,12 @@ public:
         return detail::find_unbounded(batch_, store_, work_, tolerance);
     }
     /// out_i = D_iᵀ (the per-body scratch) for the contacts i = list[k], k < count, and
-    /// terms(i, out_i, max) reduced over them: per fixed chunk of the list, combined in chunk
-    /// order (`max`: the running max of the chunk so far, below which a term need not be
-    /// computed exactly).
+    /// terms(i, out_i, max) reduced over them: exact sums (ReductionSums), so the same bits
+    /// for any order of the list (`max`: the running max of the chunk so far, below which a
+    /// term need not be computed exactly).
     template <class Terms>
     Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
-                      std::vector<Reductions>& partial, Terms&& terms);
+                      std::vector<ReductionSums>& partial, Terms&& terms);
     /// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows: M⁻¹ (D z +
     /// G z_l) accumulated on the per-body scratch (contacts and rows colour by colour), then
     /// Dᵀ of it for the contacts of `live` and Gᵀ for the rows.
@@ -166,7 +166,7 @@ public:
     template <class Terms>
     Reductions product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
                        const std::vector<double>& z_l, std::vector<Vec3>& out,
-                       std::vector<double>& out_l, std::vector<Reductions>& partial, Terms&& terms);
+                       std::vector<double>& out_l, std::vector<ReductionSums>& partial, Terms&& terms);
 
     AssembledBatch& batch() { return batch_; }
     SolverWorkspace& work() { return work_; }
@@ -195,36 +195,38 @@ inline void prefetch_contact_bodies(const AssembledBatch& c, const SolverBodies&
 
 template <class Terms>
 Reductions BodyOperator::gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
-                                std::vector<Reductions>& partial, Terms&& terms) {
+                                std::vector<ReductionSums>& partial, Terms&& terms) {
     const AssembledBatch& c = batch_;
     SolverBodies& s = work_.scratch;
     const std::size_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
-    partial.assign(chunks, Reductions{});
+    partial.assign(chunks, ReductionSums{});
     parallel_each(chunks, [&](std::size_t k) {
-        Reductions r;
-        const std::size_t end = std::min(count, (k + 1) * kReduceChunk);
-        for (std::size_t q = k * kReduceChunk; q < end; ++q) {
-            if (q + kProductPrefetch < end) prefetch_contact_bodies(c, s, list[q + kProductPrefetch]);
-            const std::size_t i = list[q];
-            out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
-            const Reductions t = terms(i, out[i], r.max);
-            for (int j = 0; j < 3; ++j) r.sum[j] += t.sum[j];
-            r.max = std::max(r.max, t.max);
-        }
+        ReductionSums r;
+        {
+            ExactSumBins b0(r.sum[0]), b1(r.sum[1]), b2(r.sum[2]);
+            const std::size_t end = std::min(count, (k + 1) * kReduceChunk);
+            for (std::size_t q = k * kReduceChunk; q < end; ++q) {
+                if (q + kProductPrefetch < end) prefetch_contact_bodies(c, s, list[q + kProductPrefetch]);
+                const std::size_t i = list[q];
+                out[i] = jacobian_velocity(c, contact_frame(c, i), s, i);
+                const Reductions t = terms(i, out[i], r.max);
+                if (t.sum[0] != 0.0) b0.add(t.sum[0]);
+                if (t.sum[1] != 0.0) b1.add(t.sum[1]);
+                if (t.sum[2] != 0.0) b2.add(t.sum[2]);
+                r.max = std::max(r.max, t.max);
+            }
+        }  // the bins flush into r
         partial[k] = r;
     }, 1);
-    Reductions total;
-    for (const Reductions& r : partial) {
-        for (int j = 0; j < 3; ++j) total.sum[j] += r.sum[j];
-        total.max = std::max(total.max, r.max);
-    }
-    return total;
+    ReductionSums total;
+    for (const ReductionSums& r : partial) total.merge(r);
+    return total.value();
 }
 
 template <class Terms>
 Reductions BodyOperator::product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
                                  const std::vector<double>& z_l, std::vector<Vec3>& out,
-                                 std::vector<double>& out_l, std::vector<Reductions>& partial,
+                                 std::vector<double>& out_l, std::vector<ReductionSums>& partial,
                                  Terms&& terms) {
     const AssembledBatch& c = batch_;
     SolverBodies& s = work_.scratch;

@@ -1,13 +1,22 @@
-// Colouring the contact graph (docs/design.md §6; the scheme of Box2D v3's constraint graph).
+// Colouring the contact graph (docs/design.md §6; the masks of Box2D v3's constraint graph,
+// the order of Jones and Plassmann's parallel colouring).
 //
 // Two contacts conflict when they share a dynamic body; static and kinematic sides
 // (kNoBody) never conflict, so wall contacts colour freely. A contact takes the lowest
 // colour absent from both bodies' colour masks (one 64-bit mask per body, so a colour
 // lookup is two loads and a count-trailing-zeros). A granular contact graph has low
 // degree (≈ 12 neighbours + walls), so a handful of colours suffice; a body in more than
-// 63 colours sends its extra contacts to the overflow colour, swept serially. The
-// colouring is serial and visits contacts in their deterministic order, so the result
-// (and hence every parallel sweep) is independent of the thread count.
+// 63 colours sends its extra contacts to the overflow colour, swept serially.
+//
+// The contacts are visited in the order of a priority hashed from their keys (the two
+// bodies' stable ids or wall keys and the feature), not in the order they sit in: the
+// colours, and so every sweep, are then a function of the contacts themselves, the same
+// whatever the dense order of the bodies, the thread count, or (docs/mpi.md) the ranks.
+// Greedy colouring in a priority order is exactly what Jones and Plassmann's parallel
+// algorithm computes (a contact takes the lowest colour its higher-priority neighbours
+// left, once they are coloured), which ranks can run on their own contacts with a few
+// exchanges; hashed priorities keep its rounds few, where a spatial order would chain them
+// across the whole bed.
 //
 // Joint rows are a block type of the same sweep. They are built after the contacts are
 // coloured and reordered, so they are coloured second, into the masks the contacts left:
@@ -64,13 +73,37 @@ void permute_by_copy(std::vector<T>& v, const std::vector<uint32_t>& order,
 
 }  // namespace
 
+uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature) {
+    // splitmix64's finaliser over the three parts in turn: any change of a bit of a key
+    // moves about half the bits of the priority
+    const auto mix = [](uint64_t z) {
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    uint64_t h = mix(key_a + 0x9e3779b97f4a7c15ull);
+    h = mix(h ^ key_b);
+    return mix(h ^ feature);
+}
+
 std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScratch& s,
                             bool in_place) {
     const std::size_t n = c.size();
     s.body_colours.assign(body_count, 0);
     s.colour.resize(n);
+    // The greedy visit order: by priority hashed from the contact's key, ties by the key
+    // itself (a total order on the contacts, defined without dense indices).
+    s.visit.resize(n);
+    parallel_each(n, [&](std::size_t i) {
+        s.visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
+    });
+    parallel_sort(s.visit.begin(), s.visit.end(), [&](const auto& x, const auto& y) {
+        if (x.first != y.first) return x.first < y.first;
+        const uint32_t i = x.second, j = y.second;
+        return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
+    });
     std::vector<uint32_t> count(kOverflowColour + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& [priority, i] : s.visit) {
         const int32_t a = c.a[i], b = c.b[i];
         const uint64_t used = (a != kNoBody ? s.body_colours[a] : 0) |
                               (b != kNoBody ? s.body_colours[b] : 0);
@@ -95,8 +128,14 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     }
     c.colour_start.push_back(running);
     c.overflow_colour = count[kOverflowColour] > 0;
+    // Within a proper colour the contacts keep their order (which only sets where they sit
+    // in memory: they share no dynamic body, so their updates commute); the overflow colour
+    // is swept serially, so its order counts: the visit order.
     s.order.resize(n);
-    for (std::size_t i = 0; i < n; ++i) s.order[offset[s.colour[i]]++] = uint32_t(i);
+    for (std::size_t i = 0; i < n; ++i)
+        if (s.colour[i] != kOverflowColour) s.order[offset[s.colour[i]]++] = uint32_t(i);
+    for (const auto& [priority, i] : s.visit)
+        if (s.colour[i] == kOverflowColour) s.order[offset[kOverflowColour]++] = i;
 
     c.for_each_array([&](auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;

@@ -3,6 +3,7 @@
 /// Gauss–Seidel sweep (docs/design.md §6, §8).
 #include <cstdint>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/contacts.hpp"
@@ -14,16 +15,21 @@ struct ColouringScratch {
     std::vector<uint32_t> colour;        ///< per contact
     std::vector<uint32_t> order;         ///< contacts sorted by colour
     std::vector<uint8_t> done;           ///< per contact: placed by the in-place reordering
+    std::vector<std::pair<uint64_t, uint32_t>> visit;  ///< (priority, contact), visit order
     /// One spare array per field type of ContactList, for the reordering by copy.
     std::tuple<std::vector<int32_t>, std::vector<uint32_t>, std::vector<uint64_t>,
                std::vector<double>, std::vector<Vec3>> spare;
 };
 
-/// Greedy colouring: each contact, in order, takes the first colour that holds neither of
-/// its dynamic bodies (walls do not count); past 63 colours, contacts go to a last
-/// "overflow" colour that the solvers sweep serially. Then the contacts are reordered
-/// colour by colour (stable within a colour) and contacts.colour_start is set. The
-/// colouring is serial and deterministic; returns the number of colours. The reordering
+/// The priority of a contact in the colouring's visit order: a hash of its key.
+uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature);
+
+/// Greedy colouring: each contact, in the order of contact_priority (ties by key), takes
+/// the first colour that holds neither of its dynamic bodies (walls do not count); past
+/// 63 colours, contacts go to a last "overflow" colour that the solvers sweep serially, in
+/// that order. Then the contacts are reordered colour by colour (stable within a proper
+/// colour) and contacts.colour_start is set. The colours depend only on the contacts'
+/// keys and bodies, not on their order or dense indices; returns the number of colours. The reordering
 /// gathers each field into a spare array in parallel, or with `in_place` walks the
 /// permutation's cycles serially and needs no second copy of any field (large runs, where
 /// that copy would add to the peak memory). Both give the same order.

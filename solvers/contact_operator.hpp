@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/exact_sum.hpp"
 #include "core/math.hpp"
 #include "solvers/cone_projection.hpp"
 
@@ -42,10 +43,34 @@ namespace talus {
 #define TALUS_RULE inline __attribute__((always_inline))
 
 /// What a pass after a product by the operator reduces over the contacts, in one go (APGD):
-/// three sums (taken per fixed chunk and combined in chunk order) and a max.
+/// three sums and a max (one contact's terms, or their totals).
 struct Reductions {
     double sum[3] = {0.0, 0.0, 0.0};
     double max = 0.0;
+};
+
+/// The reduction of Reductions over contacts: exact sums (core/exact_sum.hpp), so the totals
+/// have the same bits whatever the order of the contacts (bodies held in another order, or
+/// on other ranks), and a max. Partial results per chunk merge exactly.
+struct ReductionSums {
+    ExactSum sum[3];
+    double max = 0.0;
+
+    void add(const Reductions& t) {
+        for (int j = 0; j < 3; ++j)
+            if (t.sum[j] != 0.0) sum[j].add(t.sum[j]);
+        max = std::max(max, t.max);
+    }
+    void merge(const ReductionSums& o) {
+        for (int j = 0; j < 3; ++j) sum[j] += o.sum[j];
+        max = std::max(max, o.max);
+    }
+    Reductions value() const {
+        Reductions r;
+        for (int j = 0; j < 3; ++j) r.sum[j] = sum[j].value();
+        r.max = max;
+        return r;
+    }
 };
 
 /// Π_K(γ⁰ − ρ d): the step the §6 residual term measures from γ⁰.

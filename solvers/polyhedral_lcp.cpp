@@ -70,7 +70,7 @@ Vec3 contact_impulse(const Eigen::VectorXd& z, std::size_t i, double eta, const 
 bool lcp_accepted(const LemkeResult& lcp, const Eigen::VectorXd& q) {
     return lcp.status == LemkeStatus::Solved ||
            (lcp.status != LemkeStatus::InvalidInput && lcp.z.size() == q.size() &&
-            lcp.residual <= 1e-10 * std::max(q.cwiseAbs().maxCoeff(), 1e-300));
+            lcp.residual <= 1e-9 * std::max(q.cwiseAbs().maxCoeff(), 1e-300));
 }
 
 }  // namespace talus

@@ -126,11 +126,26 @@ StepError check_kinematic_periodic(const BodyStore& bodies, const PeriodicBox& p
     return StepError::of(StepFault::KinematicPeriodic, text, bad);
 }
 
+void orient_by_id(const BodyStore& bodies, PairList& pairs) {
+    const bool periodic = !pairs.shift.empty();
+    parallel_each(pairs.size(), [&](std::size_t p) {
+        const int32_t a = pairs.a[p], b = pairs.b[p];
+        if (bodies.id[std::size_t(a)] < bodies.id[std::size_t(b)]) return;
+        pairs.a[p] = b;
+        pairs.b[p] = a;
+        // the image shift belongs to the second body: it changes sign when the two swap
+        if (periodic) pairs.shift[p] = -pairs.shift[p];
+    }, grain::kPairs);
+}
+
 StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
                      const PeriodicBox& periodic, StepAt at, PairList& pairs,
                      BroadPhaseScratch& scratch) {
     const std::string why = broad_phase(bodies.position, reach, 0.0, pairs, scratch, periodic);
-    if (why.empty()) return {};
+    if (why.empty()) {
+        orient_by_id(bodies, pairs);
+        return {};
+    }
     std::ostringstream m;
     m << "at t = " << at.time << " s (step " << at.step << "): " << why;
     return StepError::of(StepFault::BroadPhase, m.str());
@@ -148,13 +163,9 @@ void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector
     apply_order(order, reach);
     renumbered.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) renumbered[order[k]] = uint32_t(k);
-    const bool periodic = !pairs.shift.empty();
     for (std::size_t p = 0; p < pairs.size(); ++p) {
-        const int32_t a = int32_t(renumbered[pairs.a[p]]), b = int32_t(renumbered[pairs.b[p]]);
-        pairs.a[p] = std::min(a, b);
-        pairs.b[p] = std::max(a, b);
-        // the image shift belongs to the second body: it changes sign when the two swap
-        if (periodic && a > b) pairs.shift[p] = -pairs.shift[p];
+        pairs.a[p] = int32_t(renumbered[pairs.a[p]]);
+        pairs.b[p] = int32_t(renumbered[pairs.b[p]]);
     }
     // keep the restore copies (velocities at step start) in step with the new numbering
     apply_order(order, saved_v);

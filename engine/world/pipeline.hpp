@@ -102,10 +102,17 @@ StepError check_finite(const BodyStore& bodies, double max_speed, const char* wh
 /// Kinematic bodies with periodic boundaries, which the contact routing cannot handle.
 StepError check_kinematic_periodic(const BodyStore& bodies, const PeriodicBox& periodic);
 
-/// Stage 2: candidate pairs of the bodies' reaches into `pairs`.
+/// Stage 2: candidate pairs of the bodies' reaches into `pairs`, each oriented by stable id
+/// (orient_by_id).
 StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
                      const PeriodicBox& periodic, StepAt at, PairList& pairs,
                      BroadPhaseScratch& scratch);
+
+/// Each pair's first body is the one with the lower stable id (a periodic image shift
+/// changes sign when the two swap): a contact is then computed from the same side whatever
+/// the dense order, so its bits do not depend on where the bodies sit in memory (or on
+/// which rank holds them). find_pairs calls it.
+void orient_by_id(const BodyStore& bodies, PairList& pairs);
 
 /// Stage 2b: bodies take the broad phase's order (`order`), and every array keyed by dense
 /// index that the step holds so far follows: reach, pairs, the velocities saved at the

@@ -8,6 +8,7 @@
 #include "engine/world/world.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -350,13 +351,15 @@ void World::reset_wall_loads() {
 void World::accumulate_wall_loads(double h) {
     // The wall receives −P of each contact's impulse P = γ_n n + γ_u u + γ_w (n × u) on body
     // B, and −A γ_k of a rolling/spinning entry's torque impulse (a couple: the same about
-    // any point). Serial, in contact order: the sums are bitwise independent of the thread
-    // count.
+    // any point). Each component is an exact sum (core/exact_sum.hpp), so a wall's load has
+    // the same bits whatever the order of its contacts (bodies held in another order, or on
+    // other ranks), not only for any thread count.
     wall_contacts_.clear();
     wall_contacts_.step = h;
     if (walls.empty()) return;
     if (wall_loads_.impulse.size() != walls.size()) reset_wall_loads();
     wall_loads_.step_impulse.assign(walls.size(), Vec3::Zero());
+    std::vector<std::array<ExactSum, 6>> sums(walls.size());  // impulse, angular impulse
     const RollingBatch& rolling = batch_.rolling;
     std::size_t k = 0;  // rolling entries are ordered by contact
     for (std::size_t i = 0; i < batch_.size(); ++i) {
@@ -375,10 +378,11 @@ void World::accumulate_wall_loads(double h) {
         }
         const std::size_t b = std::size_t(batch_.b[i]);
         const Vec3 point = contact_point(i);
-        wall_loads_.impulse[w] += on_wall;
-        wall_loads_.step_impulse[w] += on_wall;
-        wall_loads_.angular_impulse[w] +=
-            (point - wall_reference_point(walls[w])).cross(on_wall) + couple;
+        const Vec3 moment = (point - wall_reference_point(walls[w])).cross(on_wall) + couple;
+        for (int c = 0; c < 3; ++c) {
+            sums[w][c].add(on_wall[c]);
+            sums[w][3 + c].add(moment[c]);
+        }
         if (record_wall_contacts) {
             wall_contacts_.wall.push_back(uint32_t(w));
             wall_contacts_.body.push_back(bodies.id[b]);
@@ -386,6 +390,13 @@ void World::accumulate_wall_loads(double h) {
             wall_contacts_.impulse.push_back(on_wall);
             wall_contacts_.angular_impulse.push_back(couple);
         }
+    }
+    for (std::size_t w = 0; w < walls.size(); ++w) {
+        const Vec3 impulse(sums[w][0].value(), sums[w][1].value(), sums[w][2].value());
+        const Vec3 angular(sums[w][3].value(), sums[w][4].value(), sums[w][5].value());
+        wall_loads_.step_impulse[w] = impulse;
+        wall_loads_.impulse[w] += impulse;
+        wall_loads_.angular_impulse[w] += angular;
     }
     wall_loads_.time += h;
 }
@@ -418,23 +429,20 @@ void World::record_step_contacts(double h) {
 }
 
 double World::kinetic_energy() const {
-    // Sum in body order (serial): a fixed reduction order keeps the diagnostics bitwise
-    // independent of the thread count.
-    double e = 0.0;
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-        if (bodies.inv_mass[i] == 0.0) continue;
+    // An exact sum (core/exact_sum.hpp): the same bits whatever the order the bodies are
+    // held in, or the threads, or (once distributed) the ranks.
+    return exact_sum(bodies.size(), [&](std::size_t i) {
+        if (bodies.inv_mass[i] == 0.0) return 0.0;
         const Vec3& w = bodies.angular_velocity[i];
-        e += 0.5 * bodies.velocity[i].squaredNorm() / bodies.inv_mass[i] +
-             0.5 * w.dot(w.cwiseQuotient(bodies.inv_inertia[i]));
-    }
-    return e;
+        return 0.5 * bodies.velocity[i].squaredNorm() / bodies.inv_mass[i] +
+               0.5 * w.dot(w.cwiseQuotient(bodies.inv_inertia[i]));
+    });
 }
 
 double World::potential_energy() const {
-    double e = 0.0;
-    for (std::size_t i = 0; i < bodies.size(); ++i)
-        if (bodies.inv_mass[i] != 0.0) e -= simulation.gravity.dot(bodies.position[i]) / bodies.inv_mass[i];
-    return e;
+    return exact_sum(bodies.size(), [&](std::size_t i) {
+        return bodies.inv_mass[i] != 0.0 ? -simulation.gravity.dot(bodies.position[i]) / bodies.inv_mass[i] : 0.0;
+    });
 }
 
 }  // namespace talus
