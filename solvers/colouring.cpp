@@ -31,6 +31,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -143,6 +145,63 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
         else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
     });
     return c.colour_start.size() - 1;
+}
+
+JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
+    const std::size_t n = c.size();
+    // each contact's place in the priority order (a total order: the visit order)
+    std::vector<std::pair<uint64_t, uint32_t>> visit(n);
+    for (std::size_t i = 0; i < n; ++i) visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
+    std::sort(visit.begin(), visit.end(), [&](const auto& x, const auto& y) {
+        if (x.first != y.first) return x.first < y.first;
+        const uint32_t i = x.second, j = y.second;
+        return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
+    });
+    std::vector<uint32_t> place(n);
+    for (std::size_t k = 0; k < n; ++k) place[visit[k].second] = uint32_t(k);
+    // each dynamic body's contacts
+    std::vector<uint32_t> start(body_count + 1, 0), list;
+    for (std::size_t i = 0; i < n; ++i)
+        for (int32_t body : {c.a[i], c.b[i]})
+            if (body != kNoBody) ++start[std::size_t(body) + 1];
+    for (std::size_t k = 0; k < body_count; ++k) start[k + 1] += start[k];
+    list.resize(start[body_count]);
+    std::vector<uint32_t> next(start.begin(), start.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+        for (int32_t body : {c.a[i], c.b[i]})
+            if (body != kNoBody) list[next[std::size_t(body)]++] = uint32_t(i);
+
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    JonesPlassmann out;
+    out.colour.assign(n, kNone);
+    std::vector<uint32_t> ready_colour(n);
+    std::size_t left = n;
+    while (left > 0) {
+        // decide from the colours of the rounds before, then commit together
+        std::vector<uint32_t> ready;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (out.colour[i] != kNone) continue;
+            uint64_t used = 0;
+            bool waits = false;
+            for (int32_t body : {c.a[i], c.b[i]}) {
+                if (body == kNoBody) continue;
+                for (uint32_t k = start[std::size_t(body)]; k < start[std::size_t(body) + 1] && !waits; ++k) {
+                    const uint32_t j = list[k];
+                    if (j == i || place[j] > place[i]) continue;  // not a higher-priority neighbour
+                    if (out.colour[j] == kNone) waits = true;
+                    else if (out.colour[j] != kOverflowColour) used |= uint64_t(1) << out.colour[j];
+                }
+            }
+            if (waits) continue;
+            const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
+            ready_colour[i] = free_mask != 0 ? uint32_t(std::countr_zero(free_mask)) : kOverflowColour;
+            ready.push_back(uint32_t(i));
+        }
+        for (uint32_t i : ready) out.colour[i] = ready_colour[i];
+        left -= ready.size();
+        ++out.rounds;
+    }
+    return out;
 }
 
 void colour_joint_rows(std::size_t body_count, AssembledBatch& batch) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/body_store.hpp"
 #include "solvers/colour_sweep.hpp"
 #include "solvers/colouring.hpp"
 
@@ -98,6 +99,55 @@ TEST(Colouring, ColoursAreIndependentAndBothReorderingsAgreeBitForBit) {
                 EXPECT_TRUE(bodies.insert(body).second) << "colour " << r << " body " << body;
             }
         }
+    }
+}
+
+/// Each contact's colour as colour_contacts left `c` (its range of colour_start; the
+/// overflow range as kOverflowColour).
+std::vector<uint32_t> range_colours(const ContactList& c) {
+    std::vector<uint32_t> colour(c.size());
+    const std::size_t ranges = c.colour_start.empty() ? 0 : c.colour_start.size() - 1;
+    for (std::size_t r = 0; r < ranges; ++r)
+        for (uint32_t k = c.colour_start[r]; k < c.colour_start[r + 1]; ++k)
+            colour[k] = c.overflow_colour && r + 1 == ranges ? kOverflowColour : uint32_t(r);
+    return colour;
+}
+
+// Jones and Plassmann's rounds (what ranks will run) give the serial colouring's colours:
+// on random graphs, with a hub past 63 colours (the overflow), and whatever the order the
+// contacts come in.
+TEST(Colouring, JonesPlassmannRoundsGiveTheSerialColours) {
+    for (unsigned seed : {1u, 2u, 3u}) {
+        ContactList c = random_contacts(3000, 600, seed);
+        // a hub: body 0 in 100 more contacts, so some go to the overflow colour
+        const std::size_t base = c.size();
+        c.resize(base + 100);
+        for (std::size_t k = 0; k < 100; ++k) {
+            c.a[base + k] = 0;
+            c.b[base + k] = int32_t(1 + k);
+            c.key_a[base + k] = 7;
+            c.key_b[base + k] = 1000 + k;
+            c.feature[base + k] = uint32_t(base + k);
+        }
+        const JonesPlassmann jp = jones_plassmann(600, c);
+        // the same contacts in another order give the same colour to each
+        ContactList shuffled = c;
+        std::vector<uint32_t> order(c.size());
+        for (std::size_t k = 0; k < order.size(); ++k) order[k] = uint32_t(order.size() - 1 - k);
+        shuffled.for_each_array([&](auto& v) { apply_order(order, v); });
+        ColouringScratch scratch;
+        colour_contacts(600, shuffled, scratch);
+        EXPECT_TRUE(shuffled.overflow_colour);
+        const std::vector<uint32_t> serial = range_colours(shuffled);
+        std::size_t overflow = 0;
+        for (std::size_t k = 0; k < shuffled.size(); ++k) {
+            const uint32_t i = shuffled.feature[k];  // the original index
+            ASSERT_EQ(serial[k], jp.colour[i]) << "seed " << seed << " contact " << i;
+            overflow += serial[k] == kOverflowColour;
+        }
+        EXPECT_GE(overflow, 100u - 63u);
+        EXPECT_GT(jp.rounds, 1u);
+        EXPECT_LT(jp.rounds, c.size() / 10);
     }
 }
 

@@ -4,6 +4,7 @@
 // orders defined by stable ids and contact keys (never by dense indices) may decide a sum.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "engine/world/world.hpp"
+#include "solvers/colouring.hpp"
 #include "io/scene.hpp"
 
 namespace talus {
@@ -101,6 +103,33 @@ TEST(OrderIndependence, EverySolverStepsShuffledBodiesToTheSameBits) {
     for (SolverType t : {SolverType::PGS, SolverType::PJ, SolverType::APGD, SolverType::BGS,
                          SolverType::MaxDiss})
         expect_order_independent("resume.toml", 120, 7, t);
+}
+
+// The colours a run's step uses are those of Jones and Plassmann's rounds (what ranks will
+// compute together): on the pour of 3,000 grains with the defaults, every 100 steps.
+TEST(OrderIndependence, TheStepsColoursAreJonesPlassmanns) {
+    Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/mpi_pour.toml");
+    World& w = scene.world;
+    std::size_t most_rounds = 0, most_contacts = 0, colours = 0;
+    for (int s = 1; s <= 1500; ++s) {
+        ASSERT_TRUE(w.step().ok);
+        if (s % 100 != 0) continue;
+        const ContactList& c = w.contacts();
+        const JonesPlassmann jp = jones_plassmann(w.bodies.size(), c);
+        const std::size_t ranges = c.colour_start.empty() ? 0 : c.colour_start.size() - 1;
+        for (std::size_t r = 0; r < ranges; ++r)
+            for (uint32_t k = c.colour_start[r]; k < c.colour_start[r + 1]; ++k) {
+                const uint32_t expect = c.overflow_colour && r + 1 == ranges ? kOverflowColour : uint32_t(r);
+                ASSERT_EQ(jp.colour[k], expect) << "step " << s << " contact " << k;
+            }
+        if (c.size() > most_contacts) {
+            most_contacts = c.size();
+            most_rounds = jp.rounds;
+            colours = ranges;
+        }
+    }
+    EXPECT_GT(most_contacts, 1000u);
+    std::printf("[ jones-plassmann ] %zu contacts: %zu colours in %zu rounds\n", most_contacts, colours, most_rounds);
 }
 
 }  // namespace
