@@ -30,16 +30,24 @@ public:
     static constexpr int kWords = 67;
 
     void add(double x) {
+        int64_t m;
+        int offset;
+        if (decompose(x, m, offset)) add_integer(m, offset);
+        else add_special(x);
+    }
+
+    /// x = m 2^(offset − 1074) with a signed 53-bit m and offset in [0, 2045] (a double's
+    /// E + 1074; subnormals at offset 0); false for ±∞ and NaN.
+    static bool decompose(double x, int64_t& m, int& offset) {
         uint64_t bits;
         std::memcpy(&bits, &x, sizeof bits);
         const int biased = int((bits >> 52) & 0x7ff);
-        uint64_t m = bits & ((uint64_t(1) << 52) - 1);
-        if (biased == 0x7ff) {  // ±∞ or NaN: kept aside, they decide the value alone
-            add_special(x);
-            return;
-        }
-        if (biased != 0) m |= uint64_t(1) << 52;  // normal: hidden bit; subnormal: m 2^−1074
-        add_integer((bits >> 63) ? -int64_t(m) : int64_t(m), biased == 0 ? 0 : biased - 1);
+        if (biased == 0x7ff) return false;
+        uint64_t mag = bits & ((uint64_t(1) << 52) - 1);
+        if (biased != 0) mag |= uint64_t(1) << 52;  // normal: hidden bit; subnormal: m 2^−1074
+        m = (bits >> 63) ? -int64_t(mag) : int64_t(mag);
+        offset = biased == 0 ? 0 : biased - 1;
+        return true;
     }
 
     /// Adds m 2^(offset − 1074) exactly, offset in [0, 2045] (a double's E + 1074).
@@ -148,17 +156,13 @@ public:
     ~ExactSumBins() { flush(); }
 
     void add(double x) {
-        uint64_t bits;
-        std::memcpy(&bits, &x, sizeof bits);
-        const int biased = int((bits >> 52) & 0x7ff);
-        uint64_t m = bits & ((uint64_t(1) << 52) - 1);
-        if (biased == 0x7ff) {
+        int64_t m;
+        int offset;
+        if (!ExactSum::decompose(x, m, offset)) {
             into_.add_special(x);
             return;
         }
-        if (biased != 0) m |= uint64_t(1) << 52;
-        const int offset = biased == 0 ? 0 : biased - 1;
-        bin_[offset] += (bits >> 63) ? -int64_t(m) : int64_t(m);
+        bin_[offset] += m;
         lo_ = std::min(lo_, offset);
         hi_ = std::max(hi_, offset);
         if (++count_ == 1024) flush();

@@ -73,6 +73,27 @@ void permute_by_copy(std::vector<T>& v, const std::vector<uint32_t>& order,
     v.swap(spare);
 }
 
+// The lowest colour below the overflow colour that `used` (bit k: colour k taken) leaves
+// free, or kOverflowColour when all 63 are taken.
+uint32_t lowest_free_colour(uint64_t used) {
+    const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
+    return free_mask != 0 ? uint32_t(std::countr_zero(free_mask)) : kOverflowColour;
+}
+
+// The contacts as (priority, index) in the colouring's visit order: by contact_priority,
+// ties by the key itself (a total order defined without dense indices).
+void priority_order(const ContactList& c, std::vector<std::pair<uint64_t, uint32_t>>& visit) {
+    visit.resize(c.size());
+    parallel_each(c.size(), [&](std::size_t i) {
+        visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
+    });
+    parallel_sort(visit.begin(), visit.end(), [&](const auto& x, const auto& y) {
+        if (x.first != y.first) return x.first < y.first;
+        const uint32_t i = x.second, j = y.second;
+        return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
+    });
+}
+
 }  // namespace
 
 uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature) {
@@ -95,24 +116,14 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     s.colour.resize(n);
     // The greedy visit order: by priority hashed from the contact's key, ties by the key
     // itself (a total order on the contacts, defined without dense indices).
-    s.visit.resize(n);
-    parallel_each(n, [&](std::size_t i) {
-        s.visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
-    });
-    parallel_sort(s.visit.begin(), s.visit.end(), [&](const auto& x, const auto& y) {
-        if (x.first != y.first) return x.first < y.first;
-        const uint32_t i = x.second, j = y.second;
-        return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
-    });
+    priority_order(c, s.visit);
     std::vector<uint32_t> count(kOverflowColour + 1, 0);
     for (const auto& [priority, i] : s.visit) {
         const int32_t a = c.a[i], b = c.b[i];
         const uint64_t used = (a != kNoBody ? s.body_colours[a] : 0) |
                               (b != kNoBody ? s.body_colours[b] : 0);
-        const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
-        uint32_t k = kOverflowColour;
-        if (free_mask != 0) {
-            k = uint32_t(std::countr_zero(free_mask));
+        const uint32_t k = lowest_free_colour(used);
+        if (k != kOverflowColour) {
             if (a != kNoBody) s.body_colours[a] |= uint64_t(1) << k;
             if (b != kNoBody) s.body_colours[b] |= uint64_t(1) << k;
         }
@@ -150,13 +161,8 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
 JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
     const std::size_t n = c.size();
     // each contact's place in the priority order (a total order: the visit order)
-    std::vector<std::pair<uint64_t, uint32_t>> visit(n);
-    for (std::size_t i = 0; i < n; ++i) visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
-    std::sort(visit.begin(), visit.end(), [&](const auto& x, const auto& y) {
-        if (x.first != y.first) return x.first < y.first;
-        const uint32_t i = x.second, j = y.second;
-        return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
-    });
+    std::vector<std::pair<uint64_t, uint32_t>> visit;
+    priority_order(c, visit);
     std::vector<uint32_t> place(n);
     for (std::size_t k = 0; k < n; ++k) place[visit[k].second] = uint32_t(k);
     // each dynamic body's contacts
@@ -193,8 +199,7 @@ JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
                 }
             }
             if (waits) continue;
-            const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
-            ready_colour[i] = free_mask != 0 ? uint32_t(std::countr_zero(free_mask)) : kOverflowColour;
+            ready_colour[i] = lowest_free_colour(used);
             ready.push_back(uint32_t(i));
         }
         for (uint32_t i : ready) out.colour[i] = ready_colour[i];
@@ -235,10 +240,8 @@ void colour_joint_rows(std::size_t body_count, AssembledBatch& batch) {
     for (std::size_t blk = 0; blk < blocks; ++blk) {
         const int32_t a = rows.a[jc.block_rows[blk]], b = rows.b[jc.block_rows[blk]];
         const uint64_t used = (a != kNoBody ? mask[std::size_t(a)] : 0) | (b != kNoBody ? mask[std::size_t(b)] : 0);
-        const uint64_t free_mask = ~used & ((uint64_t(1) << kOverflowColour) - 1);
-        uint32_t k = kOverflowColour;
-        if (free_mask != 0) {
-            k = uint32_t(std::countr_zero(free_mask));
+        const uint32_t k = lowest_free_colour(used);
+        if (k != kOverflowColour) {
             if (a != kNoBody) mask[std::size_t(a)] |= uint64_t(1) << k;
             if (b != kNoBody) mask[std::size_t(b)] |= uint64_t(1) << k;
             used_colours = std::max<std::size_t>(used_colours, k + 1);
