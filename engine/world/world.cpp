@@ -338,6 +338,10 @@ void World::apply_flow() {
 World::Problem World::next_problem() const {
     World w = *this;
     const double h = w.simulation.adaptive ? w.choose_step(kNoTimeLimit).h : w.simulation.dt;
+    // the step's restore copies, as take_step makes them: a renumbering step permutes them
+    // (they were the last step's, of another body count once an emitter or outlet acted)
+    w.pipeline_.saved_v.assign(w.bodies.velocity.begin(), w.bodies.velocity.end());
+    w.pipeline_.saved_w.assign(w.bodies.angular_velocity.begin(), w.bodies.angular_velocity.end());
     w.prepare_solve(h, {w.time, w.step_count + 1});
     return {std::move(w.bodies), std::move(w.batch_)};
 }
