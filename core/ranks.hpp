@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace talus {
 
@@ -21,6 +22,13 @@ public:
     virtual void max(std::span<int64_t> values) {}
     /// `bytes` of rank `from` on every rank (a collective).
     virtual void broadcast(std::string& bytes, int from) {}
+    /// A personal exchange (a collective): `outbox[q]` goes to rank q (size() entries, this
+    /// rank's own included); on return `inbox[q]` holds what rank q sent this one.
+    virtual void exchange(const std::vector<std::string>& outbox, std::vector<std::string>& inbox) {
+        inbox = outbox;
+    }
+    /// Every rank's `mine`, in rank order, on every rank (a collective).
+    virtual void all_gather(const std::string& mine, std::vector<std::string>& all) { all.assign(1, mine); }
 
 protected:
     int rank_ = 0, size_ = 1;

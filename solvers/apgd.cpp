@@ -50,6 +50,7 @@
 #include "solvers/cone_projection.hpp"
 #include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
+#include "solvers/rank_operator.hpp"
 
 namespace talus {
 namespace {
@@ -90,9 +91,10 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
     // the rows' parts of the same vectors (empty without joints)
     std::vector<double> lp(m), lnx, ly, lny, lxn(m), lnxn, lbest;
     std::vector<double>& lx = op.lambda();
-    bool stopped_early = n == 0 && m == 0;
+    // (no contacts and no rows: on a rank, none on any rank)
+    bool stopped_early = op.empty();
 
-    if (n > 0 || m > 0) {
+    if (!stopped_early) {
         op.begin_products();
         p.resize(n);
         xn.resize(n);
@@ -179,7 +181,7 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
             });
             double norm2 = r.sum[0];
             if (m > 0) norm2 += row_sum(m, [&](std::size_t j) { return lny[j] * lny[j]; });
-            L = std::sqrt(norm2 / (3.0 * double(n) + double(m)));
+            L = std::sqrt(norm2 / (3.0 * double(op.contact_total()) + double(m)));
             if (!(L > 0.0)) L = 1.0;
         }
         if (!stopped_early) sort_contacts(x, x, nx);
@@ -254,7 +256,8 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
             // The idle contacts' residual terms are known only when they are gathered: every
             // kIdleCheck iterations, and before the solve may stop (converged or at the cap).
             // The scratch still holds M⁻¹ D x_{k+1}: a gather alone gives their N x_{k+1}.
-            bool known = idle.empty();
+            // (over every rank: the gather below is a collective, and so is the stop)
+            bool known = !op.any_rank(!idle.empty());
             bool woke = false;
             if (!known && (r <= tol || it % kIdleCheck == 0 || it == settings.max_iterations)) {
                 const Reductions rest = op.gather(idle.data(), idle.size(), nxn, partial,
@@ -266,7 +269,7 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
                 r = std::max(r, rest.max);
                 result.gathers += idle.size();
                 known = true;
-                woke = sort_contacts(xn, x, nxn);
+                woke = op.any_rank(sort_contacts(xn, x, nxn));
             }
             if (known) r = op.refine_residual(r, xn, nxn, p);
             if (known && r < r_best) {
@@ -315,5 +318,6 @@ SolverResult apgd_method(Op& op, const SolverSettings& settings) {
 
 template SolverResult apgd_method(BodyOperator&, const SolverSettings&);
 template SolverResult apgd_method(AssembledOperator&, const SolverSettings&);
+template SolverResult apgd_method(RankOperator&, const SolverSettings&);
 
 }  // namespace talus

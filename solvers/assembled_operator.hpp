@@ -74,6 +74,8 @@ public:
     std::size_t row_count() const { return 0; }
     std::vector<double>& lambda() { return no_rows_; }
     double row_velocity(std::size_t) const { return 0.0; }
+    std::size_t contact_total() const { return size(); }
+    bool any_rank(bool x) const { return x; }
     double& lipschitz() { return lipschitz_; }
     void begin_products() {}
     /// The exact residual (2-norm over the contacts) of an iterate g with W g = ng, q = p.

@@ -22,6 +22,7 @@
 #include "solvers/body_operator.hpp"
 #include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
+#include "solvers/rank_operator.hpp"
 
 namespace talus {
 
@@ -33,5 +34,6 @@ SolverResult bgs_method(Op& op, const SolverSettings& settings) {
 
 template SolverResult bgs_method(BodyOperator&, const SolverSettings&);
 template SolverResult bgs_method(AssembledOperator&, const SolverSettings&);
+template SolverResult bgs_method(RankOperator&, const SolverSettings&);
 
 }  // namespace talus

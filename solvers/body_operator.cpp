@@ -54,38 +54,37 @@ double BodyOperator::bgs_sweep(double omega, double tol2) {
         [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }
 
-void BodyOperator::pj_prepare(double omega) {
+std::vector<uint32_t> BodyOperator::block_counts() const {
     // A body pushed by k blocks at once needs the step shrunk by k (solvers/pj.cpp).
-    const std::size_t n = batch_.size();
     const BodyContacts& bc = work_.body_contacts;
+    const BilateralBatch& rows = batch_.bilateral;
+    const RollingBatch& rolling = batch_.rolling;
+    std::vector<uint32_t> k(store_.size());
+    for (std::size_t b = 0; b < k.size(); ++b) k[b] = bc.start[b + 1] - bc.start[b];
+    for (std::size_t j = 0; j < rows.size(); ++j) {
+        if (rows.a[j] != kNoBody) ++k[std::size_t(rows.a[j])];
+        if (rows.b[j] != kNoBody) ++k[std::size_t(rows.b[j])];
+    }
+    for (std::size_t e = 0; e < rolling.size(); ++e) {
+        const std::size_t i = rolling.contact[e];
+        if (batch_.a[i] != kNoBody) ++k[std::size_t(batch_.a[i])];
+        if (batch_.b[i] != kNoBody) ++k[std::size_t(batch_.b[i])];
+    }
+    return k;
+}
+
+void BodyOperator::pj_steps(double omega, const std::vector<uint32_t>& k) {
+    const std::size_t n = batch_.size();
     const BilateralBatch& rows = batch_.bilateral;
     const std::size_t m = rows.size();
     const RollingBatch& rolling = batch_.rolling;
     const std::size_t nr = rolling.size();
-    const bool extra = m > 0 || nr > 0;
-    std::vector<uint32_t> row_count;  // rows and torque entries per body (only with either)
-    if (extra) {
-        row_count.assign(store_.size(), 0);
-        for (std::size_t j = 0; j < m; ++j) {
-            if (rows.a[j] != kNoBody) ++row_count[std::size_t(rows.a[j])];
-            if (rows.b[j] != kNoBody) ++row_count[std::size_t(rows.b[j])];
-        }
-        for (std::size_t k = 0; k < nr; ++k) {
-            const std::size_t i = rolling.contact[k];
-            if (batch_.a[i] != kNoBody) ++row_count[std::size_t(batch_.a[i])];
-            if (batch_.b[i] != kNoBody) ++row_count[std::size_t(batch_.b[i])];
-        }
-    }
-    auto count = [&](int32_t body) {
-        if (body == kNoBody) return 1u;
-        const uint32_t k = bc.start[body + 1] - bc.start[body];
-        return extra ? k + row_count[std::size_t(body)] : k;
-    };
+    auto count = [&](int32_t body) { return body == kNoBody ? 1u : k[std::size_t(body)]; };
     next_r_.resize(nr);
     step_r_.resize(nr);
-    for (std::size_t k = 0; k < nr; ++k) {
-        const std::size_t i = rolling.contact[k];
-        step_r_[k] = omega * rolling.eta[k] / double(std::max(count(batch_.a[i]), count(batch_.b[i])));
+    for (std::size_t e = 0; e < nr; ++e) {
+        const std::size_t i = rolling.contact[e];
+        step_r_[e] = omega * rolling.eta[e] / double(std::max(count(batch_.a[i]), count(batch_.b[i])));
     }
     next_l_.resize(m);
     step_l_.resize(m);
@@ -132,6 +131,51 @@ void BodyOperator::pj_apply() {
             return 0.0;
         });
     if (!batch_.rolling.empty()) pj_rolling_apply(batch_, next_r_.data(), sb_);
+}
+
+void BodyOperator::scatter_product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
+                                   const std::vector<double>& z_l) {
+    const AssembledBatch& c = batch_;
+    SolverBodies& s = work_.scratch;
+    parallel_each(s.size(), [&](std::size_t b) {
+        s.body[b].v = Vec3::Zero();
+        s.body[b].w = Vec3::Zero();
+    });
+    // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
+    // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
+    // nothing; not even reading them spares streaming the whole batch once per product.
+    auto scatter = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t q = lo; q < hi; ++q) {
+            const std::size_t i = live[q];
+            if (q + kProductPrefetch < hi && !(z[live[q + kProductPrefetch]].array() == 0.0).all())
+                prefetch_contact_bodies(c, s, live[q + kProductPrefetch]);
+            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
+            // +0 and never become −0), and spares the bodies' cache lines.
+            const Vec3& g = z[i];
+            if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
+            apply_impulse(c, contact_frame(c, i), s, i, g);
+        }
+    };
+    // The colour's row blocks: M⁻¹ G_j z_j of each row, a block's rows in row order.
+    const BilateralBatch& rows = c.bilateral;
+    auto row_blocks = [&](std::size_t first, std::size_t last) {
+        auto row = [&](std::size_t j) {
+            apply_row(rows, s, j, z_l[j]);
+            return 0.0;
+        };
+        sweep_row_blocks(c.joint_colours, first, last, 0.0, row);
+        return 0.0;
+    };
+    auto contacts = [&](std::size_t lo, std::size_t hi, bool) {
+        scatter(lo, hi);
+        return 0.0;
+    };
+    for_each_colour(c, [&](std::size_t c_lo, std::size_t c_hi, std::size_t b_lo, std::size_t b_hi, bool serial) {
+        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c_lo) - live.begin();
+        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c_hi) - live.begin();
+        // the overflow colour's blocks may share bodies: in order, serially
+        scatter_colour(lo, hi, b_lo, b_hi, serial, grain::kContacts, contacts, row_blocks);
+    });
 }
 
 }  // namespace talus

@@ -115,7 +115,12 @@ public:
     /// bgs's metric of each contact (batch eta_n, eta_t) from its block W_ii.
     void bgs_prepare();
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
-    void pj_prepare(double omega);
+    void pj_prepare(double omega) { pj_steps(omega, block_counts()); }
+    /// k of every body: its contacts, joint rows and rolling/spinning entries.
+    std::vector<uint32_t> block_counts() const;
+    /// PJ's step sizes from k of every body (block_counts, or a rank's with its ghosts'
+    /// counts from their owners).
+    void pj_steps(double omega, const std::vector<uint32_t>& k);
     /// next = Π(γ − s d) for every block at the same ν; returns the §6 residual there.
     double pj_probe();
     /// ν += M⁻¹ D (next − γ), γ ← next (contacts and joint rows colour by colour; then the
@@ -133,6 +138,10 @@ public:
     std::size_t row_count() const { return batch_.bilateral.size(); }
     std::vector<double>& lambda() { return batch_.bilateral.lambda; }
     double row_velocity(std::size_t j) const { return talus::row_velocity(batch_.bilateral, sb_, j); }
+    /// The number of contacts of the whole problem (a rank's operator: over every rank).
+    std::size_t contact_total() const { return batch_.size(); }
+    /// Whether `x` holds anywhere (a rank's operator: on any rank; every rank calls it).
+    bool any_rank(bool x) const { return x; }
     /// The accepted Lipschitz estimate, carried to the next step by the warm start.
     double& lipschitz() { return batch_.lipschitz; }
     /// The residual of an iterate g with N g = ng, given the max of its terms: that max.
@@ -154,9 +163,11 @@ public:
     /// terms(i, out_i, max) reduced over them: exact sums (ReductionSums), so the same bits
     /// for any order of the list (`max`: the running max of the chunk so far, below which a
     /// term need not be computed exactly).
+    /// With `exact`, the exact sums before rounding go there too (a rank merges them with
+    /// the other ranks').
     template <class Terms>
     Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
-                      std::vector<ReductionSums>& partial, Terms&& terms);
+                      std::vector<ReductionSums>& partial, Terms&& terms, ReductionSums* exact = nullptr);
     /// (out, out_l) = N (z, z_l) over the contacts of `live` and the joint rows: M⁻¹ (D z +
     /// G z_l) accumulated on the per-body scratch (contacts and rows colour by colour), then
     /// Dᵀ of it for the contacts of `live` and Gᵀ for the rows.
@@ -166,7 +177,25 @@ public:
     template <class Terms>
     Reductions product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
                        const std::vector<double>& z_l, std::vector<Vec3>& out,
-                       std::vector<double>& out_l, std::vector<ReductionSums>& partial, Terms&& terms);
+                       std::vector<double>& out_l, std::vector<ReductionSums>& partial, Terms&& terms) {
+        scatter_product(live, z, z_l);
+        return gather_product(live, out, out_l, partial, terms);
+    }
+    /// product's first half: the per-body scratch set to M⁻¹ (D z + G z_l) over the
+    /// contacts of `live` and the joint rows.
+    void scatter_product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
+                         const std::vector<double>& z_l);
+    /// product's second half, from the scratch: gather over `live`, Gᵀ for the rows.
+    template <class Terms>
+    Reductions gather_product(const std::vector<uint32_t>& live, std::vector<Vec3>& out,
+                              std::vector<double>& out_l, std::vector<ReductionSums>& partial, Terms&& terms) {
+        out.resize(batch_.size());
+        const Reductions total = gather(live.data(), live.size(), out, partial, terms);
+        const BilateralBatch& rows = batch_.bilateral;
+        out_l.resize(rows.size());
+        for (std::size_t j = 0; j < rows.size(); ++j) out_l[j] = row_jacobian_velocity(rows, work_.scratch, j);
+        return total;
+    }
 
     AssembledBatch& batch() { return batch_; }
     SolverWorkspace& work() { return work_; }
@@ -195,7 +224,7 @@ inline void prefetch_contact_bodies(const AssembledBatch& c, const SolverBodies&
 
 template <class Terms>
 Reductions BodyOperator::gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
-                                std::vector<ReductionSums>& partial, Terms&& terms) {
+                                std::vector<ReductionSums>& partial, Terms&& terms, ReductionSums* exact) {
     const AssembledBatch& c = batch_;
     SolverBodies& s = work_.scratch;
     const std::size_t chunks = (count + kReduceChunk - 1) / kReduceChunk;
@@ -220,60 +249,8 @@ Reductions BodyOperator::gather(const uint32_t* list, std::size_t count, std::ve
     }, 1);
     ReductionSums total;
     for (const ReductionSums& r : partial) total.merge(r);
+    if (exact) *exact = total;
     return total.value();
-}
-
-template <class Terms>
-Reductions BodyOperator::product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
-                                 const std::vector<double>& z_l, std::vector<Vec3>& out,
-                                 std::vector<double>& out_l, std::vector<ReductionSums>& partial,
-                                 Terms&& terms) {
-    const AssembledBatch& c = batch_;
-    SolverBodies& s = work_.scratch;
-    parallel_each(s.size(), [&](std::size_t b) {
-        s.body[b].v = Vec3::Zero();
-        s.body[b].w = Vec3::Zero();
-    });
-    // The contacts of `live` colour by colour: `live` is in contact order, so each colour's
-    // live contacts are one run of it. Contacts outside `live` hold γ = 0 and would add
-    // nothing; not even reading them spares streaming the whole batch once per product.
-    auto scatter = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t q = lo; q < hi; ++q) {
-            const std::size_t i = live[q];
-            if (q + kProductPrefetch < hi && !(z[live[q + kProductPrefetch]].array() == 0.0).all())
-                prefetch_contact_bodies(c, s, live[q + kProductPrefetch]);
-            // A zero impulse adds only zeros: skipping it changes no bit (the sums start at
-            // +0 and never become −0), and spares the bodies' cache lines.
-            const Vec3& g = z[i];
-            if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
-            apply_impulse(c, contact_frame(c, i), s, i, g);
-        }
-    };
-    // The colour's row blocks: M⁻¹ G_j z_j of each row, a block's rows in row order.
-    const BilateralBatch& rows = c.bilateral;
-    auto row_blocks = [&](std::size_t first, std::size_t last) {
-        auto row = [&](std::size_t j) {
-            apply_row(rows, s, j, z_l[j]);
-            return 0.0;
-        };
-        sweep_row_blocks(c.joint_colours, first, last, 0.0, row);
-        return 0.0;
-    };
-    auto contacts = [&](std::size_t lo, std::size_t hi, bool) {
-        scatter(lo, hi);
-        return 0.0;
-    };
-    for_each_colour(c, [&](std::size_t c_lo, std::size_t c_hi, std::size_t b_lo, std::size_t b_hi, bool serial) {
-        const std::size_t lo = std::lower_bound(live.begin(), live.end(), c_lo) - live.begin();
-        const std::size_t hi = std::lower_bound(live.begin() + lo, live.end(), c_hi) - live.begin();
-        // the overflow colour's blocks may share bodies: in order, serially
-        scatter_colour(lo, hi, b_lo, b_hi, serial, grain::kContacts, contacts, row_blocks);
-    });
-    out.resize(c.size());
-    const Reductions total = gather(live.data(), live.size(), out, partial, terms);
-    out_l.resize(rows.size());
-    for (std::size_t j = 0; j < rows.size(); ++j) out_l[j] = row_jacobian_velocity(rows, s, j);
-    return total;
 }
 
 }  // namespace talus

@@ -26,6 +26,7 @@
 #include "solvers/body_operator.hpp"
 #include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
+#include "solvers/rank_operator.hpp"
 
 namespace talus {
 
@@ -36,5 +37,6 @@ SolverResult pgs_method(Op& op, const SolverSettings& settings) {
 
 template SolverResult pgs_method(BodyOperator&, const SolverSettings&);
 template SolverResult pgs_method(AssembledOperator&, const SolverSettings&);
+template SolverResult pgs_method(RankOperator&, const SolverSettings&);
 
 }  // namespace talus

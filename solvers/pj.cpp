@@ -31,6 +31,7 @@
 #include "solvers/body_operator.hpp"
 #include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
+#include "solvers/rank_operator.hpp"
 
 namespace talus {
 
@@ -59,5 +60,6 @@ SolverResult pj_method(Op& op, const SolverSettings& settings) {
 
 template SolverResult pj_method(BodyOperator&, const SolverSettings&);
 template SolverResult pj_method(AssembledOperator&, const SolverSettings&);
+template SolverResult pj_method(RankOperator&, const SolverSettings&);
 
 }  // namespace talus

@@ -5,10 +5,12 @@
 # ranks and to mpirun), resumed at np 3, equal to the uninterrupted run; errors: one exit
 # code and one message for an invalid scene, a missing output directory, a subcommand
 # other than run, ranks given different arguments, and a rank failing alone; killed_runs:
-# every rank killed at five moments. Only in a build with TALUS_MPI, and not under the
-# sanitizers (Open MPI's own allocations are not ours to account for).
+# every rank killed at five moments; solve: one step's contacts solved over np 1-4 ranks
+# (talus solve-ranks), the one-process bits with pgs, bgs, pj and apgd. Only in a build
+# with TALUS_MPI, and not under the sanitizers (Open MPI's own allocations are not ours to
+# account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)
-  foreach(mode bytes pour stop errors)
+  foreach(mode bytes pour stop errors solve)
     add_test(NAME mpi.${mode}
              COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_mpi_runs.py
                      $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml

@@ -5,9 +5,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifdef TALUS_MPI
 // the C interface only (Open MPI's and MPICH's headers otherwise declare their removed C++
@@ -66,6 +69,11 @@ std::string held_stderr() {
 }
 
 #ifdef TALUS_MPI
+std::size_t checked_count(std::size_t n) {
+    if (n > std::size_t(INT_MAX)) throw std::length_error("an MPI exchange of more than 2^31 - 1 bytes");
+    return n;
+}
+
 class MpiRanks final : public Ranks {
 public:
     MpiRanks(int& argc, char**& argv) {
@@ -84,6 +92,45 @@ public:
         MPI_Bcast(&n, 1, MPI_INT64_T, from, MPI_COMM_WORLD);
         bytes.resize(std::size_t(n));
         if (n > 0) MPI_Bcast(bytes.data(), int(n), MPI_CHAR, from, MPI_COMM_WORLD);
+    }
+    // (byte counts past 2³¹ − 1 in one call are refused, not truncated: a rank's share of
+    // a solve's exchange is megabytes)
+    void exchange(const std::vector<std::string>& outbox, std::vector<std::string>& inbox) override {
+        const std::size_t p = std::size_t(size_);
+        std::vector<int> send_n(p), recv_n(p), send_at(p), recv_at(p);
+        std::string sent;
+        for (std::size_t q = 0; q < p; ++q) {
+            send_at[q] = int(sent.size());
+            send_n[q] = int(checked_count(outbox[q].size()));
+            sent += outbox[q];
+            checked_count(sent.size());
+        }
+        MPI_Alltoall(send_n.data(), 1, MPI_INT, recv_n.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        std::size_t total = 0;
+        for (std::size_t q = 0; q < p; ++q) {
+            recv_at[q] = int(checked_count(total));
+            total += std::size_t(recv_n[q]);
+        }
+        std::string got(checked_count(total), '\0');
+        MPI_Alltoallv(sent.data(), send_n.data(), send_at.data(), MPI_CHAR, got.data(), recv_n.data(),
+                      recv_at.data(), MPI_CHAR, MPI_COMM_WORLD);
+        inbox.resize(p);
+        for (std::size_t q = 0; q < p; ++q) inbox[q].assign(got, std::size_t(recv_at[q]), std::size_t(recv_n[q]));
+    }
+    void all_gather(const std::string& mine, std::vector<std::string>& all) override {
+        const std::size_t p = std::size_t(size_);
+        int n = int(checked_count(mine.size()));
+        std::vector<int> counts(p), at(p);
+        MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        std::size_t total = 0;
+        for (std::size_t q = 0; q < p; ++q) {
+            at[q] = int(checked_count(total));
+            total += std::size_t(counts[q]);
+        }
+        std::string got(checked_count(total), '\0');
+        MPI_Allgatherv(mine.data(), n, MPI_CHAR, got.data(), counts.data(), at.data(), MPI_CHAR, MPI_COMM_WORLD);
+        all.resize(p);
+        for (std::size_t q = 0; q < p; ++q) all[q].assign(got, std::size_t(at[q]), std::size_t(counts[q]));
     }
     void finish() { MPI_Finalize(); }
 };

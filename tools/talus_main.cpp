@@ -36,6 +36,7 @@
 #include "tools/exit_codes.hpp"
 #include "tools/fclib_command.hpp"
 #include "tools/mpi_ranks.hpp"
+#include "tools/solve_ranks_command.hpp"
 #include "tools/sweep_command.hpp"
 
 using talus::kExitInvalid;
@@ -876,14 +877,27 @@ int run_main(int argc, char** argv) {
                       "Directory of the runs' files and summary.csv (default: the table's path "
                       "without its extension)");
 
+    talus::SolveRanksOptions solve_opt;
+    auto* solve_ranks = app.add_subcommand(
+        "solve-ranks", "Solve one step's contacts over the MPI job's ranks (mpirun -np P) and compare "
+                       "them with one process, bit for bit; exit 3 when they differ");
+    solve_ranks->add_option("scene", solve_opt.scene, "Scene file (TOML)")->required();
+    solve_ranks->add_option("--steps", solve_opt.steps, "Steps of the scene before the problem is taken")
+        ->check(CLI::Range(0, 100000000))->capture_default_str();
+    solve_ranks->add_option("--solver", solve_opt.solvers, "pgs, bgs, pj or apgd, one or more (default: all four)")
+        ->check(CLI::IsMember({"pgs", "bgs", "pj", "apgd"}));
+    solve_ranks->add_option("--set", solve_opt.sets, "Override a scene value, as for run");
+    solve_ranks->add_option("--threads", solve_opt.threads, "Worker threads a rank (default: all cores)")
+        ->check(CLI::Range(1, 4096));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? 0 : kExitInvalid;  // a bad option is invalid input (exit 2)
     }
-    if (g_ranks->size() > 1 && !*run) {
-        std::fprintf(stderr, "talus: only `talus run` runs over MPI ranks (%d here); run `talus %s` "
+    if (g_ranks->size() > 1 && !*run && !*solve_ranks) {
+        std::fprintf(stderr, "talus: only `talus run` and `talus solve-ranks` run over MPI ranks (%d here); run `talus %s` "
                              "without mpirun\n",
                      g_ranks->size(), app.get_subcommands().front()->get_name().c_str());
         return kExitInvalid;
@@ -908,6 +922,15 @@ int run_main(int argc, char** argv) {
         return 0;
     }
     if (*fclib) return talus::cmd_fclib(fclib_opt);
+    if (*solve_ranks) {
+        talus::Scene scene;
+        if (auto code = load_for_command(solve_opt.scene, solve_opt.sets, true, "solve-ranks", scene)) return *code;
+        std::unique_ptr<tbb::global_control> limit;
+        if (solve_opt.threads > 0)
+            limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                          std::size_t(solve_opt.threads));
+        return talus::cmd_solve_ranks(scene, solve_opt, *g_ranks);
+    }
     if (*sweep) {
         std::error_code ec;
         sweep_opt.talus = std::filesystem::read_symlink("/proc/self/exe", ec).string();

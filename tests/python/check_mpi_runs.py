@@ -5,6 +5,7 @@
     check_mpi_runs.py TALUS SCENE OUTDIR pour     a 3,000-grain pour: np 4 as one process
     check_mpi_runs.py TALUS SCENE OUTDIR stop     stopped at np 2, resumed at np 3
     check_mpi_runs.py TALUS SCENE OUTDIR errors   one exit code and one message
+    check_mpi_runs.py TALUS SCENE OUTDIR solve    one solve at np 1 to 4: one process's bits
 
 SCENE is tests/scenes/resume.toml (two stages, an emitter and an outlet, a kinematic clump,
 wall contacts and all contacts written). The runs use mpirun --oversubscribe on this machine
@@ -28,6 +29,10 @@ errors: at np 3, an invalid scene exits 2 and an output in a missing directory e
   a rank that fails alone (its working directory lacks the scene) stops the others after
   their first step: exit 2, its message shown once by the first rank, the first rank's
   trajectory closed and readable. None may hang (each has a time limit).
+solve: `talus solve-ranks` on tests/scenes/mpi_pour.toml after 1,200 steps (1 thread a rank)
+  at np 1, 2, 3 and 4: the next step's problem solved over the ranks, each holding only its
+  part, with pgs, bgs, pj and apgd: the one-process impulses, velocities, iterations and
+  residual, bit for bit (the command compares and exits 3 when they differ).
 Exit status 0 when all hold; 77 (skipped) when mpirun is missing.
 """
 import os
@@ -213,7 +218,7 @@ def mode_errors(talus, scene, outdir):
     once(stderr, "cannot create trajectory file", "np 3, an output in a missing directory")
 
     stderr, _ = run(mpirun(2, talus, "check", scene), 2, "talus check at np 2")
-    once(stderr, "only `talus run` runs over MPI ranks", "talus check at np 2")
+    once(stderr, "only `talus run` and `talus solve-ranks` run over MPI ranks", "talus check at np 2")
 
     stderr, _ = run(["mpirun", "--oversubscribe", "--bind-to", "none",
                      "-np", "1", talus, "run", scene, "-o", os.path.join(outdir, "a.h5"), "--force", ":",
@@ -241,8 +246,25 @@ def mode_errors(talus, scene, outdir):
           "different arguments (2), one rank failing alone (2): one message each, no hang")
 
 
+def mode_solve(talus, scene, outdir):
+    pour = os.path.join(os.path.dirname(scene), "mpi_pour.toml")
+    for np_ in (1, 2, 3, 4):
+        cmd = mpirun(np_, talus, "solve-ranks", pour, "--steps", "1200", "--threads", "1")
+        what = f"solve-ranks at np {np_}"
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=LIMIT, cwd=outdir)
+        except subprocess.TimeoutExpired:
+            fail(f"{what}: still running after {LIMIT} s (a hang)")
+        if p.returncode != 0:
+            fail(f"{what}: exit {p.returncode}:\n{p.stdout}{p.stderr}")
+        same = [line for line in p.stdout.splitlines() if "same bits" in line]
+        if len(same) != 4:
+            fail(f"{what}: expected four solvers with the same bits:\n{p.stdout}")
+        print(f"np {np_}:\n{p.stdout}", end="")
+
+
 def main():
-    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "pour", "stop", "errors"):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "pour", "stop", "errors", "solve"):
         print(__doc__, file=sys.stderr)
         return 2
     talus, scene, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -251,7 +273,8 @@ def main():
         print("mpirun not found (Debian openmpi-bin): skipped", file=sys.stderr)
         return 77
     os.makedirs(outdir, exist_ok=True)
-    {"bytes": mode_bytes, "pour": mode_pour, "stop": mode_stop, "errors": mode_errors}[mode](talus, scene, outdir)
+    {"bytes": mode_bytes, "pour": mode_pour, "stop": mode_stop, "errors": mode_errors,
+     "solve": mode_solve}[mode](talus, scene, outdir)
     return 0
 
 

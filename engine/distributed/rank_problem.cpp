@@ -1,0 +1,113 @@
+// One rank's part of a whole contact problem (engine/distributed/rank_problem.hpp).
+#include "engine/distributed/rank_problem.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "engine/distributed/decomposition.hpp"
+
+namespace talus {
+
+SweepColours sweep_colours_of(const AssembledBatch& batch) {
+    SweepColours out;
+    const std::size_t n = batch.size();
+    out.colour.assign(n, 0);
+    if (batch.colour_start.size() < 2) return out;
+    const std::size_t colours = batch.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k)
+        for (std::size_t i = batch.colour_start[k]; i < batch.colour_start[k + 1]; ++i) out.colour[i] = uint32_t(k);
+    out.count = uint32_t(colours);
+    if (!batch.overflow_colour) return out;
+    const uint32_t base = uint32_t(colours - 1);
+    std::vector<uint32_t> next;  // per body: the lowest level its next overflow contact may take
+    uint32_t levels = 0;
+    for (std::size_t i = batch.colour_start[colours - 1]; i < n; ++i) {
+        const int32_t a = batch.a[i], b = batch.b[i];
+        const std::size_t need = std::size_t(std::max(a, b)) + 1;
+        if (next.size() < need) next.resize(need, 0);
+        uint32_t level = 0;
+        if (a != kNoBody) level = std::max(level, next[std::size_t(a)]);
+        if (b != kNoBody) level = std::max(level, next[std::size_t(b)]);
+        out.colour[i] = base + level;
+        if (a != kNoBody) next[std::size_t(a)] = level + 1;
+        if (b != kNoBody) next[std::size_t(b)] = level + 1;
+        levels = std::max(levels, level + 1);
+    }
+    out.count = base + levels;
+    return out;
+}
+
+std::vector<int32_t> body_owners(const BodyStore& bodies, double envelope, int ranks) {
+    const std::size_t n = bodies.size();
+    if (n == 0) return {};
+    std::vector<Vec3> x(bodies.position.begin(), bodies.position.end());
+    double r_max = 0.0;
+    Vec3 lo = x[0];
+    for (std::size_t i = 0; i < n; ++i) {
+        r_max = std::max(r_max, bodies.radius[i]);
+        lo = lo.cwiseMin(x[i]);
+    }
+    const BlockGrid grid = block_grid(lo, 2.0 * r_max + envelope, 1);
+    const Decomposition d = decompose(grid, x, std::vector<uint32_t>(n, 1), ranks);
+    return split_bodies(d, x).owner;
+}
+
+RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, std::span<const int32_t> owner,
+                         int rank) {
+    if (!batch.bilateral.empty())
+        throw std::invalid_argument("joints (bilateral constraints) do not run over MPI ranks yet");
+    if (!batch.rolling.empty())
+        throw std::invalid_argument("rolling and spinning resistance do not run over MPI ranks yet");
+    if (owner.size() != bodies.size()) throw std::invalid_argument("rank_problem: an owner for every body");
+    const SweepColours sweep = sweep_colours_of(batch);
+    const std::size_t n = batch.size();
+    RankProblem p;
+    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == rank; };
+    for (std::size_t i = 0; i < n; ++i)
+        if (own(batch.a[i]) || own(batch.b[i])) p.global_contact.push_back(uint32_t(i));
+    std::stable_sort(p.global_contact.begin(), p.global_contact.end(),
+                     [&](uint32_t x, uint32_t y) { return sweep.colour[x] < sweep.colour[y]; });
+    // the bodies: own ones and the other ends of their contacts
+    std::vector<uint8_t> held(bodies.size(), 0);
+    for (std::size_t b = 0; b < bodies.size(); ++b) held[b] = owner[b] == rank;
+    for (uint32_t i : p.global_contact) {
+        if (batch.a[i] != kNoBody) held[std::size_t(batch.a[i])] = 1;
+        if (batch.b[i] != kNoBody) held[std::size_t(batch.b[i])] = 1;
+    }
+    std::vector<int32_t> local(bodies.size(), kNoBody);
+    for (std::size_t b = 0; b < bodies.size(); ++b) {
+        if (!held[b]) continue;
+        local[b] = int32_t(p.global_body.size());
+        p.global_body.push_back(uint32_t(b));
+        p.owner.push_back(owner[b]);
+        p.bodies.append_from(bodies, b);
+    }
+    // the contacts, field by field
+    AssembledBatch& c = p.batch;
+    auto end = [&](int32_t body) { return body == kNoBody ? kNoBody : local[std::size_t(body)]; };
+    for (uint32_t i : p.global_contact) {
+        c.a.push_back(end(batch.a[i]));
+        c.b.push_back(end(batch.b[i]));
+        c.normal.push_back(batch.normal[i]);
+        c.tangent.push_back(batch.tangent[i]);
+        c.lever_a.push_back(batch.lever_a[i]);
+        c.lever_b.push_back(batch.lever_b[i]);
+        c.rhs.push_back(batch.rhs[i]);
+        c.stab.push_back(batch.stab[i]);
+        c.mu.push_back(batch.mu[i]);
+        c.eta.push_back(batch.eta[i]);
+        if (!batch.eta_n.empty()) c.eta_n.push_back(batch.eta_n[i]);
+        if (!batch.eta_t.empty()) c.eta_t.push_back(batch.eta_t[i]);
+        if (!batch.push.empty()) c.push.push_back(batch.push[i]);
+        c.gamma.push_back(batch.gamma[i]);
+    }
+    c.lipschitz = batch.lipschitz;
+    c.overflow_colour = false;
+    c.colour_start.assign(std::size_t(sweep.count) + 1, 0);
+    for (uint32_t i : p.global_contact) ++c.colour_start[std::size_t(sweep.colour[i]) + 1];
+    std::partial_sum(c.colour_start.begin(), c.colour_start.end(), c.colour_start.begin());
+    return p;
+}
+
+}  // namespace talus

@@ -1,0 +1,130 @@
+#pragma once
+/// The contact operator of one rank of a distributed solve (docs/mpi.md, "Solvers across
+/// ranks"): BodyOperator on the rank's part of the problem, plus the messages that make
+/// every rank's iterations the one-process iterations, bit for bit.
+///
+/// A rank holds its own bodies, a ghost of each other rank's body that shares a contact with
+/// one of them, and every contact of its own bodies. A contact between two ranks' bodies is
+/// held and computed by both, from the same inputs, so with the same bits. An own body
+/// thus meets all its contacts, in the global sweep order, and its velocity takes exactly
+/// the one-process sums. A ghost's velocity is incomplete after a pass that moves
+/// velocities, and its owner's overwrites it (the halo: one message to each neighbour rank):
+///  - PJ: one halo an iteration, after the update; APGD: one a product by N;
+///  - PGS and bgs: one after each colour, since the next colour reads the velocities;
+///  - the warm start and the final ν⁺: one each.
+/// A max over the contacts (residuals, excesses) takes every held contact (one counted
+/// twice changes no max); a sum (APGD's dot products) only the contacts the rank owns
+/// (those whose body of lower stable id is its own), as exact sums merged over the ranks.
+/// Every scalar the iterations decide on is then the same on every rank, and so is every
+/// branch: the ranks run the same method in step.
+///
+/// The colours must be proper: an overflow colour (contacts that share bodies, swept in
+/// order) is cut into levels first (engine/distributed/rank_problem.hpp). Joint rows and
+/// rolling/spinning rows are not distributed yet: RankProblem refuses them.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ranks.hpp"
+#include "solvers/body_operator.hpp"
+
+namespace talus {
+
+/// Messages of a distributed solve, counted on one rank.
+struct RankTraffic {
+    uint64_t halos = 0;        ///< halo exchanges (each a message to every neighbour rank)
+    uint64_t reductions = 0;   ///< collectives on scalars (maxes, exact sums, flags)
+    uint64_t messages = 0;     ///< non-empty halo messages sent
+    uint64_t bytes = 0;        ///< halo bytes sent
+};
+
+class RankOperator : public BodyOperator {
+public:
+    /// `owner`: each local body's rank (this rank's own bodies and its ghosts); the batch
+    /// holds every contact of this rank's own bodies, in proper colours.
+    RankOperator(AssembledBatch& batch, BodyStore& store, SolverWorkspace& work, Ranks& ranks,
+                 std::span<const int32_t> owner);
+
+    bool empty() const { return empty_; }
+    std::size_t contact_total() const { return total_; }
+    bool any_rank(bool x);
+    const RankTraffic& traffic() const { return traffic_; }
+    /// Whether this rank owns contact i (counts it in sums).
+    bool counted(std::size_t i) const { return counted_[i] != 0; }
+
+    void warm_start();
+    double residual();
+    double pgs_sweep(double omega, double tol2);
+    double bgs_sweep(double omega, double tol2);
+    void pj_prepare(double omega);
+    double pj_probe();
+    void pj_apply();
+
+    template <class Terms>
+    Reductions gather(const uint32_t* list, std::size_t count, std::vector<Vec3>& out,
+                      std::vector<ReductionSums>& partial, Terms&& terms) {
+        ReductionSums mine;
+        BodyOperator::gather(list, count, out, partial, owned_terms(terms), &mine);
+        return reduce(mine);
+    }
+    template <class Terms>
+    Reductions product(const std::vector<uint32_t>& live, const std::vector<Vec3>& z,
+                       const std::vector<double>& z_l, std::vector<Vec3>& out,
+                       std::vector<double>& out_l, std::vector<ReductionSums>& partial, Terms&& terms) {
+        scatter_product(live, z, z_l);
+        halo(boundary_, work().scratch);
+        out.resize(size());
+        return gather(live.data(), live.size(), out, partial, terms);
+    }
+    double refine_residual(double max_term, const std::vector<Vec3>&, const std::vector<Vec3>&,
+                           const std::vector<Vec3>&) const {
+        return max_term;
+    }
+    /// The over-constrained check is not distributed yet: none reported.
+    std::vector<uint32_t> unbounded_contacts(double) { return {}; }
+    void finish(double tolerance, bool check_unbounded, SolverResult& result);
+
+    /// The largest of every rank's x (a collective).
+    double max_over_ranks(double x);
+
+private:
+    template <class Terms>
+    auto owned_terms(Terms& terms) {
+        return [this, &terms](std::size_t i, const Vec3& v, double floor) {
+            Reductions t = terms(i, v, floor);
+            if (!counted_[i]) t.sum[0] = t.sum[1] = t.sum[2] = 0.0;
+            return t;
+        };
+    }
+    Reductions reduce(const ReductionSums& mine);
+    /// Each body of `list` (own ones) to the ranks holding its ghost; the ghosts received
+    /// take their owners' v and ω.
+    void halo(const std::vector<uint32_t>& list, SolverBodies& sb);
+    template <class Range>
+    double coloured_sweep(Range&& range);
+
+    Ranks& ranks_;
+    std::vector<int32_t> owner_;
+    std::vector<uint8_t> counted_;
+    std::vector<std::vector<int32_t>> ghost_ranks_;     // per local body: ranks holding it as a ghost
+    std::vector<uint32_t> boundary_;                    // own bodies held as ghosts elsewhere
+    std::vector<std::vector<uint32_t>> colour_sends_;   // per colour: its boundary bodies
+    std::unordered_map<uint64_t, uint32_t> local_of_;   // stable id → local body
+    std::vector<std::string> outbox_, inbox_;
+    RankTraffic traffic_;
+    std::size_t total_ = 0;
+    bool empty_ = true;
+};
+
+/// solve_ccp on one rank's part of the problem (a collective: every rank calls it on its
+/// part): the same γ on every contact held and the same ν⁺ on every own body as the
+/// one-process solve, bit for bit, and the same result (iterations, residual) on every
+/// rank. For pgs, bgs, pj and apgd with friction = "ccp"; any other is refused
+/// (SolverResult::refused), on every rank alike. `traffic`, if given, counts the messages.
+SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::span<const int32_t> owner,
+                               const SolverSettings& settings, SolverWorkspace& work, Ranks& ranks,
+                               RankTraffic* traffic = nullptr);
+
+}  // namespace talus
