@@ -32,10 +32,13 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "core/bytes.hpp"
 #include "core/parallel.hpp"
 #include "solvers/assemble.hpp"
 
@@ -158,53 +161,146 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     return c.colour_start.size() - 1;
 }
 
-JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
-    const std::size_t n = c.size();
-    // each contact's place in the priority order (a total order: the visit order)
+namespace {
+
+// Each body's contacts, for the rounds (contacts sharing a body are neighbours).
+struct BodyLists {
+    std::vector<uint32_t> start, list;
+    BodyLists(std::size_t body_count, const ContactList& c) : start(body_count + 1, 0) {
+        const std::size_t n = c.size();
+        for (std::size_t i = 0; i < n; ++i)
+            for (int32_t body : {c.a[i], c.b[i]})
+                if (body != kNoBody) ++start[std::size_t(body) + 1];
+        for (std::size_t k = 0; k < body_count; ++k) start[k + 1] += start[k];
+        list.resize(start[body_count]);
+        std::vector<uint32_t> next(start.begin(), start.end() - 1);
+        for (std::size_t i = 0; i < n; ++i)
+            for (int32_t body : {c.a[i], c.b[i]})
+                if (body != kNoBody) list[next[std::size_t(body)]++] = uint32_t(i);
+    }
+};
+
+constexpr uint32_t kUncoloured = std::numeric_limits<uint32_t>::max();
+
+// What one body's contacts of higher priority than contact i say of it in a round: whether
+// one is still uncoloured (i waits), and the proper colours they took.
+struct SideStatus {
+    bool waits = false;
+    uint64_t used = 0;
+};
+SideStatus side_status(const BodyLists& l, int32_t body, uint32_t i, const std::vector<uint32_t>& place,
+                       const std::vector<uint32_t>& colour) {
+    SideStatus s;
+    for (uint32_t k = l.start[std::size_t(body)]; k < l.start[std::size_t(body) + 1]; ++k) {
+        const uint32_t j = l.list[k];
+        if (j == i || place[j] > place[i]) continue;  // not a higher-priority neighbour
+        if (colour[j] == kUncoloured) {
+            s.waits = true;
+            return s;
+        }
+        if (colour[j] != kOverflowColour) s.used |= uint64_t(1) << colour[j];
+    }
+    return s;
+}
+
+// One round: every uncoloured contact of c whose sides (side(body, i) for each body) do not
+// wait takes the lowest colour they leave, all at once; returns how many did.
+template <class Side>
+std::size_t colour_round(const ContactList& c, JonesPlassmann& out, Side&& side) {
+    std::vector<std::pair<uint32_t, uint32_t>> ready;  // (contact, colour), committed together
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        if (out.colour[i] != kUncoloured) continue;
+        uint64_t used = 0;
+        bool waits = false;
+        for (int32_t body : {c.a[i], c.b[i]}) {
+            if (body == kNoBody || waits) continue;
+            const SideStatus st = side(body, uint32_t(i));
+            waits = st.waits;
+            used |= st.used;
+        }
+        if (!waits) ready.emplace_back(uint32_t(i), lowest_free_colour(used));
+    }
+    for (const auto& [i, colour] : ready) out.colour[i] = colour;
+    ++out.rounds;
+    return ready.size();
+}
+
+// Each contact's place in the priority order (a total order: the colouring's visit order).
+std::vector<uint32_t> priority_places(const ContactList& c) {
     std::vector<std::pair<uint64_t, uint32_t>> visit;
     priority_order(c, visit);
-    std::vector<uint32_t> place(n);
-    for (std::size_t k = 0; k < n; ++k) place[visit[k].second] = uint32_t(k);
-    // each dynamic body's contacts
-    std::vector<uint32_t> start(body_count + 1, 0), list;
-    for (std::size_t i = 0; i < n; ++i)
-        for (int32_t body : {c.a[i], c.b[i]})
-            if (body != kNoBody) ++start[std::size_t(body) + 1];
-    for (std::size_t k = 0; k < body_count; ++k) start[k + 1] += start[k];
-    list.resize(start[body_count]);
-    std::vector<uint32_t> next(start.begin(), start.end() - 1);
-    for (std::size_t i = 0; i < n; ++i)
-        for (int32_t body : {c.a[i], c.b[i]})
-            if (body != kNoBody) list[next[std::size_t(body)]++] = uint32_t(i);
+    std::vector<uint32_t> place(c.size());
+    for (std::size_t k = 0; k < visit.size(); ++k) place[visit[k].second] = uint32_t(k);
+    return place;
+}
 
-    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+}  // namespace
+
+JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
+    const std::size_t n = c.size();
+    const std::vector<uint32_t> place = priority_places(c);
+    const BodyLists lists(body_count, c);
     JonesPlassmann out;
-    out.colour.assign(n, kNone);
-    std::vector<uint32_t> ready_colour(n);
+    out.colour.assign(n, kUncoloured);
     std::size_t left = n;
     while (left > 0) {
-        // decide from the colours of the rounds before, then commit together
-        std::vector<uint32_t> ready;
+        left -= colour_round(c, out, [&](int32_t body, uint32_t i) {
+            return side_status(lists, body, i, place, out.colour);
+        });
+    }
+    return out;
+}
+
+JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList& held,
+                                       std::span<const int32_t> owner, Ranks& ranks) {
+    const std::size_t n = held.size();
+    const int me = ranks.rank();
+    const std::vector<uint32_t> place = priority_places(held);
+    const BodyLists lists(body_count, held);
+    // the held contacts by key, to find the one a message names
+    std::vector<uint32_t> by_key(n);
+    for (std::size_t i = 0; i < n; ++i) by_key[i] = uint32_t(i);
+    auto key = [&](uint32_t i) { return std::tie(held.key_a[i], held.key_b[i], held.feature[i]); };
+    std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+    struct Side {  // a body's SideStatus for a contact, sent to the rank holding the body as a ghost
+        uint64_t key_a, key_b, used;
+        uint32_t feature, waits;
+    };
+    JonesPlassmann out;
+    out.colour.assign(n, kUncoloured);
+    std::vector<SideStatus> remote(n);
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox, all;
+    std::size_t left = n;
+    for (;;) {
+        ranks.all_gather(std::string(1, left > 0 ? '\1' : '\0'), all);
+        bool any = false;
+        for (const std::string& s : all) any = any || s[0] != 0;
+        if (!any) break;
+        // this rank's side of each boundary contact to the rank that holds the other side
+        for (std::string& s : outbox) s.clear();
         for (std::size_t i = 0; i < n; ++i) {
-            if (out.colour[i] != kNone) continue;
-            uint64_t used = 0;
-            bool waits = false;
-            for (int32_t body : {c.a[i], c.b[i]}) {
-                if (body == kNoBody) continue;
-                for (uint32_t k = start[std::size_t(body)]; k < start[std::size_t(body) + 1] && !waits; ++k) {
-                    const uint32_t j = list[k];
-                    if (j == i || place[j] > place[i]) continue;  // not a higher-priority neighbour
-                    if (out.colour[j] == kNone) waits = true;
-                    else if (out.colour[j] != kOverflowColour) used |= uint64_t(1) << out.colour[j];
-                }
-            }
-            if (waits) continue;
-            ready_colour[i] = lowest_free_colour(used);
-            ready.push_back(uint32_t(i));
+            if (out.colour[i] != kUncoloured) continue;
+            const int32_t a = held.a[i], b = held.b[i];
+            if (a == kNoBody || b == kNoBody || (owner[std::size_t(a)] == me) == (owner[std::size_t(b)] == me)) continue;
+            const int32_t mine = owner[std::size_t(a)] == me ? a : b, other = mine == a ? b : a;
+            const SideStatus st = side_status(lists, mine, uint32_t(i), place, out.colour);
+            put_bytes(outbox[std::size_t(owner[std::size_t(other)])],
+                      Side{held.key_a[i], held.key_b[i], st.used, held.feature[i], st.waits ? 1u : 0u});
         }
-        for (uint32_t i : ready) out.colour[i] = ready_colour[i];
-        left -= ready.size();
-        ++out.rounds;
+        ranks.exchange(outbox, inbox);
+        for (const std::string& s : inbox)
+            for (std::size_t at = 0; at < s.size();) {
+                const Side side = take_bytes<Side>(s, at);
+                const auto it = std::lower_bound(by_key.begin(), by_key.end(), side, [&](uint32_t x, const Side& y) {
+                    return key(x) < std::tie(y.key_a, y.key_b, y.feature);
+                });
+                if (it == by_key.end() || key(*it) != std::tie(side.key_a, side.key_b, side.feature))
+                    throw std::runtime_error("a colouring message names a contact this rank does not hold");
+                remote[*it] = {side.waits != 0, side.used};
+            }
+        left -= colour_round(held, out, [&](int32_t body, uint32_t i) {
+            return owner[std::size_t(body)] == me ? side_status(lists, body, i, place, out.colour) : remote[i];
+        });
     }
     return out;
 }

@@ -2,11 +2,13 @@
 /// Colouring of the contact graph, and of the joint rows with it, for the parallel
 /// Gauss–Seidel sweep (docs/design.md §6, §8).
 #include <cstdint>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/contacts.hpp"
+#include "core/ranks.hpp"
 
 namespace talus {
 
@@ -52,6 +54,17 @@ struct JonesPlassmann {
     std::size_t rounds = 0;
 };
 JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c);
+
+/// The same rounds run by one rank of P (a collective: every rank calls it), on the
+/// contacts it holds: every contact of its own bodies (`owner[b]`: local body b's rank;
+/// `held`'s a and b are local bodies). A contact's neighbours through an own body are all
+/// held here; through another rank's body they are held there, so in each round the two
+/// ranks of a boundary contact exchange what their side says (still waiting, colours
+/// taken) and both decide the same colour. The colours are exactly jones_plassmann's on
+/// the whole contact set, for any P; `rounds` is the same too, and each round is one
+/// exchange with the neighbour ranks plus one flag over all ranks.
+JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList& held,
+                                       std::span<const int32_t> owner, Ranks& ranks);
 
 struct AssembledBatch;
 

@@ -110,4 +110,35 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
     return p;
 }
 
+ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, int rank,
+                          std::vector<uint32_t>& global_body, std::vector<uint32_t>& global_contact) {
+    const std::size_t n = c.size();
+    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == rank; };
+    global_contact.clear();
+    for (std::size_t i = 0; i < n; ++i)
+        if (own(c.a[i]) || own(c.b[i])) global_contact.push_back(uint32_t(i));
+    std::vector<uint8_t> held(owner.size(), 0);
+    for (std::size_t b = 0; b < owner.size(); ++b) held[b] = owner[b] == rank;
+    for (uint32_t i : global_contact)
+        for (int32_t body : {c.a[i], c.b[i]})
+            if (body != kNoBody) held[std::size_t(body)] = 1;
+    std::vector<int32_t> local(owner.size(), kNoBody);
+    global_body.clear();
+    for (std::size_t b = 0; b < owner.size(); ++b)
+        if (held[b]) {
+            local[b] = int32_t(global_body.size());
+            global_body.push_back(uint32_t(b));
+        }
+    ContactList out;
+    ContactList& whole = const_cast<ContactList&>(c);  // read only: for_each_array is not const
+    whole.for_each_array([&](auto& from, auto& to) {
+        if (from.size() != n) return;  // a field given back (ContactList::release_geometry)
+        to.reserve(global_contact.size());
+        for (uint32_t i : global_contact) to.push_back(from[i]);
+    }, out);
+    for (int32_t& body : out.a) body = body == kNoBody ? kNoBody : local[std::size_t(body)];
+    for (int32_t& body : out.b) body = body == kNoBody ? kNoBody : local[std::size_t(body)];
+    return out;
+}
+
 }  // namespace talus

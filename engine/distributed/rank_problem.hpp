@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/body_store.hpp"
+#include "core/contacts.hpp"
 #include "solvers/assemble.hpp"
 
 namespace talus {
@@ -43,5 +44,12 @@ struct RankProblem {
 /// distributed yet: joints and rolling/spinning resistance.
 RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, std::span<const int32_t> owner,
                          int rank);
+
+/// Rank `rank`'s contacts of a whole contact list (what a rank finds itself once it holds
+/// only its bodies and ghosts): those with an own body, in the list's order, their bodies
+/// numbered as rank_problem numbers them (own bodies and the other ends of their contacts,
+/// in the whole store's order: `global_body`). `global_contact`: each one's index in `c`.
+ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, int rank,
+                          std::vector<uint32_t>& global_body, std::vector<uint32_t>& global_contact);
 
 }  // namespace talus

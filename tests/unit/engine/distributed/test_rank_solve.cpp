@@ -13,7 +13,9 @@
 #include "engine/distributed/rank_problem.hpp"
 #include "engine/world/world.hpp"
 #include "io/scene.hpp"
+#include "solvers/colouring.hpp"
 #include "solvers/rank_operator.hpp"
+#include "tests/support/instrumented.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -94,6 +96,21 @@ Counts expect_ranks_solve_like_one_process(const World::Problem& problem, const 
     return counts;
 }
 
+/// A ball with 200 beads resting on it, spread evenly (a Fibonacci lattice): more contacts
+/// on one body than 63 colours, so an overflow colour.
+World ball_with_beads() {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 200);
+    const uint32_t m = add_material(w, 1000.0, 0.4);
+    w.bodies.add_sphere(1, Vec3::Zero(), 0.1, 1000.0, m);
+    const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+    for (int k = 0; k < 200; ++k) {
+        const double z = 1.0 - 2.0 * (k + 0.5) / 200.0, rho = std::sqrt(1.0 - z * z);
+        const Vec3 dir(rho * std::cos(golden * k), rho * std::sin(golden * k), z);
+        w.bodies.add_sphere(uint64_t(10 + k), dir * 0.1099, 0.01, 1000.0, m);
+    }
+    return w;
+}
+
 World::Problem cold(World::Problem p) {
     for (Vec3& g : p.batch.gamma) g = Vec3::Zero();
     p.batch.lipschitz = 0.0;
@@ -158,15 +175,7 @@ TEST(RankSolve, EverySolverGivesTheOneProcessBitsOnOneToFourRanks) {
 TEST(RankSolve, TheOverflowColourCutIntoLevelsGivesTheOneProcessBits) {
     // A ball with 200 beads resting on it (more contacts on one body than 63 colours):
     // the overflow colour, swept in order by one process, runs level by level on the ranks.
-    World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 200);
-    const uint32_t m = add_material(w, 1000.0, 0.4);
-    w.bodies.add_sphere(1, Vec3::Zero(), 0.1, 1000.0, m);
-    const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
-    for (int k = 0; k < 200; ++k) {
-        const double z = 1.0 - 2.0 * (k + 0.5) / 200.0, rho = std::sqrt(1.0 - z * z);
-        const Vec3 dir(rho * std::cos(golden * k), rho * std::sin(golden * k), z);
-        w.bodies.add_sphere(uint64_t(10 + k), dir * 0.1099, 0.01, 1000.0, m);
-    }
+    World w = ball_with_beads();
     const World::Problem p = w.next_problem();
     ASSERT_TRUE(p.batch.overflow_colour);
     const SweepColours levels = sweep_colours_of(p.batch);
@@ -204,6 +213,64 @@ TEST(RankSolve, WhatIsNotDistributedIsRefusedByName) {
     AssembledBatch with_rolling = p.batch;
     with_rolling.rolling.contact.push_back(0);
     EXPECT_THROW(rank_problem(p.bodies, with_rolling, owner, 0), std::invalid_argument);
+}
+
+/// Jones–Plassmann's rounds run by `ranks` ranks on the contacts each holds give each
+/// contact its one-process colour, in as many rounds; returns the contacts held twice.
+std::size_t expect_ranks_colour_like_one_process(const World& w, int ranks, const std::string& what) {
+    const ContactList& c = w.contacts();
+    const JonesPlassmann serial = jones_plassmann(w.bodies.size(), c);
+    const std::vector<int32_t> owner = body_owners(w.bodies, 1e-3, ranks);
+    std::vector<std::vector<uint32_t>> colour(static_cast<std::size_t>(ranks)), contact(colour.size());
+    std::vector<std::size_t> rounds(colour.size());
+    run_local_ranks(ranks, [&](Ranks& r) {
+        const std::size_t me = std::size_t(r.rank());
+        std::vector<uint32_t> global_body;
+        const ContactList held = rank_contacts(c, owner, r.rank(), global_body, contact[me]);
+        std::vector<int32_t> local_owner(global_body.size());
+        for (std::size_t b = 0; b < global_body.size(); ++b) local_owner[b] = owner[global_body[b]];
+        const JonesPlassmann jp = jones_plassmann_on_rank(global_body.size(), held, local_owner, r);
+        colour[me] = jp.colour;
+        rounds[me] = jp.rounds;
+    });
+    std::vector<int> holders(c.size(), 0);
+    for (std::size_t q = 0; q < colour.size(); ++q) {
+        EXPECT_EQ(rounds[q], serial.rounds) << what << ", rank " << q << " of " << ranks;
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < contact[q].size(); ++k) {
+            wrong += colour[q][k] != serial.colour[contact[q][k]];
+            ++holders[contact[q][k]];
+        }
+        EXPECT_EQ(wrong, 0u) << what << ", rank " << q << " of " << ranks << ": colours not the serial ones";
+    }
+    std::size_t shared = 0;
+    for (int h : holders) {
+        EXPECT_GE(h, 1) << what;
+        shared += h == 2;
+    }
+    return shared;
+}
+
+TEST(RankColouring, JonesPlassmannOnRanksGivesTheOneProcessColours) {
+    Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/mpi_pour.toml");
+    World& w = scene.world;
+    std::size_t shared = 0, most = 0;
+    const int every = testing::steps_for_build(300);  // (a quarter under the sanitizers)
+    for (int k = 1; k <= 4; ++k) {
+        for (int s = 0; s < every; ++s) ASSERT_TRUE(w.step().ok);
+        most = std::max(most, w.contacts().size());
+        for (int ranks = 1; ranks <= 4; ++ranks)
+            shared += expect_ranks_colour_like_one_process(w, ranks, "pour, step " + std::to_string(every * k));
+    }
+    if (!testing::kInstrumented) {
+        EXPECT_GT(most, 1500u);
+        EXPECT_GT(shared, 100u);  // boundary contacts, coloured by two ranks together
+    }
+    // a ball with 200 beads on it: the overflow colour
+    World ball = ball_with_beads();
+    ASSERT_TRUE(ball.step().ok);
+    ASSERT_TRUE(ball.contacts().overflow_colour);
+    for (int ranks = 1; ranks <= 4; ++ranks) expect_ranks_colour_like_one_process(ball, ranks, "ball");
 }
 
 TEST(LocalRanks, CollectivesAndAFailingRank) {
