@@ -21,6 +21,8 @@
 //                (from the sizes of the arrays they read and write) against a measured
 //                copy bandwidth
 //   breakdown    mean seconds per stage of a whole step, and of one trajectory frame write
+//   ranks        pgs, bgs, pj and apgd on P in-process ranks of 1 thread (solvers/rank_operator.hpp)
+//                against one process on P threads: seconds, same bits, messages an iteration
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
@@ -44,12 +46,15 @@
 #include <thread>
 #include <vector>
 
+#include "engine/distributed/local_ranks.hpp"
+#include "engine/distributed/rank_problem.hpp"
 #include "engine/world/world.hpp"
 #include "io/hdf5_handles.hpp"
 #include "io/scene.hpp"
 #include "io/trajectory_writer.hpp"
 #include "solvers/cone_projection.hpp"
 #include "solvers/contact_ops.hpp"
+#include "solvers/rank_operator.hpp"
 #include "solvers/solver.hpp"
 
 namespace fs = std::filesystem;
@@ -319,6 +324,7 @@ struct Options {
     int warmup_steps = 5;         ///< unmeasured steps before them
     int frames = 5;               ///< measured trajectory frames (after one unmeasured)
     int threads = 0;              ///< generate / convergence / breakdown threads; 0 = all
+    int ranks = 2;                ///< ranks: in-process ranks, and the one process's threads
     /// convergence: the methods compared, each "name" or "name@ω" (a relaxation other than
     /// the solver's default: PGS over-relaxed, for one)
     std::vector<std::string> methods{"pgs", "pj", "apgd"};
@@ -865,6 +871,88 @@ int cmd_breakdown(const Options& o) {
     return 0;
 }
 
+// ---------------------------------------------------------------------------------------
+// ranks: the solvers over in-process ranks against one process (docs/mpi.md)
+
+bool bits_equal(const Vec3& a, const Vec3& b) { return std::memcmp(a.data(), b.data(), sizeof(double) * 3) == 0; }
+
+int cmd_ranks(const Options& o) {
+    Scene scene = load_reference(o, o.prime_steps);
+    const World::Problem p = reference_problems(scene.world).warm;
+    const std::string machine = machine_name();
+    const std::vector<int32_t> owner = body_owners(p.bodies, scene.world.solver.envelope, o.ranks);
+    const fs::path path = o.results / "ranks.csv";
+    std::ofstream csv = open_csv(path);
+    csv << "# machine: " << machine << "\n# problem: " << o.scene.filename().string() << ", saved state + "
+        << o.prime_steps << " steps; " << describe(p) << "\n# one process on " << o.ranks << " threads against "
+        << o.ranks << " in-process ranks (threads) of 1 thread each; the scene's solver settings\n"
+        << "solver,iterations,one_process_s,ranks_s,same_bits,halos_per_iteration,messages_per_iteration,"
+           "kB_per_iteration,contacts_held_twice\n";
+    fmt::print("{}: {}, {} in-process ranks of 1 thread against one process of {} threads ({})\n",
+               o.scene.filename().string(), describe(p), o.ranks, o.ranks, machine);
+    for (const char* name : {"pgs", "bgs", "pj", "apgd"}) {
+        SolverSettings s = scene.world.solver;
+        s.type = *solver_from_name(name);
+        World::Problem one = p;
+        double one_s = 0.0;
+        SolverResult serial;
+        {
+            auto limit = limit_threads(o.ranks);
+            SolverWorkspace work;
+            const auto t0 = Clock::now();
+            serial = solve_ccp(one.batch, one.bodies, s, work);
+            one_s = seconds_since(t0);
+        }
+        auto limit = limit_threads(1);  // each rank's loops run on its own thread alone
+        std::vector<RankProblem> parts(static_cast<std::size_t>(o.ranks));
+        std::vector<RankTraffic> traffic(parts.size());
+        std::vector<double> rank_s(parts.size());
+        std::vector<int> iterations(parts.size());
+        run_local_ranks(o.ranks, [&](Ranks& r) {
+            const std::size_t me = std::size_t(r.rank());
+            parts[me] = rank_problem(p.bodies, p.batch, owner, r.rank());
+            SolverWorkspace work;
+            std::vector<std::string> all;
+            r.all_gather(std::string(), all);  // start together
+            const auto t0 = Clock::now();
+            iterations[me] = solve_ccp_on_rank(parts[me].batch, parts[me].bodies, parts[me].owner, s, work, r,
+                                               &traffic[me]).iterations;
+            rank_s[me] = seconds_since(t0);
+        });
+        bool same = true;
+        std::vector<int> held(one.batch.size(), 0);
+        RankTraffic most;
+        for (std::size_t q = 0; q < parts.size(); ++q) {
+            const RankProblem& part = parts[q];
+            same = same && iterations[q] == serial.iterations;
+            for (std::size_t i = 0; i < part.global_contact.size(); ++i) {
+                ++held[part.global_contact[i]];
+                same = same && bits_equal(part.batch.gamma[i], one.batch.gamma[part.global_contact[i]]);
+            }
+            for (std::size_t b = 0; b < part.owner.size(); ++b)
+                if (part.owner[b] == int32_t(q))
+                    same = same && bits_equal(part.bodies.velocity[b], one.bodies.velocity[part.global_body[b]]) &&
+                           bits_equal(part.bodies.angular_velocity[b], one.bodies.angular_velocity[part.global_body[b]]);
+            most.halos = std::max(most.halos, traffic[q].halos);
+            most.messages = std::max(most.messages, traffic[q].messages);
+            most.bytes = std::max(most.bytes, traffic[q].bytes);
+        }
+        const std::size_t twice = std::size_t(std::count(held.begin(), held.end(), 2));
+        const double ranks_s = *std::max_element(rank_s.begin(), rank_s.end());
+        const double per = std::max(1, serial.iterations);
+        fmt::print("  {:5} {:4} iterations: one process {:.3f} s, ranks {:.3f} s ({:.2f}x); {}; a rank sends "
+                   "{:.1f} halos, {:.1f} messages, {:.1f} kB an iteration; {} contacts on two ranks\n",
+                   name, serial.iterations, one_s, ranks_s, ranks_s / one_s, same ? "same bits" : "DIFFERENT BITS",
+                   double(most.halos) / per, double(most.messages) / per, double(most.bytes) / per / 1e3, twice);
+        csv << name << "," << serial.iterations << "," << one_s << "," << ranks_s << "," << (same ? 1 : 0) << ","
+            << double(most.halos) / per << "," << double(most.messages) / per << "," << double(most.bytes) / per / 1e3
+            << "," << twice << "\n";
+        if (!same) return kExitFailure;
+    }
+    fmt::print("wrote {}\n", path.string());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -896,12 +984,16 @@ int main(int argc, char** argv) {
     auto* brk = app.add_subcommand("breakdown", "Seconds per stage of a whole step");
     brk->add_option("--steps", o.steps, "Measured steps")->capture_default_str();
     brk->add_option("--warmup", o.warmup_steps, "Unmeasured steps before them")->capture_default_str();
+    auto* rnk = app.add_subcommand("ranks", "The solvers over in-process ranks of 1 thread against one process");
+    rnk->add_option("--ranks", o.ranks, "Ranks, and the one process's threads")->check(CLI::Range(1, 64))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
         if (*gen) return cmd_generate(o);
         if (*conv) return cmd_convergence(o);
         if (*thr) return cmd_throughput(o);
         if (*brk) return cmd_breakdown(o);
+        if (*rnk) return cmd_ranks(o);
     } catch (const StaleState& e) {
         std::fprintf(stderr, "talus_solver_benchmark: %s\n", e.what());
         return kExitStale;
