@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/bytes.hpp"
 #include "engine/distributed/rank_problem.hpp"
@@ -69,7 +70,13 @@ int cmd_solve_ranks(Scene& scene, const SolveRanksOptions& o, Ranks& ranks) {
             serial_seconds = seconds_since(t0);
         }
         // over the ranks
-        RankProblem part = rank_problem(problem.bodies, problem.batch, owner, ranks.rank());
+        RankProblem part;
+        try {
+            part = rank_problem(problem.bodies, problem.batch, owner, ranks.rank());
+        } catch (const std::invalid_argument& e) {  // the same on every rank: all stop here
+            if (ranks.root()) std::fprintf(stderr, "talus solve-ranks: %s\n", e.what());
+            return kExitInvalid;
+        }
         SolverWorkspace work;
         RankTraffic traffic;
         std::vector<std::string> all;
