@@ -8,6 +8,37 @@
 #include "engine/distributed/decomposition.hpp"
 
 namespace talus {
+namespace {
+
+// A rank's share of contacts given by their two bodies: the contacts with an own body (in
+// their given order), and the bodies the rank holds (own ones and the other ends of those
+// contacts, in the whole store's order), with each held body's local index.
+struct Share {
+    std::vector<uint32_t> contact, body;
+    std::vector<int32_t> local;  ///< per body of the whole store: local index, or kNoBody
+    /// A contact end's local body (kNoBody stays kNoBody).
+    int32_t end(int32_t body) const { return body == kNoBody ? kNoBody : local[std::size_t(body)]; }
+};
+Share share_of(std::span<const int32_t> a, std::span<const int32_t> b, std::span<const int32_t> owner, int rank) {
+    Share s;
+    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == rank; };
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (own(a[i]) || own(b[i])) s.contact.push_back(uint32_t(i));
+    std::vector<uint8_t> held(owner.size(), 0);
+    for (std::size_t k = 0; k < owner.size(); ++k) held[k] = owner[k] == rank;
+    for (uint32_t i : s.contact)
+        for (int32_t body : {a[i], b[i]})
+            if (body != kNoBody) held[std::size_t(body)] = 1;
+    s.local.assign(owner.size(), kNoBody);
+    for (std::size_t k = 0; k < owner.size(); ++k)
+        if (held[k]) {
+            s.local[k] = int32_t(s.body.size());
+            s.body.push_back(uint32_t(k));
+        }
+    return s;
+}
+
+}  // namespace
 
 SweepColours sweep_colours_of(const AssembledBatch& batch) {
     SweepColours out;
@@ -61,34 +92,21 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
         throw std::invalid_argument("rolling and spinning resistance do not run over MPI ranks yet");
     if (owner.size() != bodies.size()) throw std::invalid_argument("rank_problem: an owner for every body");
     const SweepColours sweep = sweep_colours_of(batch);
-    const std::size_t n = batch.size();
     RankProblem p;
-    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == rank; };
-    for (std::size_t i = 0; i < n; ++i)
-        if (own(batch.a[i]) || own(batch.b[i])) p.global_contact.push_back(uint32_t(i));
+    Share share = share_of(batch.a, batch.b, owner, rank);
+    p.global_contact = std::move(share.contact);
     std::stable_sort(p.global_contact.begin(), p.global_contact.end(),
                      [&](uint32_t x, uint32_t y) { return sweep.colour[x] < sweep.colour[y]; });
-    // the bodies: own ones and the other ends of their contacts
-    std::vector<uint8_t> held(bodies.size(), 0);
-    for (std::size_t b = 0; b < bodies.size(); ++b) held[b] = owner[b] == rank;
-    for (uint32_t i : p.global_contact) {
-        if (batch.a[i] != kNoBody) held[std::size_t(batch.a[i])] = 1;
-        if (batch.b[i] != kNoBody) held[std::size_t(batch.b[i])] = 1;
-    }
-    std::vector<int32_t> local(bodies.size(), kNoBody);
-    for (std::size_t b = 0; b < bodies.size(); ++b) {
-        if (!held[b]) continue;
-        local[b] = int32_t(p.global_body.size());
-        p.global_body.push_back(uint32_t(b));
+    p.global_body = std::move(share.body);
+    for (uint32_t b : p.global_body) {
         p.owner.push_back(owner[b]);
         p.bodies.append_from(bodies, b);
     }
     // the contacts, field by field
     AssembledBatch& c = p.batch;
-    auto end = [&](int32_t body) { return body == kNoBody ? kNoBody : local[std::size_t(body)]; };
     for (uint32_t i : p.global_contact) {
-        c.a.push_back(end(batch.a[i]));
-        c.b.push_back(end(batch.b[i]));
+        c.a.push_back(share.end(batch.a[i]));
+        c.b.push_back(share.end(batch.b[i]));
         c.normal.push_back(batch.normal[i]);
         c.tangent.push_back(batch.tangent[i]);
         c.lever_a.push_back(batch.lever_a[i]);
@@ -113,22 +131,9 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
 ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, int rank,
                           std::vector<uint32_t>& global_body, std::vector<uint32_t>& global_contact) {
     const std::size_t n = c.size();
-    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == rank; };
-    global_contact.clear();
-    for (std::size_t i = 0; i < n; ++i)
-        if (own(c.a[i]) || own(c.b[i])) global_contact.push_back(uint32_t(i));
-    std::vector<uint8_t> held(owner.size(), 0);
-    for (std::size_t b = 0; b < owner.size(); ++b) held[b] = owner[b] == rank;
-    for (uint32_t i : global_contact)
-        for (int32_t body : {c.a[i], c.b[i]})
-            if (body != kNoBody) held[std::size_t(body)] = 1;
-    std::vector<int32_t> local(owner.size(), kNoBody);
-    global_body.clear();
-    for (std::size_t b = 0; b < owner.size(); ++b)
-        if (held[b]) {
-            local[b] = int32_t(global_body.size());
-            global_body.push_back(uint32_t(b));
-        }
+    Share share = share_of(c.a, c.b, owner, rank);
+    global_contact = std::move(share.contact);
+    global_body = std::move(share.body);
     ContactList out;
     ContactList& whole = const_cast<ContactList&>(c);  // read only: for_each_array is not const
     whole.for_each_array([&](auto& from, auto& to) {
@@ -136,8 +141,8 @@ ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, 
         to.reserve(global_contact.size());
         for (uint32_t i : global_contact) to.push_back(from[i]);
     }, out);
-    for (int32_t& body : out.a) body = body == kNoBody ? kNoBody : local[std::size_t(body)];
-    for (int32_t& body : out.b) body = body == kNoBody ? kNoBody : local[std::size_t(body)];
+    for (int32_t& body : out.a) body = share.end(body);
+    for (int32_t& body : out.b) body = share.end(body);
     return out;
 }
 
