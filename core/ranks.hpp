@@ -30,6 +30,15 @@ public:
     /// Every rank's `mine`, in rank order, on every rank (a collective).
     virtual void all_gather(const std::string& mine, std::vector<std::string>& all) { all.assign(1, mine); }
 
+    /// Whether `x` holds on any rank (a collective).
+    bool any(bool x) {
+        std::vector<std::string> all;
+        all_gather(std::string(1, x ? '\1' : '\0'), all);
+        for (const std::string& s : all)
+            if (!s.empty() && s[0] != 0) return true;
+        return false;
+    }
+
 protected:
     int rank_ = 0, size_ = 1;
 };

@@ -269,13 +269,9 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
     JonesPlassmann out;
     out.colour.assign(n, kUncoloured);
     std::vector<SideStatus> remote(n);
-    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox, all;
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
     std::size_t left = n;
-    for (;;) {
-        ranks.all_gather(std::string(1, left > 0 ? '\1' : '\0'), all);
-        bool any = false;
-        for (const std::string& s : all) any = any || s[0] != 0;
-        if (!any) break;
+    while (ranks.any(left > 0)) {
         // this rank's side of each boundary contact to the rank that holds the other side
         for (std::string& s : outbox) s.clear();
         for (std::size_t i = 0; i < n; ++i) {

@@ -13,11 +13,6 @@
 namespace talus {
 namespace {
 
-// One body's velocities in a halo message.
-struct BodyRecord {
-    uint64_t id;
-    double v[3], w[3];
-};
 
 }  // namespace
 
@@ -76,12 +71,8 @@ RankOperator::RankOperator(AssembledBatch& batch, BodyStore& store, SolverWorksp
 }
 
 bool RankOperator::any_rank(bool x) {
-    std::vector<std::string> all;
-    ranks_.all_gather(std::string(1, x ? '\1' : '\0'), all);
     ++traffic_.reductions;
-    for (const std::string& s : all)
-        if (!s.empty() && s[0]) return true;
-    return false;
+    return ranks_.any(x);
 }
 
 double RankOperator::max_over_ranks(double x) {
@@ -115,12 +106,16 @@ Reductions RankOperator::reduce(const ReductionSums& mine) {
     return total.value();
 }
 
-void RankOperator::halo(const std::vector<uint32_t>& list, SolverBodies& sb) {
+template <class Value, class Get, class Set>
+void RankOperator::send_to_ghosts(const std::vector<uint32_t>& list, Get&& get, Set&& set) {
+    struct Record {  // a body's value, named by its stable id
+        uint64_t id;
+        Value value;
+    };
     const std::vector<uint64_t>& id = store().id;
     for (std::string& s : outbox_) s.clear();
     for (uint32_t b : list) {
-        const SolverBody& B = sb.body[b];
-        const BodyRecord rec{id[b], {B.v[0], B.v[1], B.v[2]}, {B.w[0], B.w[1], B.w[2]}};
+        const Record rec{id[b], get(b)};
         for (int32_t q : ghost_ranks_[b]) put_bytes(outbox_[std::size_t(q)], rec);
     }
     for (const std::string& s : outbox_) {
@@ -129,16 +124,28 @@ void RankOperator::halo(const std::vector<uint32_t>& list, SolverBodies& sb) {
     }
     ++traffic_.halos;
     ranks_.exchange(outbox_, inbox_);
-    for (const std::string& s : inbox_) {
+    for (const std::string& s : inbox_)
         for (std::size_t at = 0; at < s.size();) {
-            const BodyRecord rec = take_bytes<BodyRecord>(s, at);
+            const Record rec = take_bytes<Record>(s, at);
             const auto it = local_of_.find(rec.id);
             if (it == local_of_.end()) throw std::runtime_error("a halo message names a body this rank does not hold");
-            SolverBody& B = sb.body[it->second];
-            B.v = Vec3(rec.v[0], rec.v[1], rec.v[2]);
-            B.w = Vec3(rec.w[0], rec.w[1], rec.w[2]);
+            set(it->second, rec.value);
         }
-    }
+}
+
+void RankOperator::halo(const std::vector<uint32_t>& list, SolverBodies& sb) {
+    struct Velocities {
+        double v[3], w[3];
+    };
+    send_to_ghosts<Velocities>(list,
+        [&](uint32_t b) {
+            const SolverBody& B = sb.body[b];
+            return Velocities{{B.v[0], B.v[1], B.v[2]}, {B.w[0], B.w[1], B.w[2]}};
+        },
+        [&](uint32_t b, const Velocities& x) {
+            sb.body[b].v = Vec3(x.v[0], x.v[1], x.v[2]);
+            sb.body[b].w = Vec3(x.w[0], x.w[1], x.w[2]);
+        });
 }
 
 void RankOperator::warm_start() {
@@ -179,21 +186,8 @@ double RankOperator::bgs_sweep(double omega, double tol2) {
 void RankOperator::pj_prepare(double omega) {
     // a ghost's k is its owner's: this rank holds only the ghost's contacts with its own bodies
     std::vector<uint32_t> k = block_counts();
-    const std::vector<uint64_t>& id = store().id;
-    for (std::string& s : outbox_) s.clear();
-    for (uint32_t b : boundary_)
-        for (int32_t q : ghost_ranks_[b]) {
-            put_bytes(outbox_[std::size_t(q)], id[b]);
-            put_bytes(outbox_[std::size_t(q)], k[b]);
-        }
-    ++traffic_.halos;
-    ranks_.exchange(outbox_, inbox_);
-    for (const std::string& s : inbox_)
-        for (std::size_t at = 0; at < s.size();) {
-            const uint64_t body = take_bytes<uint64_t>(s, at);
-            const uint32_t count = take_bytes<uint32_t>(s, at);
-            k[local_of_.at(body)] = count;
-        }
+    send_to_ghosts<uint32_t>(boundary_, [&](uint32_t b) { return k[b]; },
+                             [&](uint32_t b, uint32_t count) { k[b] = count; });
     pj_steps(omega, k);
 }
 

@@ -102,6 +102,10 @@ private:
     /// Each body of `list` (own ones) to the ranks holding its ghost; the ghosts received
     /// take their owners' v and ω.
     void halo(const std::vector<uint32_t>& list, SolverBodies& sb);
+    /// The halo's messages for any per-body value: get(b) of each body of `list` to the ranks
+    /// holding its ghost; set(local body, value) for each value received.
+    template <class Value, class Get, class Set>
+    void send_to_ghosts(const std::vector<uint32_t>& list, Get&& get, Set&& set);
     template <class Range>
     double coloured_sweep(Range&& range);
 
