@@ -6,6 +6,8 @@
 #include <string>
 #include <type_traits>
 
+#include "core/math.hpp"
+
 namespace talus {
 
 /// Appends x's bytes to `out`.
@@ -24,6 +26,16 @@ T take_bytes(const std::string& in, std::size_t& at) {
     std::memcpy(&x, in.data() + at, sizeof x);
     at += sizeof x;
     return x;
+}
+
+/// A vector's three components.
+inline void put_vec(std::string& out, const Vec3& x) {
+    for (int k = 0; k < 3; ++k) put_bytes(out, x[k]);
+}
+
+inline Vec3 take_vec(const std::string& in, std::size_t& at) {
+    const double x = take_bytes<double>(in, at), y = take_bytes<double>(in, at), z = take_bytes<double>(in, at);
+    return Vec3(x, y, z);
 }
 
 }  // namespace talus

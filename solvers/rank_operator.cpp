@@ -198,7 +198,8 @@ void RankOperator::pj_apply() {
     halo(boundary_, work().bodies);
 }
 
-void RankOperator::finish(double tolerance, bool, SolverResult& result) {
+void RankOperator::finish(double tolerance, bool check_unbounded, SolverResult& result) {
+    if (check_unbounded) capped_ = {true, tolerance, batch().gamma};
     // ν⁺ = ν* + M⁻¹ D γ of every own body from all its contacts, then the ghosts' from their
     // owners, and the residual there
     detail::finish_solve(batch_, &store(), work());
@@ -210,7 +211,7 @@ void RankOperator::finish(double tolerance, bool, SolverResult& result) {
 
 SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::span<const int32_t> owner,
                                const SolverSettings& settings, SolverWorkspace& work, Ranks& ranks,
-                               RankTraffic* traffic) {
+                               RankTraffic* traffic, RankCapped* capped) {
     const SolverType t = settings.type;
     if ((t != SolverType::PGS && t != SolverType::BGS && t != SolverType::PJ && t != SolverType::APGD) ||
         settings.friction != FrictionLaw::CCP) {
@@ -233,6 +234,7 @@ SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::sp
         default: result = apgd_method(op, s); break;
     }
     if (traffic) *traffic = op.traffic();
+    if (capped) *capped = op.capped();
     return result;
 }
 

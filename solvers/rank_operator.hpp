@@ -40,6 +40,16 @@ struct RankTraffic {
     uint64_t bytes = 0;        ///< halo bytes sent
 };
 
+/// Whether a rank's solve hit its cap and asked for the over-constrained check
+/// (detail::find_unbounded), and at which stopping tolerance: the check follows clusters of
+/// contacts across ranks, so the caller runs it on the whole problem (with the growth
+/// snapshots, work.gn_quarter and work.gamma_half, of the rank's contacts).
+struct RankCapped {
+    bool check_unbounded = false;
+    double tolerance = 0.0;   ///< [m/s]
+    std::vector<Vec3> gamma;  ///< the rank's γ when the check was asked for (APGD asks at its last iterate)
+};
+
 class RankOperator : public BodyOperator {
 public:
     /// `owner`: each local body's rank (this rank's own bodies and its ghosts); the batch
@@ -82,9 +92,15 @@ public:
                            const std::vector<Vec3>&) const {
         return max_term;
     }
-    /// The over-constrained check is not distributed yet: none reported.
-    std::vector<uint32_t> unbounded_contacts(double) { return {}; }
+    /// The over-constrained check follows clusters of contacts across ranks: the operator
+    /// reports none and notes that the method asked (capped()), for the caller to check the
+    /// whole problem.
+    std::vector<uint32_t> unbounded_contacts(double tolerance) {
+        capped_ = {true, tolerance, batch().gamma};
+        return {};
+    }
     void finish(double tolerance, bool check_unbounded, SolverResult& result);
+    const RankCapped& capped() const { return capped_; }
 
     /// The largest of every rank's x (a collective).
     double max_over_ranks(double x);
@@ -118,6 +134,7 @@ private:
     std::unordered_map<uint64_t, uint32_t> local_of_;   // stable id → local body
     std::vector<std::string> outbox_, inbox_;
     RankTraffic traffic_;
+    RankCapped capped_;
     std::size_t total_ = 0;
     bool empty_ = true;
 };
@@ -126,9 +143,11 @@ private:
 /// part): the same γ on every contact held and the same ν⁺ on every own body as the
 /// one-process solve, bit for bit, and the same result (iterations, residual) on every
 /// rank. For pgs, bgs, pj and apgd with friction = "ccp"; any other is refused
-/// (SolverResult::refused), on every rank alike. `traffic`, if given, counts the messages.
+/// (SolverResult::refused), on every rank alike. `traffic`, if given, counts the messages;
+/// `capped`, if given, receives whether the over-constrained check is owed (the result's
+/// unbounded_contacts stays empty).
 SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::span<const int32_t> owner,
                                const SolverSettings& settings, SolverWorkspace& work, Ranks& ranks,
-                               RankTraffic* traffic = nullptr);
+                               RankTraffic* traffic = nullptr, RankCapped* capped = nullptr);
 
 }  // namespace talus

@@ -174,20 +174,28 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
     return ccp_residual(batch, sb);
 }
 
-std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& bodies,
-                                     const SolverWorkspace& work, double tolerance) {
-    // Runs only after a solve that failed to converge; serial and plain on purpose.
-    const std::size_t n = c.size();
+std::vector<uint32_t> unbounded_candidates(const AssembledBatch& c, const BodyStore& bodies,
+                                           std::span<const Vec3> gamma, std::span<const double> gn_quarter,
+                                           std::span<const Vec3> gamma_half, double tolerance) {
     std::vector<uint32_t> candidates;
-    if (work.gn_quarter.size() != n || work.gamma_half.size() != n) return candidates;  // no snapshots
-    for (std::size_t i = 0; i < n; ++i) {
-        const double g1 = work.gamma_half[i][0] - work.gn_quarter[i];
-        const double g2 = c.gamma[i][0] - work.gamma_half[i][0];
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const double g1 = gamma_half[i][0] - gn_quarter[i];
+        const double g2 = gamma[i][0] - gamma_half[i][0];
         double mass = 0.0;
         for (int32_t body : {c.a[i], c.b[i]})
             if (body != kNoBody) mass += bodies.mass(body);
         if (g1 > 0.0 && g2 >= 1.6 * g1 && g2 > mass * tolerance) candidates.push_back(uint32_t(i));
     }
+    return candidates;
+}
+
+std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& bodies,
+                                     const SolverWorkspace& work, double tolerance) {
+    // Runs only after a solve that failed to converge; serial and plain on purpose.
+    const std::size_t n = c.size();
+    if (work.gn_quarter.size() != n || work.gamma_half.size() != n) return {};  // no snapshots
+    const std::vector<uint32_t> candidates =
+        unbounded_candidates(c, bodies, c.gamma, work.gn_quarter, work.gamma_half, tolerance);
     if (candidates.empty()) return {};
 
     // Clusters of candidates joined by shared dynamic bodies.

@@ -2,6 +2,7 @@
 /// One interface for every CCP solver (docs/design.md §6): the same assembled batch in, impulses
 /// and new velocities out, the same residual reported.
 #include <chrono>
+#include <span>
 #include <vector>
 
 #include "core/body_store.hpp"
@@ -87,6 +88,13 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
 /// work.bodies must hold the velocities of the batch's current γ.
 std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStore& bodies,
                                      const SolverWorkspace& work, double tolerance);
+/// find_unbounded's first test alone: the contacts whose normal impulse `gamma` grew over
+/// the solve's second quarter (γ_n at ¼ and ½ of the cap: `gn_quarter`, `gamma_half`) and
+/// grew at least 1.6 times as much over its second half, by more than the mass of its
+/// bodies times `tolerance`. None (the usual case) means find_unbounded reports none.
+std::vector<uint32_t> unbounded_candidates(const AssembledBatch& batch, const BodyStore& bodies,
+                                           std::span<const Vec3> gamma, std::span<const double> gn_quarter,
+                                           std::span<const Vec3> gamma_half, double tolerance);
 }  // namespace detail
 
 }  // namespace talus

@@ -20,15 +20,6 @@
 namespace talus {
 namespace {
 
-void put_vec(std::string& out, const Vec3& x) {
-    for (int k = 0; k < 3; ++k) put_bytes(out, x[k]);
-}
-
-Vec3 take_vec(const std::string& in, std::size_t& at) {
-    const double x = take_bytes<double>(in, at), y = take_bytes<double>(in, at), z = take_bytes<double>(in, at);
-    return Vec3(x, y, z);
-}
-
 bool same(const void* a, const void* b, std::size_t n) { return std::memcmp(a, b, n) == 0; }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/distributed/solve_over_ranks.hpp"
 #include "io/checkpoint.hpp"
 #include "io/runner.hpp"
 #include "io/scene.hpp"
@@ -354,6 +355,8 @@ struct RunOptions {
     bool quiet = false, force = false;
     /// --stop-after-steps: stop as on SIGTERM once the run has taken this many steps in all.
     std::optional<uint64_t> stop_after;
+    /// --rank-min-contacts: under mpirun, the fewest contacts a rank for a solve over the ranks.
+    std::size_t rank_min_contacts = talus::kRankSolveMinContacts;
 };
 
 int cmd_run(RunOptions opt) {
@@ -455,6 +458,15 @@ int cmd_run(RunOptions opt) {
             tbb::global_control::max_allowed_parallelism, std::size_t(opt.threads));
 
     talus::World& world = scene.world;
+    // Under mpirun, every rank steps the whole world and the step's contact solves run over
+    // the ranks (docs/mpi.md, "What the ranks do today"), with the one-process bits.
+    talus::RanksSolveCount rank_solves;
+    if (g_ranks->size() > 1)
+        world.contact_solve = [&rank_solves, least = opt.rank_min_contacts](
+                                  talus::AssembledBatch& batch, talus::BodyStore& bodies,
+                                  const talus::SolverSettings& settings, talus::SolverWorkspace& work) {
+            return talus::solve_over_ranks(batch, bodies, settings, work, *g_ranks, least, &rank_solves);
+        };
     const double dt = world.simulation.dt;
     // With a fixed step, frames and checkpoints come on a step cadence (t = k dt exactly);
     // with the adaptive step, on a time cadence: the steps land on each frame's time and
@@ -687,6 +699,20 @@ int cmd_run(RunOptions opt) {
                      steps > 0 ? seconds_text(loop / double(steps)).c_str() : "-");
         tally.print_stages(loop);
         tally.print(world, scene.world.solver);
+        if (g_ranks->size() > 1) {
+            const talus::RanksSolveCount& c = rank_solves;
+            const double per = double(std::max<uint64_t>(1, c.iterations));
+            std::fprintf(stderr,
+                         "talus: ranks: %s over the %d ranks, %s whole on each under %s contacts a rank "
+                         "(--rank-min-contacts), %s whole as not distributed yet or for a suspected "
+                         "unbounded ray; rank 0 sent %.1f messages and %.1f kB an iteration, and %.1f kB "
+                         "a solve to gather the results\n",
+                         talus::count_of(c.distributed, "solve").c_str(), g_ranks->size(),
+                         talus::group_digits(c.small).c_str(), talus::group_digits(opt.rank_min_contacts).c_str(),
+                         talus::group_digits(c.whole).c_str(), double(c.traffic.messages) / per,
+                         double(c.traffic.bytes) / per / 1e3,
+                         double(c.gathered_bytes) / double(std::max<uint64_t>(1, c.distributed)) / 1e3);
+        }
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);
         std::fprintf(stderr, "talus: output: %s, %.1f MB (%s writing, in the background): %s\n"
@@ -827,6 +853,10 @@ int run_main(int argc, char** argv) {
     auto* stop_option = run->add_option(
         "--stop-after-steps", stop_after,
         "Stop as on SIGTERM once the run has taken K steps in all (for tests and scripts)");
+    run->add_option("--rank-min-contacts", run_opt.rank_min_contacts,
+                    "Under mpirun: solve a step's contacts over the ranks when there are at least N "
+                    "a rank; every rank solves smaller problems whole (the same bits; default 1000)")
+        ->check(CLI::NonNegativeNumber);
 
     auto* check = app.add_subcommand("check", "Validate a scene file without running it");
     check->add_option("scene", scene, "Scene file (TOML)")->required();

@@ -76,7 +76,7 @@ void World::relinearise(double h, double wall_margin, StepAt at) {
         // Solve at q̂ from ν* again.
         std::copy(p.star_v.begin(), p.star_v.end(), pred.velocity.begin());
         std::copy(p.star_w.begin(), p.star_w.end(), pred.angular_velocity.begin());
-        SolverResult r = solve_ccp(p.next_batch, pred, step_solver_, p.solver);
+        SolverResult r = solve_contacts(p.next_batch, pred, step_solver_);
         const bool refused = !r.refused.empty();
         double change = 0.0;
         for (std::size_t i = 0; i < bodies.size() && !refused; ++i)

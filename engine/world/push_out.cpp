@@ -66,7 +66,7 @@ void World::push_out(double h) {
     s.relative_tolerance = kPushOutRelativeTolerance;
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
-    solve_ccp(batch_, bodies, s, p.solver);  // a capped pass still takes back a share
+    solve_contacts(batch_, bodies, s);  // a capped pass still takes back a share
 
     exchange();
     batch_.lipschitz = lipschitz;

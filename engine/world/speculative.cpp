@@ -128,7 +128,7 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         double seconds = 0.0;
         clock.lap(seconds);
         p.reassemble_seconds += seconds;
-        SolverResult again = solve_ccp(batch_, bodies, step_solver_, p.solver);
+        SolverResult again = solve_contacts(batch_, bodies, step_solver_);
         again.iterations += result_.iterations;
         again.gathers += result_.gathers;
         again.wall_time += result_.wall_time;

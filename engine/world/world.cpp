@@ -187,7 +187,7 @@ StepStatus World::take_step(double h, double t1) {
     diag_.resolves = 0;
     p.reassemble_seconds = 0.0;
     step_solver_ = step_solver(h);
-    result_ = solve_ccp(batch_, bodies, step_solver_, p.solver);          // 5.
+    result_ = solve_contacts(batch_, bodies, step_solver_);          // 5.
     solved_ = true;
     if (set_aside && result_.refused.empty())
         prepared.colours = take_back_and_resolve(h, lean, prepared.colours);  // 5c.
@@ -255,6 +255,11 @@ SolverSettings World::step_solver(double h) const {
     const double target = kPenetrationTarget * r_min;
     s.relaxed_tolerance = s.weight_tolerance * std::min(g * h, target / h);
     return s;
+}
+
+SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings) {
+    if (contact_solve) return contact_solve(batch, store, settings, pipeline_.solver);
+    return solve_ccp(batch, store, settings, pipeline_.solver);
 }
 
 StepError World::fail(StepError e) {

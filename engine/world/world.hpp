@@ -2,6 +2,7 @@
 /// World: everything one run simulates, and `step`, the pipeline of docs/design.md §1 as a short
 /// list of stage calls (engine/world/pipeline.hpp). Each stage takes its data explicitly.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -141,6 +142,14 @@ public:
     bool record_contacts = false;
     const ContactRecord& contact_record() const { return contact_record_; }
 
+    /// How the step's contact problems are solved (the solve, the take-back's solves, the
+    /// push-out and the position-level passes): solve_ccp in this process when empty.
+    /// `talus run` under mpirun sets the solve over the job's ranks (engine/distributed/
+    /// solve_over_ranks.hpp). Whatever it is must give solve_ccp's result and bits.
+    using ContactSolve =
+        std::function<SolverResult(AssembledBatch&, BodyStore&, const SolverSettings&, SolverWorkspace&)>;
+    ContactSolve contact_solve;
+
     /// What one step hands to the next besides the public members: the warm-start cache,
     /// the joints' multipliers (their warm start) and the wall loads summed since the last
     /// reset. With the public members it is the whole state a step depends on, so a World
@@ -177,6 +186,8 @@ private:
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
+    /// contact_solve, or solve_ccp without one, with the pipeline's workspace.
+    SolverResult solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings);
     /// Restores the velocities saved at the step's start and returns `e`.
     StepError fail(StepError e);
     /// `solver` as the solves of a step of length h run it: relaxed_tolerance set to

@@ -1,0 +1,138 @@
+// The step's contact solves over the ranks of a run whose ranks hold the whole world
+// (engine/distributed/solve_over_ranks.hpp).
+#include "engine/distributed/solve_over_ranks.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/bytes.hpp"
+#include "engine/distributed/rank_problem.hpp"
+
+namespace talus {
+namespace {
+
+/// Whether this rank owns local contact i of its part: the owner of its body of lower
+/// stable id (RankOperator counts the same contacts in its sums).
+bool owns_contact(const RankProblem& part, std::size_t i, int rank) {
+    const int32_t a = part.batch.a[i], b = part.batch.b[i];
+    const int32_t first = a == kNoBody ? b : (b == kNoBody ? a : (part.bodies.id[a] < part.bodies.id[b] ? a : b));
+    return first != kNoBody && part.owner[std::size_t(first)] == rank;
+}
+
+}  // namespace
+
+std::string not_over_ranks(const AssembledBatch& batch, const SolverSettings& settings) {
+    const SolverType t = settings.type;
+    if (t != SolverType::PGS && t != SolverType::BGS && t != SolverType::PJ && t != SolverType::APGD)
+        return std::string("the \"") + solver_name(t) + "\" solver";
+    if (settings.friction != FrictionLaw::CCP) return "friction = \"coulomb\"";
+    if (!batch.bilateral.empty()) return "joints";
+    if (!batch.rolling.empty()) return "rolling or spinning resistance";
+    return {};
+}
+
+SolverResult solve_over_ranks(AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                              SolverWorkspace& work, Ranks& ranks, std::size_t min_contacts_a_rank,
+                              RanksSolveCount* count) {
+    RanksSolveCount unused;
+    RanksSolveCount& c = count ? *count : unused;
+    if (ranks.size() == 1 || batch.size() == 0) return solve_ccp(batch, bodies, settings, work);
+    if (batch.size() < min_contacts_a_rank * std::size_t(ranks.size())) {
+        ++c.small;  // the same inputs on every rank: the same bits
+        return solve_ccp(batch, bodies, settings, work);
+    }
+    if (!not_over_ranks(batch, settings).empty()) {
+        ++c.whole;  // the same inputs on every rank: the same bits
+        return solve_ccp(batch, bodies, settings, work);
+    }
+    const int me = ranks.rank();
+    const std::vector<int32_t> owner = body_owners(bodies, settings.envelope, ranks.size());
+    RankProblem part = rank_problem(bodies, batch, owner, me);
+    RankCapped capped;
+    RankTraffic traffic;
+    SolverResult result =
+        solve_ccp_on_rank(part.batch, part.bodies, part.owner, settings, work, ranks, &traffic, &capped);
+    c.traffic.halos += traffic.halos;
+    c.traffic.reductions += traffic.reductions;
+    c.traffic.messages += traffic.messages;
+    c.traffic.bytes += traffic.bytes;
+    ++c.distributed;
+    c.iterations += uint64_t(result.iterations);
+
+    // Every own body's ν⁺ and every owned contact's γ (with its growth snapshots when the
+    // over-constrained check is owed) to every rank.
+    const std::size_t n_local = part.batch.size();
+    const bool snapshots = capped.check_unbounded && work.gn_quarter.size() == n_local &&
+                           work.gamma_half.size() == n_local && capped.gamma.size() == n_local;
+    std::string mine;
+    uint64_t own_bodies = 0, own_contacts = 0;
+    for (std::size_t b = 0; b < part.owner.size(); ++b) own_bodies += part.owner[b] == me;
+    for (std::size_t i = 0; i < n_local; ++i) own_contacts += owns_contact(part, i, me);
+    put_bytes(mine, uint8_t(snapshots));
+    put_bytes(mine, own_bodies);
+    for (std::size_t b = 0; b < part.owner.size(); ++b) {
+        if (part.owner[b] != me) continue;
+        put_bytes(mine, part.global_body[b]);
+        put_vec(mine, part.bodies.velocity[b]);
+        put_vec(mine, part.bodies.angular_velocity[b]);
+    }
+    put_bytes(mine, own_contacts);
+    for (std::size_t i = 0; i < n_local; ++i) {
+        if (!owns_contact(part, i, me)) continue;
+        put_bytes(mine, part.global_contact[i]);
+        put_vec(mine, part.batch.gamma[i]);
+        if (!snapshots) continue;
+        put_bytes(mine, work.gn_quarter[i]);
+        put_vec(mine, work.gamma_half[i]);
+        put_vec(mine, capped.gamma[i]);
+    }
+    c.gathered_bytes += mine.size();
+    std::vector<std::string> all;
+    ranks.all_gather(mine, all);
+
+    const std::size_t n = batch.size();
+    std::vector<Vec3> v(bodies.size()), w(bodies.size()), gamma(n), gamma_half, gamma_checked;
+    std::vector<double> gn_quarter;
+    bool every_snapshot = capped.check_unbounded;
+    if (capped.check_unbounded) {
+        gn_quarter.assign(n, 0.0);
+        gamma_half.assign(n, Vec3::Zero());
+        gamma_checked.assign(n, Vec3::Zero());
+    }
+    for (const std::string& s : all) {
+        std::size_t at = 0;
+        const bool has = take_bytes<uint8_t>(s, at) != 0;
+        every_snapshot = every_snapshot && has;
+        const uint64_t nb = take_bytes<uint64_t>(s, at);
+        for (uint64_t k = 0; k < nb; ++k) {
+            const uint32_t g = take_bytes<uint32_t>(s, at);
+            v[g] = take_vec(s, at);
+            w[g] = take_vec(s, at);
+        }
+        const uint64_t nc = take_bytes<uint64_t>(s, at);
+        for (uint64_t k = 0; k < nc; ++k) {
+            const uint32_t g = take_bytes<uint32_t>(s, at);
+            gamma[g] = take_vec(s, at);
+            if (!has) continue;
+            gn_quarter[g] = take_bytes<double>(s, at);
+            gamma_half[g] = take_vec(s, at);
+            gamma_checked[g] = take_vec(s, at);
+        }
+    }
+    // The over-constrained check follows clusters of contacts across the ranks. Its first
+    // test almost always finds nothing, and then neither does the whole check; when it
+    // finds a candidate, every rank solves the problem whole from the same inputs (still
+    // untouched) for the one-process result, the check included.
+    if (every_snapshot &&
+        !detail::unbounded_candidates(batch, bodies, gamma_checked, gn_quarter, gamma_half, capped.tolerance).empty()) {
+        ++c.whole;
+        return solve_ccp(batch, bodies, settings, work);
+    }
+    bodies.velocity.swap(v);
+    bodies.angular_velocity.swap(w);
+    batch.gamma.swap(gamma);
+    batch.lipschitz = part.batch.lipschitz;  // APGD's estimate: the same on every rank
+    return result;
+}
+
+}  // namespace talus
