@@ -30,4 +30,10 @@ inline constexpr bool kInstrumented = false;
 /// `steps` in the Release build; a quarter of them, at least 10, under a sanitizer.
 constexpr int steps_for_build(int steps) { return kInstrumented ? std::max(10, steps / 4) : steps; }
 
+/// `cases` in the Release build; a quarter of them, at least 5, under a sanitizer: for the
+/// brute-force comparisons whose cost is the test's own loops (a wall sampled on a grid of a
+/// million points for each query point), which instrumented run 20 times slower, and
+/// where every case exercises the code under test alike.
+constexpr int cases_for_build(int cases) { return kInstrumented ? std::max(5, cases / 4) : cases; }
+
 }  // namespace talus::testing

@@ -176,7 +176,8 @@ TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
 // joints together, more than one grain of them, so that they run as parallel ranges. Every
 // solver that takes joints must keep the bits, and the joints' λ with them. All 20 steps in
 // every build: the pairs need them to press into each other (8,000 contacts; at 10 steps
-// there were 3,300).
+// there were 3,300). Under a sanitizer, 1 against 3 threads only (the 2-thread runs took a
+// third of its two minutes there; the Release stage runs them).
 TEST(Determinism, JointsBitIdenticalOnOneTwoAndThreeThreads) {
     for (SolverType type : {SolverType::PGS, SolverType::PJ, SolverType::APGD}) {
         std::size_t mixed = 0;
@@ -186,6 +187,7 @@ TEST(Determinism, JointsBitIdenticalOnOneTwoAndThreeThreads) {
         std::printf("[ jointed pairs, %s ] %zu body-body contacts; largest colour of contacts and joints: %zu\n",
                     solver_name(type), one.body_contacts, mixed);
         for (int t : {2, 3}) {
+            if (kInstrumented && t == 2) continue;
             const Snapshot other = run_with_threads(t, Fill::JointedPairs, 20, type);
             EXPECT_TRUE(bit_identical(one.state, other.state)) << solver_name(type) << ", " << t << " threads";
             EXPECT_TRUE(bit_identical(one.diagnostics, other.diagnostics))

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/thin_walls.hpp"
+#include "tests/support/instrumented.hpp"
 #include "tests/support/thin_wall_builder.hpp"
 
 namespace talus {
@@ -62,7 +63,7 @@ TEST(ThinWalls, ConeDistanceIsTheNearestPointOfItsSurface) {
     const double resolution = 2e-4;
     std::mt19937_64 rng(7);
     std::uniform_real_distribution<double> coord(-0.08, 0.08);
-    for (int k = 0; k < 60; ++k) {
+    for (int k = 0; k < testing::cases_for_build(60); ++k) {
         const Vec3 x = start + 0.04 * axis + Vec3(coord(rng), coord(rng), coord(rng));
         const double brute = sampled_distance(x, surface, 1000, 400);
         EXPECT_LE(at.distance(x), brute + 1e-12) << "point " << k;
@@ -86,7 +87,7 @@ TEST(ThinWalls, RoundOrificeDistanceIsTheNearestPointOfThePlate) {
     // 0.07 m of the axis, where the samples are 3.1e-4 m apart around and 2e-4 m radially
     std::mt19937_64 rng(11);
     std::uniform_real_distribution<double> coord(-0.04, 0.04);
-    for (int k = 0; k < 40; ++k) {
+    for (int k = 0; k < testing::cases_for_build(40); ++k) {
         const Vec3 x = centre + Vec3(coord(rng), coord(rng), coord(rng));
         const double brute = sampled_distance(x, plate, 1440, 1200);
         EXPECT_LE(at.distance(x), brute + 1e-12) << "point " << k;
@@ -111,7 +112,7 @@ TEST(ThinWalls, RectangularOrificeDistanceIsTheNearestPointOfThePlate) {
     };
     std::mt19937_64 rng(5);
     std::uniform_real_distribution<double> coord(-0.04, 0.04);
-    for (int k = 0; k < 80; ++k) {
+    for (int k = 0; k < testing::cases_for_build(80); ++k) {
         const Vec3 x = centre + Vec3(coord(rng), coord(rng), 0.5 * coord(rng));
         double brute = std::numeric_limits<double>::infinity();
         for (int i = 0; i <= 1600; ++i)
