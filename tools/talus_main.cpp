@@ -704,12 +704,13 @@ int cmd_run(RunOptions opt) {
             const double per = double(std::max<uint64_t>(1, c.iterations));
             std::fprintf(stderr,
                          "talus: ranks: %s over the %d ranks, %s whole on each under %s contacts a rank "
-                         "(--rank-min-contacts), %s whole as not distributed yet or for a suspected "
-                         "unbounded ray; rank 0 sent %.1f messages and %.1f kB an iteration, and %.1f kB "
-                         "a solve to gather the results\n",
+                         "(--rank-min-contacts), %s whole as not distributed yet; %s of the whole "
+                         "over-constrained check; rank 0 sent %.1f messages and %.1f kB an iteration, "
+                         "and %.1f kB a solve to gather the results\n",
                          talus::count_of(c.distributed, "solve").c_str(), g_ranks->size(),
                          talus::group_digits(c.small).c_str(), talus::group_digits(opt.rank_min_contacts).c_str(),
-                         talus::group_digits(c.whole).c_str(), double(c.traffic.messages) / per,
+                         talus::group_digits(c.whole).c_str(), talus::count_of(c.unbounded_checks, "run").c_str(),
+                         double(c.traffic.messages) / per,
                          double(c.traffic.bytes) / per / 1e3,
                          double(c.gathered_bytes) / double(std::max<uint64_t>(1, c.distributed)) / 1e3);
         }

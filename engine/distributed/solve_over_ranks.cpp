@@ -121,12 +121,20 @@ SolverResult solve_over_ranks(AssembledBatch& batch, BodyStore& bodies, const So
     }
     // The over-constrained check follows clusters of contacts across the ranks. Its first
     // test almost always finds nothing, and then neither does the whole check; when it
-    // finds a candidate, every rank solves the problem whole from the same inputs (still
-    // untouched) for the one-process result, the check included.
+    // finds a candidate, every rank runs the whole check on the whole problem, as
+    // BodyOperator does: the bodies' velocities at the γ the method checked, from ν*
+    // (the store, still untouched), and the gathered growth snapshots.
     if (every_snapshot &&
         !detail::unbounded_candidates(batch, bodies, gamma_checked, gn_quarter, gamma_half, capped.tolerance).empty()) {
-        ++c.whole;
-        return solve_ccp(batch, bodies, settings, work);
+        ++c.unbounded_checks;
+        SolverWorkspace whole;
+        detail::begin_solve(batch, bodies, whole);
+        whole.gn_quarter.swap(gn_quarter);
+        whole.gamma_half.swap(gamma_half);
+        batch.gamma.swap(gamma_checked);
+        detail::finish_solve(batch, nullptr, whole);
+        result.unbounded_contacts = detail::find_unbounded(batch, bodies, whole, capped.tolerance);
+        batch.gamma.swap(gamma_checked);
     }
     bodies.velocity.swap(v);
     bodies.angular_velocity.swap(w);

@@ -32,7 +32,8 @@ inline constexpr std::size_t kRankSolveMinContacts = 1000;
 struct RanksSolveCount {
     uint64_t distributed = 0;  ///< solves run over the ranks
     uint64_t small = 0;        ///< solves every rank ran whole, below the contacts a rank asked for
-    uint64_t whole = 0;        ///< solves every rank ran whole: not distributed yet, or a suspected ray
+    uint64_t whole = 0;        ///< solves every rank ran whole: not distributed yet
+    uint64_t unbounded_checks = 0;  ///< over-constrained checks run on the whole problem (a candidate found)
     uint64_t iterations = 0;   ///< iterations of the distributed solves
     RankTraffic traffic;       ///< their messages (this rank's), the gathers after them excluded
     uint64_t gathered_bytes = 0;  ///< bytes this rank sent in the gathers after them
