@@ -93,16 +93,16 @@ SolverResult solve_over_ranks(AssembledBatch& batch, BodyStore& bodies, const So
     const std::size_t n = batch.size();
     std::vector<Vec3> v(bodies.size()), w(bodies.size()), gamma(n), gamma_half, gamma_checked;
     std::vector<double> gn_quarter;
-    bool every_snapshot = capped.check_unbounded;
-    if (capped.check_unbounded) {
-        gn_quarter.assign(n, 0.0);
-        gamma_half.assign(n, Vec3::Zero());
-        gamma_checked.assign(n, Vec3::Zero());
-    }
+    bool every_snapshot = capped.check_unbounded;  // the same on every rank: they iterate in step
     for (const std::string& s : all) {
         std::size_t at = 0;
         const bool has = take_bytes<uint8_t>(s, at) != 0;
         every_snapshot = every_snapshot && has;
+        if (has && gn_quarter.empty()) {
+            gn_quarter.assign(n, 0.0);
+            gamma_half.assign(n, Vec3::Zero());
+            gamma_checked.assign(n, Vec3::Zero());
+        }
         const uint64_t nb = take_bytes<uint64_t>(s, at);
         for (uint64_t k = 0; k < nb; ++k) {
             const uint32_t g = take_bytes<uint32_t>(s, at);
