@@ -69,22 +69,6 @@ double parallel_max_ranges(std::size_t begin, std::size_t end, std::size_t grain
         [](double x, double y) { return std::max(x, y); });
 }
 
-/// Σ_{i<n} f(i), with f evaluated in parallel and summed in a fixed order.
-template <class F>
-double deterministic_sum(std::size_t n, std::vector<double>& partial, F&& f) {
-    const std::size_t chunks = (n + kReduceChunk - 1) / kReduceChunk;
-    partial.assign(chunks, 0.0);
-    tbb::parallel_for(std::size_t(0), chunks, [&](std::size_t c) {
-        double s = 0.0;
-        const std::size_t end = std::min(n, (c + 1) * kReduceChunk);
-        for (std::size_t i = c * kReduceChunk; i < end; ++i) s += f(i);
-        partial[c] = s;
-    });
-    double total = 0.0;
-    for (double p : partial) total += p;
-    return total;
-}
-
 /// Σ_{i<n} f(i) exactly, rounded once (core/exact_sum.hpp): the same bits for any order of
 /// the terms, so for bodies held in any order (or over any number of ranks), not only for
 /// any thread count. f is evaluated in parallel.

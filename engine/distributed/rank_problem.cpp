@@ -140,12 +140,11 @@ ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, 
     global_contact = std::move(share.contact);
     global_body = std::move(share.body);
     ContactList out;
-    ContactList& whole = const_cast<ContactList&>(c);  // read only: for_each_array is not const
-    whole.for_each_array([&](auto& from, auto& to) {
+    out.for_each_array([&](auto& to, const auto& from) {
         if (from.size() != n) return;  // a field given back (ContactList::release_geometry)
         to.reserve(global_contact.size());
         for (uint32_t i : global_contact) to.push_back(from[i]);
-    }, out);
+    }, c);
     for (int32_t& body : out.a) body = share.end(body);
     for (int32_t& body : out.b) body = share.end(body);
     return out;
