@@ -17,7 +17,6 @@ import argparse
 import csv
 import datetime
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -26,6 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from settle_benchmark import machine_name  # noqa: E402
 
 
 def mpirun(np_, *args):
@@ -47,19 +48,6 @@ def per_step(stderr):
     value, unit = float(m.group(2)), m.group(3)
     scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}[unit]
     return steps, value * scale
-
-
-def machine():
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.node()} ({cpu}, {os.cpu_count()} cores)"
 
 
 def main():
@@ -100,7 +88,7 @@ def main():
                         raise SystemExit(f"{label} on {scene}: the file differs from one process's")
                     print(f"{name:26s} {label:45s} {steps} steps, {step_s * 1e3:8.2f} ms a step ({wall:.0f} s)"
                           + (f"\n    {ranks}" if ranks else ""), flush=True)
-                    rows.append({"date": datetime.date.today().isoformat(), "machine": machine(),
+                    rows.append({"date": datetime.date.today().isoformat(), "machine": machine_name(),
                                  "commit": commit, "scene": name, "run": label, "repeat": k + 1,
                                  "steps": steps, "ms_per_step": f"{step_s * 1e3:.3f}",
                                  "same_file": same, "ranks_line": ranks.replace("talus: ranks: ", "")})
