@@ -30,8 +30,7 @@ RankOperator::RankOperator(AssembledBatch& batch, BodyStore& store, SolverWorksp
     std::size_t mine = 0;
     for (std::size_t i = 0; i < n; ++i) {
         const int32_t a = batch.a[i], b = batch.b[i];
-        // the contact's owner: the owner of its body of lower stable id
-        int32_t first = a == kNoBody ? b : (b == kNoBody ? a : (store.id[a] < store.id[b] ? a : b));
+        const int32_t first = contact_owner_body(a, b, store.id);
         counted_[i] = first != kNoBody && owner_[std::size_t(first)] == me;
         mine += counted_[i];
         if (a == kNoBody || b == kNoBody) continue;
@@ -213,8 +212,7 @@ SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::sp
                                const SolverSettings& settings, SolverWorkspace& work, Ranks& ranks,
                                RankTraffic* traffic, RankCapped* capped) {
     const SolverType t = settings.type;
-    if ((t != SolverType::PGS && t != SolverType::BGS && t != SolverType::PJ && t != SolverType::APGD) ||
-        settings.friction != FrictionLaw::CCP) {
+    if (!runs_on_ranks(settings)) {
         SolverResult refused;
         refused.refused = std::string("the \"") + solver_name(t) +
                           "\" solver does not run over MPI ranks yet (pgs, bgs, pj and apgd with friction = \"ccp\" do)";

@@ -38,7 +38,29 @@ struct RankTraffic {
     uint64_t reductions = 0;   ///< collectives on scalars (maxes, exact sums, flags)
     uint64_t messages = 0;     ///< non-empty halo messages sent
     uint64_t bytes = 0;        ///< halo bytes sent
+    RankTraffic& operator+=(const RankTraffic& o) {
+        halos += o.halos;
+        reductions += o.reductions;
+        messages += o.messages;
+        bytes += o.bytes;
+        return *this;
+    }
 };
+
+/// Whether solve_ccp_on_rank runs these settings: pgs, bgs, pj and apgd with friction = "ccp".
+inline bool runs_on_ranks(const SolverSettings& s) {
+    const SolverType t = s.type;
+    return (t == SolverType::PGS || t == SolverType::BGS || t == SolverType::PJ || t == SolverType::APGD) &&
+           s.friction == FrictionLaw::CCP;
+}
+
+/// The body of a contact (local indices a, b; kNoBody for a wall) whose rank owns the
+/// contact and counts it in sums: the one of lower stable id (`id`), or the only one.
+inline int32_t contact_owner_body(int32_t a, int32_t b, std::span<const uint64_t> id) {
+    if (a == kNoBody) return b;
+    if (b == kNoBody) return a;
+    return id[std::size_t(a)] < id[std::size_t(b)] ? a : b;
+}
 
 /// Whether a rank's solve hit its cap and asked for the over-constrained check
 /// (detail::find_unbounded), and at which stopping tolerance: the check follows clusters of

@@ -14,18 +14,17 @@ namespace {
 /// Whether this rank owns local contact i of its part: the owner of its body of lower
 /// stable id (RankOperator counts the same contacts in its sums).
 bool owns_contact(const RankProblem& part, std::size_t i, int rank) {
-    const int32_t a = part.batch.a[i], b = part.batch.b[i];
-    const int32_t first = a == kNoBody ? b : (b == kNoBody ? a : (part.bodies.id[a] < part.bodies.id[b] ? a : b));
+    const int32_t first = contact_owner_body(part.batch.a[i], part.batch.b[i], part.bodies.id);
     return first != kNoBody && part.owner[std::size_t(first)] == rank;
 }
 
 }  // namespace
 
 std::string not_over_ranks(const AssembledBatch& batch, const SolverSettings& settings) {
-    const SolverType t = settings.type;
-    if (t != SolverType::PGS && t != SolverType::BGS && t != SolverType::PJ && t != SolverType::APGD)
-        return std::string("the \"") + solver_name(t) + "\" solver";
-    if (settings.friction != FrictionLaw::CCP) return "friction = \"coulomb\"";
+    SolverSettings ccp = settings;
+    ccp.friction = FrictionLaw::CCP;
+    if (!runs_on_ranks(ccp)) return std::string("the \"") + solver_name(settings.type) + "\" solver";
+    if (!runs_on_ranks(settings)) return "friction = \"coulomb\"";
     if (!batch.bilateral.empty()) return "joints";
     if (!batch.rolling.empty()) return "rolling or spinning resistance";
     return {};
@@ -52,10 +51,7 @@ SolverResult solve_over_ranks(AssembledBatch& batch, BodyStore& bodies, const So
     RankTraffic traffic;
     SolverResult result =
         solve_ccp_on_rank(part.batch, part.bodies, part.owner, settings, work, ranks, &traffic, &capped);
-    c.traffic.halos += traffic.halos;
-    c.traffic.reductions += traffic.reductions;
-    c.traffic.messages += traffic.messages;
-    c.traffic.bytes += traffic.bytes;
+    c.traffic += traffic;
     ++c.distributed;
     c.iterations += uint64_t(result.iterations);
 
