@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """`talus sweep`: a table of overrides, run N at a time, resumable.
 
-    check_sweep.py TALUS SCENE OUTDIR
+    check_sweep.py TALUS SCENE OUTDIR [DURATION]
 
-SCENE is tests/scenes/drum.toml. A CSV table of three friction values (each run 0.5 s of
-the drum) is swept one at a time; the sweep is killed with SIGKILL once the first run is done
+SCENE is tests/scenes/drum.toml. A CSV table of three friction values (each run DURATION
+seconds of the drum, 0.5 by default; the sanitizer build, 15 times slower, passes 0.2) is swept one at a time; the sweep is killed with SIGKILL once the first run is done
 and the second under way (the second run is then stopped by its parent-death signal, with a
 checkpoint). Called again, the sweep skips the first run (its files untouched), resumes the
 second from its checkpoint, runs the third, and exits 0 with a summary.csv of three "done"
@@ -26,14 +26,14 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import talus_h5  # noqa: E402
 
-NAMES = ["friction=0.2_duration=0.5", "friction=0.5_duration=0.5", "friction=0.8_duration=0.5"]
-
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
-    talus, scene, out = argv[1:]
+    talus, scene, out = argv[1:4]
+    duration = argv[4] if len(argv) == 5 else "0.5"
+    NAMES = [f"friction={mu}_duration={duration}" for mu in ("0.2", "0.5", "0.8")]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     problems = []
@@ -44,7 +44,8 @@ def main(argv):
 
     table = os.path.join(out, "mu.csv")
     with open(table, "w") as f:
-        f.write("material.glass.friction,simulation.duration\n0.2,0.5\n0.5,0.5\n0.8,0.5\n")
+        f.write("material.glass.friction,simulation.duration\n" + "".join(
+            f"{mu},{duration}\n" for mu in ("0.2", "0.5", "0.8")))
     runs = os.path.join(out, "mu")
     sweep = [talus, "sweep", scene, table, "-j", "1"]
     p = subprocess.Popen(sweep, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -80,11 +81,12 @@ def main(argv):
         rows = list(csv.DictReader(f))
     expect([row["run"] for row in rows] == NAMES and all(row["status"] == "done" for row in rows),
            f"summary: {rows}")
-    expect(all(float(row["time"]) == 0.5 for row in rows if row.get("time")), "summary: a run did not reach 0.5 s")
+    expect(all(float(row["time"]) == float(duration) for row in rows if row.get("time")),
+           f"summary: a run did not reach {duration} s")
     # the resumed run is the run made without interruption
     direct = os.path.join(out, "direct.h5")
     subprocess.run([talus, "run", scene, "-o", direct, "--force", "--quiet", "--threads", "2",
-                    "--set", "material.glass.friction=0.5", "--set", "simulation.duration=0.5"], check=True)
+                    "--set", "material.glass.friction=0.5", "--set", f"simulation.duration={duration}"], check=True)
     with talus_h5.load(direct) as a, talus_h5.load(os.path.join(runs, NAMES[1] + ".h5")) as b:
         expect(len(a) == len(b), f"resumed run: {len(b)} frames, direct {len(a)}")
         for name in ("id", "position", "velocity"):
@@ -94,7 +96,7 @@ def main(argv):
     toml_table = os.path.join(out, "mu.toml")
     with open(toml_table, "w") as f:
         for mu in ("0.2", "0.5", "0.8"):
-            f.write(f'[[run]]\n"material.glass.friction" = {mu}\n"simulation.duration" = 0.5\n')
+            f.write(f'[[run]]\n"material.glass.friction" = {mu}\n"simulation.duration" = {duration}\n')
     r = subprocess.run(sweep[:3] + [toml_table, "-o", runs], capture_output=True, text=True)
     expect(r.returncode == 0 and "3 skipped" in r.stderr, f"TOML table: exit {r.returncode}: {r.stderr}")
 
