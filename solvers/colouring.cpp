@@ -30,6 +30,7 @@
 #include "solvers/colouring.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #include <stdexcept>
@@ -112,6 +113,42 @@ uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature) {
     return mix(h ^ feature);
 }
 
+namespace {
+
+// Reorders c colour by colour for the colours in s.colour (a proper colour < `proper`, or
+// kOverflowColour) and sets colour_start: the proper colours 0 … proper − 1, each kept
+// even when empty, then the overflow colour when a contact has it. Within a proper colour
+// the contacts keep their order (which only sets where they sit in memory: they share no
+// dynamic body, so their updates commute); the overflow colour is swept serially, so its
+// order counts: the visit order (s.visit, by priority).
+void sort_by_colour(ContactList& c, ColouringScratch& s, std::size_t proper, bool in_place) {
+    const std::size_t n = c.size();
+    std::vector<uint32_t> count(kOverflowColour + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) ++count[s.colour[i]];
+    std::vector<uint32_t> offset(kOverflowColour + 1, 0);
+    c.colour_start.clear();
+    uint32_t running = 0;
+    for (uint32_t k = 0; k <= kOverflowColour; ++k) {
+        offset[k] = running;
+        if (k < proper || (k == kOverflowColour && count[k] > 0)) c.colour_start.push_back(running);
+        running += count[k];
+    }
+    c.colour_start.push_back(running);
+    c.overflow_colour = count[kOverflowColour] > 0;
+    s.order.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+        if (s.colour[i] != kOverflowColour) s.order[offset[s.colour[i]]++] = uint32_t(i);
+    for (const auto& [priority, i] : s.visit)
+        if (s.colour[i] == kOverflowColour) s.order[offset[kOverflowColour]++] = i;
+    c.for_each_array([&](auto& v) {
+        using T = typename std::decay_t<decltype(v)>::value_type;
+        if (in_place) permute_in_place(v, s.order, s.done);
+        else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
+    });
+}
+
+}  // namespace
+
 std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScratch& s,
                             bool in_place) {
     const std::size_t n = c.size();
@@ -133,32 +170,20 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
         s.colour[i] = k;
         ++count[k];
     }
-    // Counting sort by colour, stable: colour_start over the colours in use, in order.
-    std::vector<uint32_t> offset(kOverflowColour + 1, 0);
-    c.colour_start.clear();
-    uint32_t running = 0;
-    for (uint32_t k = 0; k <= kOverflowColour; ++k) {
-        offset[k] = running;
-        if (count[k] > 0) c.colour_start.push_back(running);
-        running += count[k];
-    }
-    c.colour_start.push_back(running);
-    c.overflow_colour = count[kOverflowColour] > 0;
-    // Within a proper colour the contacts keep their order (which only sets where they sit
-    // in memory: they share no dynamic body, so their updates commute); the overflow colour
-    // is swept serially, so its order counts: the visit order.
-    s.order.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-        if (s.colour[i] != kOverflowColour) s.order[offset[s.colour[i]]++] = uint32_t(i);
-    for (const auto& [priority, i] : s.visit)
-        if (s.colour[i] == kOverflowColour) s.order[offset[kOverflowColour]++] = i;
-
-    c.for_each_array([&](auto& v) {
-        using T = typename std::decay_t<decltype(v)>::value_type;
-        if (in_place) permute_in_place(v, s.order, s.done);
-        else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
-    });
+    // colour k in use means colours 0 … k − 1 are too (each was taken by a neighbour)
+    std::size_t proper = 0;
+    for (uint32_t k = 0; k < kOverflowColour; ++k)
+        if (count[k] > 0) proper = k + 1;
+    sort_by_colour(c, s, proper, in_place);
     return c.colour_start.size() - 1;
+}
+
+void order_by_colour(ContactList& c, std::span<const uint32_t> colour, std::size_t proper_colours,
+                     ColouringScratch& s) {
+    s.colour.assign(colour.begin(), colour.end());
+    if (std::find(colour.begin(), colour.end(), kOverflowColour) != colour.end()) priority_order(c, s.visit);
+    else s.visit.clear();
+    sort_by_colour(c, s, proper_colours, false);
 }
 
 namespace {
@@ -298,6 +323,97 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
             return owner[std::size_t(body)] == me ? side_status(lists, body, i, place, out.colour) : remote[i];
         });
     }
+    return out;
+}
+
+OverflowLevels overflow_levels_on_rank(std::size_t body_count, const ContactList& held,
+                                       std::span<const int32_t> owner, Ranks& ranks) {
+    const std::size_t n = held.size();
+    const int me = ranks.rank();
+    OverflowLevels out;
+    out.level.assign(n, 0);
+    // the overflow contacts: the last colour, in priority order (order_by_colour)
+    const std::size_t first = held.overflow_colour && held.colour_start.size() >= 2
+                                  ? held.colour_start[held.colour_start.size() - 2] : n;
+    // per contact and side, the overflow contact before it on that body (or none)
+    constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> last(body_count, kNone);
+    std::vector<std::array<uint32_t, 2>> before(n, {kNone, kNone});
+    for (std::size_t i = first; i < n; ++i)
+        for (int s = 0; s < 2; ++s) {
+            const int32_t body = s == 0 ? held.a[i] : held.b[i];
+            if (body == kNoBody) continue;
+            before[i][std::size_t(s)] = last[std::size_t(body)];
+            last[std::size_t(body)] = uint32_t(i);
+        }
+    constexpr uint32_t kUnknown = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> level(n, kUnknown);
+    // a side's lowest level for contact i, from this rank's levels: kUnknown while the
+    // contact before it on the body has none
+    auto side = [&](std::size_t i, int s) -> uint32_t {
+        const uint32_t j = before[i][std::size_t(s)];
+        if (j == kNone) return 0;
+        return level[j] == kUnknown ? kUnknown : level[j] + 1;
+    };
+    std::vector<uint32_t> by_key(n);
+    for (std::size_t i = 0; i < n; ++i) by_key[i] = uint32_t(i);
+    auto key = [&](uint32_t i) { return std::tie(held.key_a[i], held.key_b[i], held.feature[i]); };
+    std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+    struct Side {  // this rank's side of a boundary contact, sent to the other body's rank
+        uint64_t key_a, key_b;
+        uint32_t feature, level;
+    };
+    std::vector<uint32_t> remote(n, kUnknown);
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
+    std::size_t left = n - first;
+    auto own = [&](int32_t body) { return body != kNoBody && owner[std::size_t(body)] == me; };
+    while (ranks.any(left > 0)) {
+        for (std::string& m : outbox) m.clear();
+        for (std::size_t i = first; i < n; ++i) {
+            const int32_t a = held.a[i], b = held.b[i];
+            if (level[i] != kUnknown || a == kNoBody || b == kNoBody || own(a) == own(b)) continue;
+            const int s = own(a) ? 0 : 1;
+            const int32_t other = s == 0 ? b : a;
+            put_bytes(outbox[std::size_t(owner[std::size_t(other)])],
+                      Side{held.key_a[i], held.key_b[i], held.feature[i], side(i, s)});
+        }
+        ranks.exchange(outbox, inbox);
+        for (const std::string& m : inbox)
+            for (std::size_t at = 0; at < m.size();) {
+                const Side got = take_bytes<Side>(m, at);
+                const auto it = std::lower_bound(by_key.begin(), by_key.end(), got, [&](uint32_t x, const Side& y) {
+                    return key(x) < std::tie(y.key_a, y.key_b, y.feature);
+                });
+                if (it == by_key.end() || key(*it) != std::tie(got.key_a, got.key_b, got.feature))
+                    throw std::runtime_error("a level message names a contact this rank does not hold");
+                remote[*it] = got.level;
+            }
+        // decided together from the levels at the round's start
+        std::vector<std::pair<uint32_t, uint32_t>> ready;
+        for (std::size_t i = first; i < n; ++i) {
+            if (level[i] != kUnknown) continue;
+            uint32_t at_least = 0;
+            bool known = true;
+            for (int s = 0; s < 2 && known; ++s) {
+                const int32_t body = s == 0 ? held.a[i] : held.b[i];
+                if (body == kNoBody) continue;
+                const uint32_t l = owner[std::size_t(body)] == me ? side(i, s) : remote[i];
+                known = l != kUnknown;
+                at_least = std::max(at_least, l);
+            }
+            if (known) ready.emplace_back(uint32_t(i), at_least);
+        }
+        for (const auto& [i, l] : ready) level[i] = l;
+        left -= ready.size();
+        ++out.rounds;
+    }
+    int64_t most = 0;
+    for (std::size_t i = first; i < n; ++i) {
+        out.level[i] = level[i];
+        most = std::max<int64_t>(most, int64_t(level[i]) + 1);
+    }
+    ranks.max(std::span<int64_t>(&most, 1));
+    out.count = uint32_t(most);
     return out;
 }
 

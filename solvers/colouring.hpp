@@ -41,6 +41,15 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& contacts, Colou
 /// Index of the overflow colour (always the last one if present).
 inline constexpr uint32_t kOverflowColour = 63;
 
+/// Reorders `contacts` colour by colour for colours found elsewhere (`colour`, per contact:
+/// a proper colour below `proper_colours`, or kOverflowColour), exactly as colour_contacts
+/// orders its own: stable within a proper colour, the overflow colour in priority order.
+/// colour_start holds all `proper_colours` colours, empty ones included, then the overflow
+/// colour if a contact has it: a rank gives its held contacts the colours of
+/// jones_plassmann_on_rank and the sweep's colour count of every rank.
+void order_by_colour(ContactList& contacts, std::span<const uint32_t> colour, std::size_t proper_colours,
+                     ColouringScratch& s);
+
 /// The colours of Jones and Plassmann's parallel colouring, in rounds: in each round every
 /// contact whose higher-priority neighbours (contacts sharing a dynamic body, priority as
 /// colour_contacts orders them) are all coloured takes, at once, the lowest colour they
@@ -64,6 +73,24 @@ JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c);
 /// the whole contact set, for any P; `rounds` is the same too, and each round is one
 /// exchange with the neighbour ranks plus one flag over all ranks.
 JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList& held,
+                                       std::span<const int32_t> owner, Ranks& ranks);
+
+/// The overflow colour cut into levels over ranks (a collective): each level a colour of
+/// contacts that share no body, a contact one level past the highest of the earlier (in
+/// priority order) overflow contacts it shares a body with, which is how one process cuts
+/// it (sweep_colours_of, engine/distributed/rank_problem.hpp). `held`: a rank's contacts
+/// ordered by order_by_colour (every contact of its own bodies; `owner[b]`: local body b's
+/// rank). A contact depends on at most two others (the one before it on each body); one
+/// through another rank's body is that rank's, so in each round the two ranks of a
+/// boundary contact exchange their side's level once known, and both decide alike.
+/// `level` per held contact (0 outside the overflow colour); `count` the levels over all
+/// ranks; `rounds` the exchanges.
+struct OverflowLevels {
+    std::vector<uint32_t> level;
+    uint32_t count = 0;
+    std::size_t rounds = 0;
+};
+OverflowLevels overflow_levels_on_rank(std::size_t body_count, const ContactList& held,
                                        std::span<const int32_t> owner, Ranks& ranks);
 
 struct AssembledBatch;

@@ -70,22 +70,23 @@ SweepColours sweep_colours_of(const AssembledBatch& batch) {
     return out;
 }
 
+Decomposition body_decomposition(const BodyStore& bodies, double edge, int ranks) {
+    const std::size_t n = bodies.size();
+    Vec3 lo = n > 0 ? bodies.position[0] : Vec3::Zero();
+    for (std::size_t i = 0; i < n; ++i) lo = lo.cwiseMin(bodies.position[i]);
+    return decompose(block_grid(lo, edge, 1), bodies.position, std::vector<uint32_t>(n, 1), ranks);
+}
+
 std::vector<int32_t> body_owners(const BodyStore& bodies, double envelope, int ranks) {
     const std::size_t n = bodies.size();
     if (n == 0) return {};
-    std::vector<Vec3> x(bodies.position.begin(), bodies.position.end());
     double r_max = 0.0;
-    Vec3 lo = x[0];
-    for (std::size_t i = 0; i < n; ++i) {
-        r_max = std::max(r_max, bodies.radius[i]);
-        lo = lo.cwiseMin(x[i]);
-    }
-    const BlockGrid grid = block_grid(lo, 2.0 * r_max + envelope, 1);
-    const Decomposition d = decompose(grid, x, std::vector<uint32_t>(n, 1), ranks);
+    for (std::size_t i = 0; i < n; ++i) r_max = std::max(r_max, bodies.radius[i]);
+    const Decomposition d = body_decomposition(bodies, 2.0 * r_max + envelope, ranks);
     // the owners alone (split_bodies also lists every rank's ghosts, which took 8 % of a
     // step when the step's solves ran over the ranks)
     std::vector<int32_t> owner(n);
-    parallel_each(n, [&](std::size_t i) { owner[i] = d.owner_of(x[i]); }, grain::kBodies);
+    parallel_each(n, [&](std::size_t i) { owner[i] = d.owner_of(bodies.position[i]); }, grain::kBodies);
     return owner;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
+#include "engine/distributed/decomposition.hpp"
 #include "solvers/assemble.hpp"
 
 namespace talus {
@@ -30,6 +31,11 @@ SweepColours sweep_colours_of(const AssembledBatch& batch);
 /// contact reach (largest diameter + `envelope`) wide from the bodies' lowest corner, cut
 /// along the Morton curve into ranges of equal grain counts.
 std::vector<int32_t> body_owners(const BodyStore& bodies, double envelope, int ranks);
+
+/// The decomposition body_owners uses, with blocks `edge` wide (at least the largest
+/// distance over which two bodies can make a contact) from the bodies' lowest corner, cut
+/// into ranges of equal grain counts; split_bodies gives every rank's own bodies and ghosts.
+Decomposition body_decomposition(const BodyStore& bodies, double edge, int ranks);
 
 struct RankProblem {
     BodyStore bodies;                      ///< own bodies and ghosts, in the whole store's order

@@ -80,6 +80,7 @@ Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& wa
     }
     Margins m;
     m.wall = half + 1.25 * h * wall_speed + fall;
+    m.body = margin_max;
     m.envelope = std::max(2.0 * margin_max, margin_max + m.wall);
     return m;
 }
@@ -182,9 +183,15 @@ StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double 
     if (pairs.size() <= kMaxPairsPerBody * bodies.size() + 100000) return {};
     double vmax = 0.0;
     for (const Vec3& v : bodies.velocity) vmax = std::max(vmax, v.norm());
+    return crowding_error(pairs.size(), bodies.size(), vmax, envelope, h, at);
+}
+
+StepError crowding_error(std::size_t pairs, std::size_t bodies, double vmax, double envelope, double h,
+                         StepAt at) {
+    if (pairs <= kMaxPairsPerBody * bodies + 100000) return {};
     std::ostringstream m;
-    m << "at t = " << at.time << " s (step " << at.step << "): " << pairs.size()
-      << " candidate pairs for " << bodies.size() << " bodies (more than " << kMaxPairsPerBody
+    m << "at t = " << at.time << " s (step " << at.step << "): " << pairs
+      << " candidate pairs for " << bodies << " bodies (more than " << kMaxPairsPerBody
       << " per body): collision margins of up to " << envelope
       << " m (1.25 dt |v| per body, speeds up to " << vmax << " m/s) span many grains; "
       << "the step of " << h << " s is too long for these speeds: lower [simulation] dt, or "
@@ -192,9 +199,6 @@ StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double 
     return StepError::of(StepFault::Crowded, m.str());
 }
 
-namespace {
-
-/// The narrow phase's "no contact routine" lists as a StepError (empty when both are).
 StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
                             const NarrowPhaseScratch& narrow, StepAt at) {
     StepError e;
@@ -248,8 +252,6 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
     }
     return e;
 }
-
-}  // namespace
 
 Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, AssembledBatch& batch,
                               CollideScratch& scratch) {

@@ -41,6 +41,7 @@ struct StepAt {
 struct Margins {
     double envelope = 0.0;  ///< largest envelope δ of a pair [m] (diagnostics)
     double wall = 0.0;      ///< a wall's share of a body–wall envelope [m]
+    double body = 0.0;      ///< the largest body margin m_i [m] (envelope = max(2 body, body + wall))
 };
 
 /// Buffers of the narrow phase and the colouring, which collide_and_assemble reuses.
@@ -124,6 +125,15 @@ void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector
 /// Too many candidate pairs per body (kMaxPairsPerBody): the step is far too long.
 StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double envelope, double h,
                          StepAt at);
+/// The same from the counts: `pairs` candidate pairs for `bodies` bodies, the fastest at
+/// `vmax` [m/s] (what ranks sum and take the largest of).
+StepError crowding_error(std::size_t pairs, std::size_t bodies, double vmax, double envelope, double h,
+                         StepAt at);
+
+/// The narrow phase's "no contact routine" lists (shape pairs, bodies against mesh,
+/// cylinder or thin walls) as the step's error; ok when all are empty.
+StepError unsupported_error(const BodyStore& bodies, const PairList& pairs, const NarrowPhaseScratch& narrow,
+                            StepAt at);
 
 /// What collide_and_assemble reads.
 struct CollideInput {

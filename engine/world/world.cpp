@@ -348,7 +348,7 @@ World::Problem World::next_problem() const {
     w.pipeline_.saved_v.assign(w.bodies.velocity.begin(), w.bodies.velocity.end());
     w.pipeline_.saved_w.assign(w.bodies.angular_velocity.begin(), w.bodies.angular_velocity.end());
     w.prepare_solve(h, {w.time, w.step_count + 1});
-    return {std::move(w.bodies), std::move(w.batch_)};
+    return {std::move(w.bodies), std::move(w.batch_), std::move(w.contacts_), h};
 }
 
 void World::reset_wall_loads() {

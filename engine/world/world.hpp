@@ -118,6 +118,8 @@ public:
     struct Problem {
         BodyStore bodies;
         AssembledBatch batch;
+        ContactList contacts;  ///< the batch's contacts, in its order (keys, features, geometry)
+        double h = 0.0;        ///< the step it would take [s]
     };
     Problem next_problem() const;
 
@@ -126,6 +128,9 @@ public:
     const ContactList& contacts() const { return contacts_; }
     const AssembledBatch& batch() const { return batch_; }
     const SolverResult& solver_result() const { return result_; }
+    /// The impulses of the last step's contacts, by the two stable ids and the feature,
+    /// that the next step's assembly starts from.
+    const WarmStartCache& warm_start() const { return warm_; }
 
     double kinetic_energy() const;
     double potential_energy() const;

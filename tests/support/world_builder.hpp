@@ -27,6 +27,22 @@ inline uint32_t add_material(World& w, double density, double friction) {
     return w.materials.add(Material{"m" + std::to_string(w.materials.size()), density, friction});
 }
 
+/// A ball (radius 0.1 m, id 1) with 200 beads (radius 0.01 m, ids 10–209) resting on it,
+/// spread evenly (a Fibonacci lattice): more contacts on one body than 63
+/// colours, so an overflow colour.
+inline World ball_with_beads() {
+    World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 200);
+    const uint32_t m = add_material(w, 1000.0, 0.4);
+    w.bodies.add_sphere(1, Vec3::Zero(), 0.1, 1000.0, m);
+    const double golden = kPi * (3.0 - std::sqrt(5.0));
+    for (int k = 0; k < 200; ++k) {
+        const double z = 1.0 - 2.0 * (k + 0.5) / 200.0, rho = std::sqrt(1.0 - z * z);
+        const Vec3 dir(rho * std::cos(golden * k), rho * std::sin(golden * k), z);
+        w.bodies.add_sphere(uint64_t(10 + k), dir * 0.1099, 0.01, 1000.0, m);
+    }
+    return w;
+}
+
 inline void add_plane(World& w, const Vec3& point, const Vec3& normal, uint32_t material,
                       const Vec3& velocity = Vec3::Zero()) {
     Wall wall;

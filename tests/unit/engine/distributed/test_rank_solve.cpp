@@ -22,6 +22,7 @@ namespace talus {
 namespace {
 
 using testing::add_material;
+using testing::ball_with_beads;
 using testing::make_world;
 
 bool same_bits(const Vec3& a, const Vec3& b) { return std::memcmp(a.data(), b.data(), sizeof(double) * 3) == 0; }
@@ -94,21 +95,6 @@ Counts expect_ranks_solve_like_one_process(const World::Problem& problem, const 
     }
     for (std::size_t b = 0; b < owners_seen.size(); ++b) EXPECT_EQ(owners_seen[b], 1) << what << ": body " << b;
     return counts;
-}
-
-/// A ball with 200 beads resting on it, spread evenly (a Fibonacci lattice): more contacts
-/// on one body than 63 colours, so an overflow colour.
-World ball_with_beads() {
-    World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 200);
-    const uint32_t m = add_material(w, 1000.0, 0.4);
-    w.bodies.add_sphere(1, Vec3::Zero(), 0.1, 1000.0, m);
-    const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
-    for (int k = 0; k < 200; ++k) {
-        const double z = 1.0 - 2.0 * (k + 0.5) / 200.0, rho = std::sqrt(1.0 - z * z);
-        const Vec3 dir(rho * std::cos(golden * k), rho * std::sin(golden * k), z);
-        w.bodies.add_sphere(uint64_t(10 + k), dir * 0.1099, 0.01, 1000.0, m);
-    }
-    return w;
 }
 
 World::Problem cold(World::Problem p) {

@@ -1,0 +1,192 @@
+// Stages 1b–4 of a step on one rank, from the bodies it holds (engine/world/collide_on_rank.hpp).
+#include "engine/world/collide_on_rank.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "collision/kinematic_contacts.hpp"
+#include "core/bytes.hpp"
+#include "solvers/colouring.hpp"
+
+namespace talus {
+namespace {
+
+// A double as an integer of the same order (negative values flipped), for Ranks::max.
+int64_t ordered(double x) {
+    const int64_t bits = std::bit_cast<int64_t>(x);
+    return bits < 0 ? bits ^ INT64_MAX : bits;
+}
+double from_ordered(int64_t k) { return std::bit_cast<double>(k < 0 ? k ^ INT64_MAX : k); }
+
+// Every rank's error, and the first failing rank's (by rank) on every rank: ranks that fail
+// alone would otherwise leave the others waiting in the next collective.
+StepError agree(const StepError& mine, Ranks& ranks) {
+    std::string bytes;
+    put_bytes(bytes, mine.faults);
+    put_bytes(bytes, uint64_t(mine.bad_bodies.size()));
+    for (uint64_t id : mine.bad_bodies) put_bytes(bytes, id);
+    bytes += mine.message;
+    std::vector<std::string> all;
+    ranks.all_gather(bytes, all);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        std::size_t at = 0;
+        const uint32_t faults = take_bytes<uint32_t>(all[r], at);
+        if (faults == 0) continue;
+        StepError e;
+        e.faults = faults;
+        e.ok = false;
+        const uint64_t n = take_bytes<uint64_t>(all[r], at);
+        for (uint64_t k = 0; k < n; ++k) e.bad_bodies.push_back(take_bytes<uint64_t>(all[r], at));
+        e.message = all[r].substr(at);
+        if (ranks.size() > 1) e.message = "rank " + std::to_string(r) + ": " + e.message;
+        return e;
+    }
+    return {};
+}
+
+// Keeps the entries of every array of `list` (a PairList or ContactList field set) whose
+// flag is set, in order.
+template <class List>
+void keep_flagged(List& list, const std::vector<uint8_t>& keep) {
+    const std::size_t n = keep.size();
+    auto compact = [&](auto& v) {
+        if (v.size() != n) return;  // a field not filled (PairList::shift without periodic axes)
+        std::size_t to = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            if (keep[i]) v[to++] = v[i];
+        v.resize(to);
+    };
+    if constexpr (requires { list.for_each_array(compact); }) {
+        list.for_each_array(compact);
+    } else {
+        compact(list.a);
+        compact(list.b);
+        compact(list.shift);
+    }
+}
+
+}  // namespace
+
+double max_over_ranks(double x, Ranks& ranks) {
+    int64_t k = ordered(x);
+    ranks.max(std::span<int64_t>(&k, 1));
+    return from_ordered(k);
+}
+
+RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
+    RankCollided out;
+    const BodyStore& bodies = in.bodies;
+    const int me = ranks.rank();
+    const auto own = [&](int32_t i) { return i != kNoBody && in.owner[std::size_t(i)] == me; };
+
+    // 1b. Each held body's reach from its own state; the wall margin and the largest body
+    // margin are maxima over every body, so over the ranks (exact: the one-process bits).
+    std::vector<double> reach;
+    Margins m = choose_margins(bodies, in.states, in.gravity, in.solver.envelope, in.h, reach);
+    {
+        int64_t most[2] = {ordered(m.wall), ordered(m.body)};
+        ranks.max(std::span<int64_t>(most, 2));
+        m.wall = from_ordered(most[0]);
+        m.body = from_ordered(most[1]);
+        m.envelope = std::max(2.0 * m.body, m.body + m.wall);
+    }
+    out.margins = m;
+
+    // 2. The candidate pairs of the held bodies; a pair of two ghosts is another rank's.
+    PairList pairs;
+    BroadPhaseScratch broad;
+    StepError mine = find_pairs(bodies, reach, in.periodic, in.at, pairs, broad);
+    uint64_t own_pairs = 0, own_bodies = 0;
+    double vmax = 0.0;
+    if (mine.ok) {
+        std::vector<uint8_t> keep(pairs.size());
+        for (std::size_t p = 0; p < pairs.size(); ++p) {
+            keep[p] = own(pairs.a[p]) || own(pairs.b[p]);
+            own_pairs += own(pairs.a[p]);  // a has the lower stable id (orient_by_id): each pair once
+        }
+        keep_flagged(pairs, keep);
+    }
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (own(int32_t(i))) {
+            ++own_bodies;
+            vmax = std::max(vmax, bodies.velocity[i].norm());
+        }
+    // Too many candidate pairs: counted over all ranks, as one process counts them.
+    {
+        std::string counts;
+        put_bytes(counts, own_pairs);
+        put_bytes(counts, own_bodies);
+        std::vector<std::string> all;
+        ranks.all_gather(counts, all);
+        uint64_t total_pairs = 0, total_bodies = 0;
+        for (const std::string& s : all) {
+            std::size_t at = 0;
+            total_pairs += take_bytes<uint64_t>(s, at);
+            total_bodies += take_bytes<uint64_t>(s, at);
+        }
+        vmax = max_over_ranks(vmax, ranks);
+        if (mine.ok) mine = crowding_error(total_pairs, total_bodies, vmax, m.envelope, in.h, in.at);
+    }
+    out.error = agree(mine, ranks);
+    if (!out.error.ok) return out;
+
+    // 3. The narrow phase, then only the contacts of own bodies (a ghost's wall contacts
+    // are its owner's); 3b. those that cannot close set aside.
+    NarrowPhaseScratch narrow;
+    ContactList& c = out.contacts;
+    narrow_phase(bodies, in.walls, in.states, pairs, reach, m.wall, c, narrow);
+    route_kinematic_contacts(bodies, c);  // kinematic bodies act as moving walls
+    forget_kinematic_unsupported(bodies, pairs, narrow);
+    for (std::vector<uint32_t>* near_wall : {&narrow.unsupported_mesh, &narrow.unsupported_cylinder, &narrow.unsupported_thin})
+        std::erase_if(*near_wall, [&](uint32_t i) { return !own(int32_t(i)); });  // a ghost's: its owner's
+    mine = unsupported_error(bodies, pairs, narrow, in.at);
+    {
+        std::vector<uint8_t> keep(c.size());
+        for (std::size_t i = 0; i < c.size(); ++i) keep[i] = own(c.a[i]) || own(c.b[i]);
+        keep_flagged(c, keep);
+    }
+    if (in.set_aside)
+        set_aside_distant(bodies, in.gravity, in.h, in.solver.recovery_speed, c, out.aside);
+    out.error = agree(mine, ranks);
+    if (!out.error.ok) return out;
+
+    // 4. Jones and Plassmann's colours over the ranks (the one-process colours), the sweep's
+    // colour count over the ranks, and the assembly with the warm start.
+    const JonesPlassmann jp = jones_plassmann_on_rank(bodies.size(), c, in.owner, ranks);
+    int64_t most[2] = {0, 0};  // proper colours, overflow
+    for (uint32_t k : jp.colour) {
+        if (k == kOverflowColour) most[1] = 1;
+        else most[0] = std::max<int64_t>(most[0], int64_t(k) + 1);
+    }
+    ranks.max(std::span<int64_t>(most, 2));
+    ColouringScratch colouring;
+    order_by_colour(c, jp.colour, std::size_t(most[0]), colouring);
+    out.colours = std::size_t(most[0]);
+    if (most[1] != 0) {
+        // The overflow colour (contacts that share bodies, swept in order) cut into levels
+        // of contacts that share none, as rank_problem cuts it: the sweep over the ranks
+        // exchanges once a level, and each body meets its contacts in the one-process order.
+        const OverflowLevels levels = overflow_levels_on_rank(bodies.size(), c, in.owner, ranks);
+        const std::size_t first = c.overflow_colour ? c.colour_start[c.colour_start.size() - 2] : c.size();
+        std::vector<uint32_t> order(c.size());
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(order.begin() + std::ptrdiff_t(first), order.end(),
+                         [&](uint32_t x, uint32_t y) { return levels.level[x] < levels.level[y]; });
+        c.for_each_array([&](auto& v) { apply_order(order, v); });
+        // the proper colours' ranges, then one range a level (empty where this rank has none)
+        std::vector<uint32_t> per_level(levels.count, 0);
+        for (std::size_t i = first; i < levels.level.size(); ++i) ++per_level[levels.level[i]];
+        c.colour_start.resize(std::size_t(most[0]) + 1);
+        c.colour_start.back() = uint32_t(first);
+        for (uint32_t l = 0; l < levels.count; ++l) c.colour_start.push_back(c.colour_start.back() + per_level[l]);
+        c.overflow_colour = false;
+        out.colours += levels.count;
+    }
+    assemble(bodies, c, in.materials, in.solver, in.h, in.warm, out.batch);
+    return out;
+}
+
+}  // namespace talus

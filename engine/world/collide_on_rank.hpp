@@ -1,0 +1,68 @@
+#pragma once
+/// Stages 1b–4 of a step on one rank of P (docs/mpi.md, "Contacts found by each rank"): the
+/// margins, the broad and narrow phases, the set-aside, the colouring and the assembly, run
+/// on the bodies the rank holds (its own and ghosts) instead of the whole world. The rank
+/// ends with every contact of its own bodies, coloured and assembled as one process would
+/// have them, ready for solve_ccp_on_rank (solvers/rank_operator.hpp): the same contacts,
+/// rows and colours, bit for bit, for any P.
+///
+/// A collective: every rank calls it. What it needs from the other ranks (the largest
+/// margins, the crowding count, a failure anywhere, Jones–Plassmann's rounds, the colour
+/// count) travels through `ranks`; with one rank it is the one-process stages.
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/body_store.hpp"
+#include "core/contacts.hpp"
+#include "core/materials.hpp"
+#include "core/periodic.hpp"
+#include "core/ranks.hpp"
+#include "core/settings.hpp"
+#include "core/walls.hpp"
+#include "engine/world/pipeline.hpp"
+#include "solvers/assemble.hpp"
+#include "solvers/warm_start.hpp"
+
+namespace talus {
+
+/// What collide_on_rank reads.
+struct RankCollideInput {
+    /// The bodies this rank holds, at ν* (after the forces), in any order: its own and a
+    /// ghost of every other rank's body whose reach can overlap an own body's (the blocks
+    /// around its own, when a block is at least two largest reaches wide).
+    const BodyStore& bodies;
+    std::span<const int32_t> owner;  ///< per held body: the rank that owns it
+    const std::vector<Wall>& walls;
+    const std::vector<WallState>& states;  ///< the walls' poses and motion (wall_states)
+    const PeriodicBox& periodic;
+    const MaterialTable& materials;
+    const SolverSettings& solver;
+    double h = 0.0;  ///< [s]
+    const WarmStartCache& warm;  ///< holds at least the warm start of every contact of an own body
+    bool set_aside = false;      ///< move the contacts that cannot close out of the solve
+    Vec3 gravity = Vec3::Zero();  ///< [m/s²]
+    StepAt at;
+};
+
+/// A rank's contacts and their rows.
+struct RankCollided {
+    ContactList contacts;  ///< every contact of an own body, by colour (held bodies' indices)
+    ContactList aside;     ///< those of them set aside (in.set_aside)
+    AssembledBatch batch;  ///< the contacts assembled, for solve_ccp_on_rank
+    Margins margins;       ///< the whole step's margins (the same on every rank)
+    /// the sweep's colours, the same on every rank: the proper colours, then the overflow
+    /// colour's levels (overflow_levels_on_rank), as rank_problem cuts it
+    std::size_t colours = 0;
+    /// the step's error, the same on every rank: that of the lowest rank whose stages
+    /// failed, its message led by "rank R: " when there are several ranks
+    StepError error;
+};
+
+RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks);
+
+/// The largest of `x` over the ranks (a collective), exact: doubles compared as ordered
+/// integers.
+double max_over_ranks(double x, Ranks& ranks);
+
+}  // namespace talus
