@@ -259,6 +259,31 @@ std::vector<uint32_t> priority_places(const ContactList& c) {
     return place;
 }
 
+// A rank's held contacts by key, to find the one another rank's message names.
+class HeldByKey {
+public:
+    explicit HeldByKey(const ContactList& c) : c_(c), order_(c.size()) {
+        for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = uint32_t(i);
+        std::sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+    }
+    /// The held contact (key_a, key_b, feature); throws when this rank holds none.
+    uint32_t find(uint64_t key_a, uint64_t key_b, uint32_t feature) const {
+        const auto wanted = std::tie(key_a, key_b, feature);
+        const auto it = std::lower_bound(order_.begin(), order_.end(), wanted,
+                                         [&](uint32_t x, const auto& y) { return key(x) < y; });
+        if (it == order_.end() || key(*it) != wanted)
+            throw std::runtime_error("a rank's message names a contact this rank does not hold");
+        return *it;
+    }
+
+private:
+    std::tuple<const uint64_t&, const uint64_t&, const uint32_t&> key(uint32_t i) const {
+        return std::tie(c_.key_a[i], c_.key_b[i], c_.feature[i]);
+    }
+    const ContactList& c_;
+    std::vector<uint32_t> order_;
+};
+
 }  // namespace
 
 JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
@@ -282,11 +307,7 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
     const int me = ranks.rank();
     const std::vector<uint32_t> place = priority_places(held);
     const BodyLists lists(body_count, held);
-    // the held contacts by key, to find the one a message names
-    std::vector<uint32_t> by_key(n);
-    for (std::size_t i = 0; i < n; ++i) by_key[i] = uint32_t(i);
-    auto key = [&](uint32_t i) { return std::tie(held.key_a[i], held.key_b[i], held.feature[i]); };
-    std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+    const HeldByKey by_key(held);
     struct Side {  // a body's SideStatus for a contact, sent to the rank holding the body as a ghost
         uint64_t key_a, key_b, used;
         uint32_t feature, waits;
@@ -312,12 +333,7 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
         for (const std::string& s : inbox)
             for (std::size_t at = 0; at < s.size();) {
                 const Side side = take_bytes<Side>(s, at);
-                const auto it = std::lower_bound(by_key.begin(), by_key.end(), side, [&](uint32_t x, const Side& y) {
-                    return key(x) < std::tie(y.key_a, y.key_b, y.feature);
-                });
-                if (it == by_key.end() || key(*it) != std::tie(side.key_a, side.key_b, side.feature))
-                    throw std::runtime_error("a colouring message names a contact this rank does not hold");
-                remote[*it] = {side.waits != 0, side.used};
+                remote[by_key.find(side.key_a, side.key_b, side.feature)] = {side.waits != 0, side.used};
             }
         left -= colour_round(held, out, [&](int32_t body, uint32_t i) {
             return owner[std::size_t(body)] == me ? side_status(lists, body, i, place, out.colour) : remote[i];
@@ -355,10 +371,7 @@ OverflowLevels overflow_levels_on_rank(std::size_t body_count, const ContactList
         if (j == kNone) return 0;
         return level[j] == kUnknown ? kUnknown : level[j] + 1;
     };
-    std::vector<uint32_t> by_key(n);
-    for (std::size_t i = 0; i < n; ++i) by_key[i] = uint32_t(i);
-    auto key = [&](uint32_t i) { return std::tie(held.key_a[i], held.key_b[i], held.feature[i]); };
-    std::sort(by_key.begin(), by_key.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+    const HeldByKey by_key(held);
     struct Side {  // this rank's side of a boundary contact, sent to the other body's rank
         uint64_t key_a, key_b;
         uint32_t feature, level;
@@ -381,12 +394,7 @@ OverflowLevels overflow_levels_on_rank(std::size_t body_count, const ContactList
         for (const std::string& m : inbox)
             for (std::size_t at = 0; at < m.size();) {
                 const Side got = take_bytes<Side>(m, at);
-                const auto it = std::lower_bound(by_key.begin(), by_key.end(), got, [&](uint32_t x, const Side& y) {
-                    return key(x) < std::tie(y.key_a, y.key_b, y.feature);
-                });
-                if (it == by_key.end() || key(*it) != std::tie(got.key_a, got.key_b, got.feature))
-                    throw std::runtime_error("a level message names a contact this rank does not hold");
-                remote[*it] = got.level;
+                remote[by_key.find(got.key_a, got.key_b, got.feature)] = got.level;
             }
         // decided together from the levels at the round's start
         std::vector<std::pair<uint32_t, uint32_t>> ready;
