@@ -157,7 +157,8 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     // The greedy visit order: by priority hashed from the contact's key, ties by the key
     // itself (a total order on the contacts, defined without dense indices).
     priority_order(c, s.visit);
-    std::vector<uint32_t> count(kOverflowColour + 1, 0);
+    // colour k in use means colours 0 … k − 1 are too (each was taken by a neighbour)
+    std::size_t proper = 0;
     for (const auto& [priority, i] : s.visit) {
         const int32_t a = c.a[i], b = c.b[i];
         const uint64_t used = (a != kNoBody ? s.body_colours[a] : 0) |
@@ -166,14 +167,10 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
         if (k != kOverflowColour) {
             if (a != kNoBody) s.body_colours[a] |= uint64_t(1) << k;
             if (b != kNoBody) s.body_colours[b] |= uint64_t(1) << k;
+            proper = std::max<std::size_t>(proper, k + 1);
         }
         s.colour[i] = k;
-        ++count[k];
     }
-    // colour k in use means colours 0 … k − 1 are too (each was taken by a neighbour)
-    std::size_t proper = 0;
-    for (uint32_t k = 0; k < kOverflowColour; ++k)
-        if (count[k] > 0) proper = k + 1;
     sort_by_colour(c, s, proper, in_place);
     return c.colour_start.size() - 1;
 }

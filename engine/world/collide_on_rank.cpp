@@ -70,12 +70,6 @@ void keep_flagged(List& list, const std::vector<uint8_t>& keep) {
 
 }  // namespace
 
-double max_over_ranks(double x, Ranks& ranks) {
-    int64_t k = ordered(x);
-    ranks.max(std::span<int64_t>(&k, 1));
-    return from_ordered(k);
-}
-
 RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     RankCollided out;
     const BodyStore& bodies = in.bodies;
@@ -114,11 +108,13 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
             ++own_bodies;
             vmax = std::max(vmax, bodies.velocity[i].norm());
         }
-    // Too many candidate pairs: counted over all ranks, as one process counts them.
+    // Too many candidate pairs: counted over all ranks, as one process counts them (one
+    // gather: the sums, and the fastest body for the message).
     {
         std::string counts;
         put_bytes(counts, own_pairs);
         put_bytes(counts, own_bodies);
+        put_bytes(counts, vmax);
         std::vector<std::string> all;
         ranks.all_gather(counts, all);
         uint64_t total_pairs = 0, total_bodies = 0;
@@ -126,8 +122,8 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
             std::size_t at = 0;
             total_pairs += take_bytes<uint64_t>(s, at);
             total_bodies += take_bytes<uint64_t>(s, at);
+            vmax = std::max(vmax, take_bytes<double>(s, at));
         }
-        vmax = max_over_ranks(vmax, ranks);
         if (mine.ok) mine = crowding_error(total_pairs, total_bodies, vmax, m.envelope, in.h, in.at);
     }
     out.error = agree(mine, ranks);

@@ -61,8 +61,4 @@ struct RankCollided {
 
 RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks);
 
-/// The largest of `x` over the ranks (a collective), exact: doubles compared as ordered
-/// integers.
-double max_over_ranks(double x, Ranks& ranks);
-
 }  // namespace talus
