@@ -1,0 +1,37 @@
+#pragma once
+/// The bodies one rank holds between steps (docs/mpi.md, "The bodies a rank holds"): its
+/// own (centres in its blocks of the decomposition), a ghost of every other rank's body in
+/// the blocks around its own, and every kinematic body (prescribed motions: every rank
+/// computes their poses, so they are never sent). After the positions move, `redistribute`
+/// sends each own body to the rank that owns its block now (migration) and a fresh copy to
+/// every rank that must hold it as a ghost.
+#include <cstdint>
+#include <vector>
+
+#include "core/body_store.hpp"
+#include "core/ranks.hpp"
+#include "engine/distributed/decomposition.hpp"
+
+namespace talus {
+
+struct HeldBodies {
+    /// own bodies by ascending stable id, then the others (ghosts and kinematic bodies of
+    /// other ranks' blocks) by ascending stable id
+    BodyStore bodies;
+    std::vector<int32_t> owner;  ///< per held body: the rank whose block holds its centre
+};
+
+/// What rank `rank` holds of a whole store under `d` (a run's start, and the tests'
+/// reference).
+HeldBodies hold_from_whole(const BodyStore& whole, const Decomposition& d, int rank);
+
+/// Between steps (a collective): every rank's held bodies become those of `d` (every rank
+/// the same decomposition) at the positions its own bodies have now: each own dynamic body
+/// goes, whole, to the rank that owns its block and to every rank that holds it as a ghost;
+/// what a rank held as a ghost is replaced by what the owners send; kinematic bodies stay.
+/// A body that entered on some rank (an emitter's) is simply one of that rank's own: it
+/// moves to its block's rank like any other. The result is hold_from_whole of the bodies'
+/// states, bit for bit; returns the bytes this rank sent.
+uint64_t redistribute(HeldBodies& held, const Decomposition& d, Ranks& ranks);
+
+}  // namespace talus
