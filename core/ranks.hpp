@@ -3,7 +3,9 @@
 /// the ranks of an MPI job (`mpirun -np P talus run`, docs/mpi.md). The libraries see only
 /// this interface; the MPI implementation lives with the talus command (tools/mpi_ranks.cpp),
 /// so that nothing below it links MPI.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +32,11 @@ public:
     /// Every rank's `mine`, in rank order, on every rank (a collective).
     virtual void all_gather(const std::string& mine, std::vector<std::string>& all) { all.assign(1, mine); }
 
+    /// The largest and the smallest of every rank's x (collectives): std::max and std::min
+    /// over the values in rank order, as one process's loop over them.
+    double max_of(double x) { return fold(x, true); }
+    double min_of(double x) { return fold(x, false); }
+
     /// Whether `x` holds on any rank (a collective).
     bool any(bool x) {
         std::vector<std::string> all;
@@ -41,6 +48,21 @@ public:
 
 protected:
     int rank_ = 0, size_ = 1;
+
+private:
+    double fold(double x, bool largest) {
+        std::string mine(sizeof x, '\0');
+        std::memcpy(mine.data(), &x, sizeof x);
+        std::vector<std::string> all;
+        all_gather(mine, all);
+        double r = x;
+        for (std::size_t q = 0; q < all.size(); ++q) {
+            double v;
+            std::memcpy(&v, all[q].data(), sizeof v);
+            r = q == 0 ? v : largest ? std::max(r, v) : std::min(r, v);
+        }
+        return r;
+    }
 };
 
 }  // namespace talus

@@ -75,20 +75,8 @@ bool RankOperator::any_rank(bool x) {
 }
 
 double RankOperator::max_over_ranks(double x) {
-    std::string bytes;
-    put_bytes(bytes, x);
-    std::vector<std::string> all;
-    ranks_.all_gather(bytes, all);
     ++traffic_.reductions;
-    double r = 0.0;
-    bool first = true;
-    for (const std::string& s : all) {  // in rank order, as std::max over one rank's values
-        std::size_t at = 0;
-        const double v = take_bytes<double>(s, at);
-        r = first ? v : std::max(r, v);
-        first = false;
-    }
-    return r;
+    return ranks_.max_of(x);
 }
 
 Reductions RankOperator::reduce(const ReductionSums& mine) {

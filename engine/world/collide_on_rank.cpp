@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 
 #include "collision/kinematic_contacts.hpp"
 #include "core/bytes.hpp"
@@ -13,39 +14,6 @@
 
 namespace talus {
 namespace {
-
-// A double as an integer of the same order (negative values flipped), for Ranks::max.
-int64_t ordered(double x) {
-    const int64_t bits = std::bit_cast<int64_t>(x);
-    return bits < 0 ? bits ^ INT64_MAX : bits;
-}
-double from_ordered(int64_t k) { return std::bit_cast<double>(k < 0 ? k ^ INT64_MAX : k); }
-
-// Every rank's error, and the first failing rank's (by rank) on every rank: ranks that fail
-// alone would otherwise leave the others waiting in the next collective.
-StepError agree(const StepError& mine, Ranks& ranks) {
-    std::string bytes;
-    put_bytes(bytes, mine.faults);
-    put_bytes(bytes, uint64_t(mine.bad_bodies.size()));
-    for (uint64_t id : mine.bad_bodies) put_bytes(bytes, id);
-    bytes += mine.message;
-    std::vector<std::string> all;
-    ranks.all_gather(bytes, all);
-    for (std::size_t r = 0; r < all.size(); ++r) {
-        std::size_t at = 0;
-        const uint32_t faults = take_bytes<uint32_t>(all[r], at);
-        if (faults == 0) continue;
-        StepError e;
-        e.faults = faults;
-        e.ok = false;
-        const uint64_t n = take_bytes<uint64_t>(all[r], at);
-        for (uint64_t k = 0; k < n; ++k) e.bad_bodies.push_back(take_bytes<uint64_t>(all[r], at));
-        e.message = all[r].substr(at);
-        if (ranks.size() > 1) e.message = "rank " + std::to_string(r) + ": " + e.message;
-        return e;
-    }
-    return {};
-}
 
 // Keeps the entries of every array of `list` (a PairList or ContactList field set) whose
 // flag is set, in order.
@@ -70,6 +38,30 @@ void keep_flagged(List& list, const std::vector<uint8_t>& keep) {
 
 }  // namespace
 
+StepError agree_over_ranks(const StepError& mine, Ranks& ranks) {
+    std::string bytes;
+    put_bytes(bytes, mine.faults);
+    put_bytes(bytes, uint64_t(mine.bad_bodies.size()));
+    for (uint64_t id : mine.bad_bodies) put_bytes(bytes, id);
+    bytes += mine.message;
+    std::vector<std::string> all;
+    ranks.all_gather(bytes, all);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        std::size_t at = 0;
+        const uint32_t faults = take_bytes<uint32_t>(all[r], at);
+        if (faults == 0) continue;
+        StepError e;
+        e.faults = faults;
+        e.ok = false;
+        const uint64_t n = take_bytes<uint64_t>(all[r], at);
+        for (uint64_t k = 0; k < n; ++k) e.bad_bodies.push_back(take_bytes<uint64_t>(all[r], at));
+        e.message = all[r].substr(at);
+        if (ranks.size() > 1) e.message = "rank " + std::to_string(r) + ": " + e.message;
+        return e;
+    }
+    return {};
+}
+
 RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     RankCollided out;
     const BodyStore& bodies = in.bodies;
@@ -80,14 +72,21 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     // margin are maxima over every body, so over the ranks (exact: the one-process bits).
     std::vector<double> reach;
     Margins m = choose_margins(bodies, in.states, in.gravity, in.solver.envelope, in.h, reach);
-    {
-        int64_t most[2] = {ordered(m.wall), ordered(m.body)};
-        ranks.max(std::span<int64_t>(most, 2));
-        m.wall = from_ordered(most[0]);
-        m.body = from_ordered(most[1]);
-        m.envelope = std::max(2.0 * m.body, m.body + m.wall);
-    }
+    m.wall = ranks.max_of(m.wall);
+    m.body = ranks.max_of(m.body);
+    m.envelope = std::max(2.0 * m.body, m.body + m.wall);
     out.margins = m;
+    // Every body a candidate pair of an own body can have lies in the blocks around its own
+    // while no reach exceeds half a block (two reaches at most between their centres).
+    double most_reach = 0.0;
+    for (double r : reach) most_reach = std::max(most_reach, r);
+    most_reach = ranks.max_of(most_reach);
+    if (2.0 * most_reach > in.block_edge) {
+        out.error = StepError::of(StepFault::BlocksTooSmall,
+                                  "a body's reach (" + std::to_string(most_reach) + " m) passed half a block of the decomposition (" +
+                                      std::to_string(in.block_edge) + " m)");
+        return out;
+    }
 
     // 2. The candidate pairs of the held bodies; a pair of two ghosts is another rank's.
     PairList pairs;
@@ -126,7 +125,7 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
         }
         if (mine.ok) mine = crowding_error(total_pairs, total_bodies, vmax, m.envelope, in.h, in.at);
     }
-    out.error = agree(mine, ranks);
+    out.error = agree_over_ranks(mine, ranks);
     if (!out.error.ok) return out;
 
     // 3. The narrow phase, then only the contacts of own bodies (a ghost's wall contacts
@@ -146,12 +145,53 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     }
     if (in.set_aside)
         set_aside_distant(bodies, in.gravity, in.h, in.solver.recovery_speed, c, out.aside);
-    out.error = agree(mine, ranks);
+    out.error = agree_over_ranks(mine, ranks);
     if (!out.error.ok) return out;
 
-    // 4. Jones and Plassmann's colours over the ranks (the one-process colours), the sweep's
+    // 4. Colours over the ranks and the assembly.
+    out.colours = colour_and_assemble_on_rank(bodies, in.owner, c, in.materials, in.solver, in.h, in.warm, out.batch, ranks);
+    return out;
+}
+
+void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a_of,
+                              std::span<const int32_t> b_of, Ranks& ranks) {
+    if (ranks.size() == 1) return;
+    const int me = ranks.rank();
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
+    for (std::size_t i = 0; i < a_of.size(); ++i) {
+        const int32_t a = a_of[i], b = b_of[i];
+        if (a == kNoBody) continue;
+        for (auto [mine, other] : {std::pair{a, b}, std::pair{b, a}}) {
+            if (owner[std::size_t(mine)] != me || owner[std::size_t(other)] == me) continue;
+            std::string& out = outbox[std::size_t(owner[std::size_t(other)])];
+            put_bytes(out, bodies.id[std::size_t(mine)]);
+            put_vec(out, bodies.velocity[std::size_t(mine)]);
+            put_vec(out, bodies.angular_velocity[std::size_t(mine)]);
+        }
+    }
+    ranks.exchange(outbox, inbox);
+    std::unordered_map<uint64_t, uint32_t> held;
+    for (std::size_t b = 0; b < bodies.size(); ++b)
+        if (owner[b] != me) held.emplace(bodies.id[b], uint32_t(b));
+    for (const std::string& m : inbox) {
+        for (std::size_t at = 0; at < m.size();) {
+            const uint64_t id = take_bytes<uint64_t>(m, at);
+            const Vec3 v = take_vec(m, at), w = take_vec(m, at);
+            const auto it = held.find(id);
+            if (it == held.end()) continue;
+            bodies.velocity[it->second] = v;
+            bodies.angular_velocity[it->second] = w;
+        }
+    }
+}
+
+std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const int32_t> owner,
+                                        ContactList& c, const MaterialTable& materials,
+                                        const SolverSettings& solver, double h, const WarmStartCache& warm,
+                                        AssembledBatch& batch, Ranks& ranks) {
+    // Jones and Plassmann's colours over the ranks (the one-process colours), the sweep's
     // colour count over the ranks, and the assembly with the warm start.
-    const JonesPlassmann jp = jones_plassmann_on_rank(bodies.size(), c, in.owner, ranks);
+    const JonesPlassmann jp = jones_plassmann_on_rank(bodies.size(), c, owner, ranks);
     int64_t most[2] = {0, 0};  // proper colours, overflow
     for (uint32_t k : jp.colour) {
         if (k == kOverflowColour) most[1] = 1;
@@ -160,12 +200,12 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     ranks.max(std::span<int64_t>(most, 2));
     ColouringScratch colouring;
     order_by_colour(c, jp.colour, std::size_t(most[0]), colouring);
-    out.colours = std::size_t(most[0]);
+    std::size_t colours = std::size_t(most[0]);
     if (most[1] != 0) {
         // The overflow colour (contacts that share bodies, swept in order) cut into levels
         // of contacts that share none, as rank_problem cuts it: the sweep over the ranks
         // exchanges once a level, and each body meets its contacts in the one-process order.
-        const OverflowLevels levels = overflow_levels_on_rank(bodies.size(), c, in.owner, ranks);
+        const OverflowLevels levels = overflow_levels_on_rank(bodies.size(), c, owner, ranks);
         const std::size_t first = c.overflow_colour ? c.colour_start[c.colour_start.size() - 2] : c.size();
         std::vector<uint32_t> order(c.size());
         std::iota(order.begin(), order.end(), 0u);
@@ -179,10 +219,10 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
         c.colour_start.back() = uint32_t(first);
         for (uint32_t l = 0; l < levels.count; ++l) c.colour_start.push_back(c.colour_start.back() + per_level[l]);
         c.overflow_colour = false;
-        out.colours += levels.count;
+        colours += levels.count;
     }
-    assemble(bodies, c, in.materials, in.solver, in.h, in.warm, out.batch);
-    return out;
+    assemble(bodies, c, materials, solver, h, warm, batch);
+    return colours;
 }
 
 }  // namespace talus

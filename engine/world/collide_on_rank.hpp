@@ -10,6 +10,7 @@
 /// margins, the crowding count, a failure anywhere, Jones–Plassmann's rounds, the colour
 /// count) travels through `ranks`; with one rank it is the one-process stages.
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct RankCollideInput {
     bool set_aside = false;      ///< move the contacts that cannot close out of the solve
     Vec3 gravity = Vec3::Zero();  ///< [m/s²]
     StepAt at;
+    /// The decomposition's block edge [m]: a held ghost set is complete only while no
+    /// reach exceeds half of it (StepFault::BlocksTooSmall otherwise)
+    double block_edge = std::numeric_limits<double>::infinity();
 };
 
 /// A rank's contacts and their rows.
@@ -60,5 +64,29 @@ struct RankCollided {
 };
 
 RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks);
+
+/// Stage 4 on one rank (a collective): colours the rank's contacts (every contact of an own
+/// body) with Jones–Plassmann over the ranks, cuts an overflow colour into the one-process
+/// levels, reorders them by colour and assembles them with the warm start `warm` into
+/// `batch`. Returns the sweep's colour count, the same on every rank. collide_on_rank ends
+/// with it, and the take-back of set-aside contacts colours again with it.
+std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const int32_t> owner,
+                                        ContactList& contacts, const MaterialTable& materials,
+                                        const SolverSettings& solver, double h, const WarmStartCache& warm,
+                                        AssembledBatch& batch, Ranks& ranks);
+
+/// After a solve on one rank (a collective): the solved velocities of the ghosts of the
+/// contacts (a[i], b[i]) of an own body with another rank's body, from their owners. The
+/// solve leaves a ghost with its ν*; what reads a contact's two velocities after it (the
+/// take-back of set-aside contacts, the adaptive step's slip speed) needs them. Each rank
+/// sends its own body's velocities to the other body's rank, which holds the same contact
+/// (it is its own body's too).
+void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a,
+                              std::span<const int32_t> b, Ranks& ranks);
+
+/// Every rank's step error, the same on every rank (a collective): that of the lowest rank
+/// that failed, its message led by "rank R: " when there are several ranks; ok when none
+/// did. Ranks that failed alone would leave the others waiting in the next collective.
+StepError agree_over_ranks(const StepError& mine, Ranks& ranks);
 
 }  // namespace talus

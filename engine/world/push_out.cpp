@@ -30,9 +30,13 @@ void World::push_out(double h) {
     // are, so a bed at rest pays for no pass. p_i < −γ_s slop / h ⇔ Φ_i < −slop (the cap
     // v_rec only binds deeper).
     const std::size_t n = batch_.size();
-    if (batch_.push.empty() || solver.stabilization <= 0.0) return;
-    const double slop = kPushOutSlop * kPenetrationTarget * smallest_dynamic_radius(bodies);
-    const double deepest_push = parallel_max(n, [&](std::size_t i) { return -batch_.push[i]; });
+    if (solver.stabilization <= 0.0) return;
+    // (over ranks: the smallest radius and the deepest push of every rank, so that every rank
+    // runs the pass, a collective, or none does)
+    if (!any_over_ranks(!batch_.push.empty())) return;
+    const double slop = kPushOutSlop * kPenetrationTarget * min_over_ranks(smallest_dynamic_radius(bodies));
+    const double deepest_push =
+        max_over_ranks(parallel_max(n, [&](std::size_t i) { return -batch_.push[i]; }));
     if (deepest_push <= solver.stabilization * slop / h) return;
     StepPipeline& p = pipeline_;
     // ν⁺ kept aside; the pass starts from ν_p = 0 on every body (kinematic ones too: in

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "core/parallel.hpp"
+#include "engine/world/collide_on_rank.hpp"
 #include "engine/world/pipeline.hpp"
 #include "engine/world/world.hpp"
 
@@ -114,17 +115,23 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
     ContactList& aside = p.collide.aside;
     ContactList& back = p.collide.back;
     StageClock clock;
-    for (int round = 1; round <= kRounds && !aside.empty(); ++round) {
+    for (int round = 1; round <= kRounds && any_over_ranks(!aside.empty()); ++round) {
         // closing by more than the solve leaves its own contacts closing (its residual)
         const double allowance = std::max(solver.tolerance, result_.residual);
-        if (take_back_closing(bodies, h, allowance, round == kRounds, aside, back) == 0) break;
+        // over ranks: a ghost of an aside contact outside the solve has only its ν*
+        if (distributed()) refresh_ghost_velocities(bodies, on_ranks.owner, aside.a, aside.b, *on_ranks.ranks);
+        const bool none = take_back_closing(bodies, h, allowance, round == kRounds, aside, back) == 0;
+        if (!any_over_ranks(!none)) break;
         p.resolve_warm.store(contacts_, batch_, h);  // the solution so far starts the next
         append_contacts(contacts_, back);
         std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
         std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
         clock.restart();
-        colours = colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm, lean,
-                                      p.collide.colouring, batch_);
+        colours = distributed()
+                      ? colour_and_assemble_on_rank(bodies, on_ranks.owner, contacts_, materials, solver, h,
+                                                    p.resolve_warm, batch_, *on_ranks.ranks)
+                      : colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm, lean,
+                                            p.collide.colouring, batch_);
         double seconds = 0.0;
         clock.lap(seconds);
         p.reassemble_seconds += seconds;

@@ -36,6 +36,9 @@ enum class StepFault : uint32_t {
     /// a setting out of its range (World::settings_problems): only a World built in C++,
     /// since the scene reader refuses the same values first
     InvalidSettings = 1u << 10,
+    /// over MPI ranks: a body's reach passed half a block of the decomposition, so a rank's
+    /// ghosts may miss a contact (the run decomposes with wider blocks and takes the step again)
+    BlocksTooSmall = 1u << 11,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

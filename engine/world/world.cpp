@@ -16,6 +16,8 @@
 
 #include "core/kinematic.hpp"
 #include "core/parallel.hpp"
+#include "engine/world/collide_on_rank.hpp"
+#include "solvers/rank_operator.hpp"
 #include "solvers/bilateral.hpp"
 
 namespace talus {
@@ -49,6 +51,9 @@ StepStatus World::step(double until) {
         for (const std::string& p : problems) text += "\n  " + p;
         return StepError::of(StepFault::InvalidSettings, text);
     }
+    if (distributed())
+        if (std::string why = rank_step_refusal(); !why.empty())
+            return StepError::of(StepFault::InvalidSettings, "over MPI ranks: " + why);
     try {
         if (!simulation.adaptive) {
             const double h = simulation.dt;
@@ -107,12 +112,12 @@ World::StepChoice World::choose_step(double until) const {
     //   impact itself is caught by its speculative contact, whatever h.
     const double c = simulation.step_fraction;
     // (maxima are exact whatever the split: the same bits on any thread count)
-    const double r_min = smallest_dynamic_radius(bodies);
-    const double v_max = parallel_max(bodies.size(), [&](std::size_t i) {
+    const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
+    const double v_max = max_over_ranks(parallel_max(bodies.size(), [&](std::size_t i) {
         double v = bodies.velocity[i].norm();
         if (bodies.shape[i] != Shape::Sphere) v += bodies.angular_velocity[i].norm() * bodies.radius[i];
         return v;
-    });
+    }));
     double h = simulation.max_dt;
     if (std::isfinite(r_min) && r_min > 0.0) {
         // g h² + v h = d, solved in the form that does not cancel when g is small
@@ -169,7 +174,7 @@ StepStatus World::take_step(double h, double t1) {
     StageClock clock;
     if (StepError e = check_kinematic_periodic(bodies, simulation.periodic); !e.ok)
         return fail(std::move(e));
-    Prepared prepared = prepare_solve(h, at);                            // 1.–4.
+    Prepared prepared = distributed() ? prepare_on_ranks(h, at) : prepare_solve(h, at);  // 1.–4.
     if (!prepared.error.ok) return fail(std::move(prepared.error));
     const bool lean = lean_step();
     if (lean) {  // see lean_bodies
@@ -179,7 +184,7 @@ StepStatus World::take_step(double h, double t1) {
     }
     clock.restart();
     const bool relinearise_after = relinearising();
-    const bool set_aside = !p.collide.aside.empty();
+    const bool set_aside = any_over_ranks(!p.collide.aside.empty());
     if (relinearise_after || set_aside) {
         p.star_v.assign(bodies.velocity.begin(), bodies.velocity.end());
         p.star_w.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
@@ -205,12 +210,12 @@ StepStatus World::take_step(double h, double t1) {
     // the take-back's colouring and assembly are that stage's work, not the solver's
     diag_.solver_wall_time -= p.reassemble_seconds;
     diag_.time_assemble += p.reassemble_seconds;
-    if (StepError e = check_solution(result_, bodies, contacts_, batch_, walls,
-                                     simulation.max_speed, at);
+    if (StepError e = agreed(check_solution(result_, bodies, contacts_, batch_, walls,
+                                            simulation.max_speed, at));
         !e.ok)
         return fail(std::move(e));
 
-    if (simulation.adaptive) control_.slip_speed = slip_speed(batch_, bodies);  // choose_step reads it
+    if (simulation.adaptive) control_.slip_speed = max_over_ranks(slip_speed(batch_, bodies));  // choose_step reads it
     warm_.store(contacts_, batch_, h);
     accumulate_wall_loads(h);
     if (record_contacts) record_step_contacts(h);
@@ -220,6 +225,7 @@ StepStatus World::take_step(double h, double t1) {
     clock.lap(diag_.time_integrate);
     diag_.contact_infeasibility = 0.0;
     for (double gap : contacts_.gap) diag_.contact_infeasibility = std::max(diag_.contact_infeasibility, -gap);
+    diag_.contact_infeasibility = max_over_ranks(diag_.contact_infeasibility);
     diag_.joint_infeasibility =
         joints.empty() ? 0.0 : joint_infeasibility(joints, p.joint_a, p.joint_b, bodies);
     time = t1;
@@ -249,7 +255,7 @@ SolverSettings World::step_solver(double h) const {
     SolverSettings s = solver;
     s.relaxed_tolerance = 0.0;
     if (!(s.weight_tolerance > 0.0)) return s;
-    const double r_min = smallest_dynamic_radius(bodies);
+    const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
     const double g = simulation.gravity.norm();
     if (!std::isfinite(r_min) || !(r_min > 0.0) || !(g > 0.0)) return s;
     const double target = kPenetrationTarget * r_min;
@@ -258,6 +264,11 @@ SolverSettings World::step_solver(double h) const {
 }
 
 SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings) {
+    if (distributed()) {
+        SolverResult r = solve_ccp_on_rank(batch, store, on_ranks.owner, settings, pipeline_.solver, *on_ranks.ranks);
+        refresh_ghost_velocities(store, on_ranks.owner, batch.a, batch.b, *on_ranks.ranks);  // the slip speed reads them
+        return r;
+    }
     if (contact_solve) return contact_solve(batch, store, settings, pipeline_.solver);
     return solve_ccp(batch, store, settings, pipeline_.solver);
 }
@@ -326,6 +337,66 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
                                  batch_.bilateral);                      // 4b.
     clock.lap(diag_.time_assemble);
     diag_.time_assemble += collided.assemble_seconds;
+    return out;
+}
+
+std::string World::rank_step_refusal() const {
+    if (on_ranks.owner.size() != bodies.size()) return "an owner for every body held";
+    if (!joints.empty()) return "joints do not run over ranks yet";
+    if (!emitters.empty() || !outlets.empty()) return "emitters and outlets do not run over ranks yet";
+    if (simulation.periodic.any()) return "periodic axes do not run over ranks yet";
+    for (std::size_t k = 0; k < materials.pair_rolling.size(); ++k)
+        if (materials.pair_rolling[k] > 0.0 || materials.pair_spinning[k] > 0.0)
+            return "rolling and spinning resistance do not run over ranks yet";
+    if (relinearising()) return "the position-level variant (position_iterations) does not run over ranks yet";
+    if (record_contacts || record_wall_contacts) return "contact recording does not run over ranks yet";
+    return "";
+}
+
+StepError World::agreed(StepError e) const {
+    return distributed() ? agree_over_ranks(e, *on_ranks.ranks) : e;
+}
+
+World::Prepared World::prepare_on_ranks(double h, StepAt at) {
+    Ranks& ranks = *on_ranks.ranks;
+    Prepared out;
+    StageClock clock;
+    place_kinematic(bodies, time, time, h, true);  // every rank places every kinematic body
+    apply_forces(bodies, simulation.gravity, h);                         // 1. ν*
+    const std::vector<WallState> wall_at = wall_states(walls, time, time, h);
+    clock.lap(diag_.time_forces);
+    out.error = agreed(check_finite(bodies, simulation.max_speed, "after the forces", at));
+    if (!out.error.ok) {
+        contacts_.clear();
+        return out;
+    }
+    RankCollided c = collide_on_rank({.bodies = bodies,                  // 1b.–4.
+                                      .owner = on_ranks.owner,
+                                      .walls = walls,
+                                      .states = wall_at,
+                                      .periodic = simulation.periodic,
+                                      .materials = materials,
+                                      .solver = solver,
+                                      .h = h,
+                                      .warm = warm_,
+                                      .set_aside = true,
+                                      .gravity = simulation.gravity,
+                                      .at = at,
+                                      .block_edge = on_ranks.block_edge},
+                                     ranks);
+    clock.lap(diag_.time_narrow);
+    out.margins = c.margins;
+    out.colours = c.colours;
+    out.error = std::move(c.error);
+    if (out.error.ok && !std::isfinite(out.margins.envelope))
+        out.error = StepError::of(StepFault::NonFinite, "non-finite collision margins after the forces");
+    if (!out.error.ok) {
+        contacts_.clear();
+        return out;
+    }
+    contacts_ = std::move(c.contacts);
+    batch_ = std::move(c.batch);
+    pipeline_.collide.aside = std::move(c.aside);
     return out;
 }
 
@@ -440,8 +511,11 @@ void World::record_step_contacts(double h) {
 double World::kinetic_energy() const {
     // An exact sum (core/exact_sum.hpp): the same bits whatever the order the bodies are
     // held in, or the threads, or (once distributed) the ranks.
+    const auto held_only = [&](std::size_t i) {  // over ranks: the own bodies' part
+        return distributed() && on_ranks.owner[i] != on_ranks.ranks->rank();
+    };
     return exact_sum(bodies.size(), [&](std::size_t i) {
-        if (bodies.inv_mass[i] == 0.0) return 0.0;
+        if (bodies.inv_mass[i] == 0.0 || held_only(i)) return 0.0;
         const Vec3& w = bodies.angular_velocity[i];
         return 0.5 * bodies.velocity[i].squaredNorm() / bodies.inv_mass[i] +
                0.5 * w.dot(w.cwiseQuotient(bodies.inv_inertia[i]));
@@ -450,6 +524,7 @@ double World::kinetic_energy() const {
 
 double World::potential_energy() const {
     return exact_sum(bodies.size(), [&](std::size_t i) {
+        if (distributed() && on_ranks.owner[i] != on_ranks.ranks->rank()) return 0.0;  // another rank's
         return bodies.inv_mass[i] != 0.0 ? -simulation.gravity.dot(bodies.position[i]) / bodies.inv_mass[i] : 0.0;
     });
 }

@@ -11,6 +11,7 @@
 #include "core/contacts.hpp"
 #include "core/joints.hpp"
 #include "core/materials.hpp"
+#include "core/ranks.hpp"
 #include "core/settings.hpp"
 #include "core/walls.hpp"
 #include "engine/flow/flow.hpp"
@@ -54,6 +55,26 @@ public:
 
     double time = 0.0;       ///< [s]
     uint64_t step_count = 0;
+
+    /// Set when this World is one rank's part of a run over several ranks (engine/
+    /// distributed/rank_world.hpp; docs/mpi.md, "The step over ranks"): `bodies` holds the
+    /// rank's own bodies, the ghosts of the blocks around them and every kinematic body,
+    /// `owner` each one's rank; every rank calls step() together and the step's collectives
+    /// go through `ranks`. The own bodies then move as in one process, bit for bit. Not yet
+    /// with joints, emitters or outlets, periodic axes, rolling or spinning resistance, the
+    /// position-level variant or contact recording (step() refuses them),
+    /// and without the over-constrained check; wall loads, energies and the step's counts
+    /// in the diagnostics are the rank's own part.
+    struct OnRanks {
+        Ranks* ranks = nullptr;
+        std::vector<int32_t> owner;  ///< per body of `bodies`
+        /// the decomposition's block edge [m] (a reach beyond half of it: StepFault::BlocksTooSmall)
+        double block_edge = std::numeric_limits<double>::infinity();
+    };
+    OnRanks on_ranks;
+    bool distributed() const { return on_ranks.ranks != nullptr; }
+    /// Why this World cannot step over ranks ("" when it can).
+    std::string rank_step_refusal() const;
 
     /// Advance by one step: h = simulation.dt, or with simulation.adaptive the step
     /// choose_step(until) gives, ending exactly at `until` when that is near (a frame or
@@ -186,11 +207,18 @@ private:
     /// Stages 1–4 of a step (forces … assembly and joint rows), stopping at the first
     /// stage that fails.
     Prepared prepare_solve(double h, StepAt at);
+    /// The same on one rank of several (distributed()): collide_on_rank.
+    Prepared prepare_on_ranks(double h, StepAt at);
+    /// Over the ranks when distributed(), else x itself (collectives).
+    double max_over_ranks(double x) const { return distributed() ? on_ranks.ranks->max_of(x) : x; }
+    double min_over_ranks(double x) const { return distributed() ? on_ranks.ranks->min_of(x) : x; }
+    bool any_over_ranks(bool x) const { return distributed() ? on_ranks.ranks->any(x) : x; }
+    StepError agreed(StepError e) const;
     /// One step of length h ending at t1 (stages 1–7).
     StepStatus take_step(double h, double t1);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
-    bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising(); }
+    bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising() && !distributed(); }
     /// contact_solve, or solve_ccp without one, with the pipeline's workspace.
     SolverResult solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings);
     /// Restores the velocities saved at the step's start and returns `e`.

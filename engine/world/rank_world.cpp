@@ -1,0 +1,132 @@
+// A World stepped over ranks, each holding its part (engine/world/rank_world.hpp).
+#include "engine/world/rank_world.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/bytes.hpp"
+#include "engine/distributed/rank_bodies.hpp"
+
+namespace talus {
+namespace {
+
+template <class E>
+auto key_of(const E& e) {
+    return std::tuple(e.key_b, e.key_a, e.feature);
+}
+
+// Sorted by key, each key once (two ranks send the same entry of a contact between their
+// bodies: the same bits, both solved it).
+template <class E>
+void sort_unique(std::vector<E>& v) {
+    std::sort(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) < key_of(y); });
+    v.erase(std::unique(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) == key_of(y); }),
+            v.end());
+}
+
+void put_entry(std::string& out, const WarmStartCache::Entry& e) {
+    put_bytes(out, e.key_a), put_bytes(out, e.key_b), put_bytes(out, e.feature);
+    put_bytes(out, e.normal), put_vec(out, e.friction), put_bytes(out, e.h);
+}
+
+WarmStartCache::Entry take_entry(const std::string& in, std::size_t& at) {
+    WarmStartCache::Entry e;
+    e.key_a = take_bytes<uint64_t>(in, at), e.key_b = take_bytes<uint64_t>(in, at);
+    e.feature = take_bytes<uint32_t>(in, at), e.normal = take_bytes<double>(in, at);
+    e.friction = take_vec(in, at), e.h = take_bytes<double>(in, at);
+    return e;
+}
+
+void put_torque(std::string& out, const WarmStartCache::TorqueEntry& e) {
+    put_bytes(out, e.key_a), put_bytes(out, e.key_b), put_bytes(out, e.feature);
+    put_vec(out, e.torque), put_bytes(out, e.h);
+}
+
+WarmStartCache::TorqueEntry take_torque(const std::string& in, std::size_t& at) {
+    WarmStartCache::TorqueEntry e;
+    e.key_a = take_bytes<uint64_t>(in, at), e.key_b = take_bytes<uint64_t>(in, at);
+    e.feature = take_bytes<uint32_t>(in, at), e.torque = take_vec(in, at), e.h = take_bytes<double>(in, at);
+    return e;
+}
+
+}  // namespace
+
+void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
+                        const Decomposition& d, Ranks& ranks) {
+    const int me = ranks.rank();
+    // the rank that owns each own dynamic body under d, by stable id
+    std::unordered_map<uint64_t, int> goes_to;
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (owner[i] == me && !bodies.kinematic(i)) goes_to.emplace(bodies.id[i], d.owner_of(bodies.position[i]));
+    const auto ranks_of = [&](uint64_t key_a, uint64_t key_b, int out[2]) {
+        int n = 0;
+        for (uint64_t key : {key_a, key_b}) {
+            if (key & kWallKeyBit) continue;
+            const auto it = goes_to.find(key);
+            if (it != goes_to.end() && (n == 0 || out[0] != it->second)) out[n++] = it->second;
+        }
+        return n;
+    };
+    std::vector<std::string> entries(std::size_t(ranks.size())), torques(entries.size());
+    int to[2];
+    for (const WarmStartCache::Entry& e : warm.entries())
+        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k) put_entry(entries[std::size_t(to[k])], e);
+    for (const WarmStartCache::TorqueEntry& e : warm.torque_entries())
+        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k) put_torque(torques[std::size_t(to[k])], e);
+    std::vector<std::string> outbox(entries.size()), inbox;
+    for (std::size_t q = 0; q < outbox.size(); ++q) {
+        put_bytes(outbox[q], uint64_t(entries[q].size()));
+        outbox[q] += entries[q];
+        outbox[q] += torques[q];
+    }
+    ranks.exchange(outbox, inbox);
+    std::vector<WarmStartCache::Entry> got;
+    std::vector<WarmStartCache::TorqueEntry> got_torques;
+    for (const std::string& m : inbox) {
+        std::size_t at = 0;
+        const std::size_t end = sizeof(uint64_t) + take_bytes<uint64_t>(m, at);
+        while (at < end) got.push_back(take_entry(m, at));
+        while (at < m.size()) got_torques.push_back(take_torque(m, at));
+    }
+    sort_unique(got);
+    sort_unique(got_torques);
+    warm.restore(std::move(got), std::move(got_torques), warm.lipschitz());
+}
+
+void hold_part(World& w, const Decomposition& d, Ranks& ranks) {
+    HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
+    w.bodies = std::move(held.bodies);
+    w.on_ranks = {&ranks, std::move(held.owner), d.grid.edge};
+    // the warm start of the contacts of its own bodies (what collide_on_rank reads)
+    World::CarriedState s = w.carried_state();
+    std::unordered_map<uint64_t, bool> own;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        if (w.on_ranks.owner[i] == ranks.rank()) own.emplace(w.bodies.id[i], true);
+    const auto mine = [&](const auto& e) { return own.contains(e.key_a) || own.contains(e.key_b); };
+    std::vector<WarmStartCache::Entry> entries;
+    std::vector<WarmStartCache::TorqueEntry> torques;
+    std::copy_if(s.warm.entries().begin(), s.warm.entries().end(), std::back_inserter(entries), mine);
+    std::copy_if(s.warm.torque_entries().begin(), s.warm.torque_entries().end(), std::back_inserter(torques), mine);
+    s.warm.restore(std::move(entries), std::move(torques), s.warm.lipschitz());
+    w.restore_carried_state(std::move(s));
+}
+
+StepStatus step_on_ranks(World& w, const Decomposition& d, double until) {
+    StepStatus s = w.step(until);
+    if (!s.ok) return s;
+    Ranks& ranks = *w.on_ranks.ranks;
+    World::CarriedState carried = w.carried_state();
+    migrate_warm_start(carried.warm, w.bodies, w.on_ranks.owner, d, ranks);
+    w.restore_carried_state(std::move(carried));
+    HeldBodies held{std::move(w.bodies), std::move(w.on_ranks.owner)};
+    redistribute(held, d, ranks);
+    w.bodies = std::move(held.bodies);
+    w.on_ranks.owner = std::move(held.owner);
+    w.on_ranks.block_edge = d.grid.edge;
+    return s;
+}
+
+}  // namespace talus

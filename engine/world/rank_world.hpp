@@ -1,0 +1,32 @@
+#pragma once
+/// A World stepped over the ranks of a run, each rank holding only its own bodies, the
+/// ghosts of the blocks around them and every kinematic body (docs/mpi.md, "The step over
+/// ranks"): World::step with World::on_ranks set runs the step's stages on what the rank
+/// holds, and between steps the bodies and the warm start of their contacts go to the
+/// ranks that own or hold them now. The own bodies move as in one process, bit for bit.
+#include "core/ranks.hpp"
+#include "engine/distributed/decomposition.hpp"
+#include "engine/world/world.hpp"
+
+namespace talus {
+
+/// Makes `w` (the whole World, the same on every rank) rank `ranks.rank()`'s part under `d`:
+/// it keeps the bodies hold_from_whole gives (engine/distributed/rank_bodies.hpp) and the
+/// warm start of their contacts, and steps over `ranks` (which must outlive its steps).
+void hold_part(World& w, const Decomposition& d, Ranks& ranks);
+
+/// One step of every rank's part (a collective): w.step(until); then, when it succeeded,
+/// the warm start of every own body's contacts goes to that body's rank under `d`
+/// (migrate_warm_start) and the bodies where `d` puts them (redistribute). `d` is the same
+/// on every rank; its block edge must stay at least twice every reach (else the step
+/// fails with StepFault::BlocksTooSmall and the state is as before it). On failure the
+/// bodies stay where they were.
+StepStatus step_on_ranks(World& w, const Decomposition& d, double until = World::kNoTimeLimit);
+
+/// Between steps (a collective): every warm-start entry of a contact of an own dynamic body
+/// goes to the rank that owns that body under `d` (the entries of a contact across two
+/// ranks reach both); entries a rank receives twice are one.
+void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
+                        const Decomposition& d, Ranks& ranks);
+
+}  // namespace talus

@@ -1,0 +1,195 @@
+// A World stepped over ranks, each rank holding only its own bodies, the ghosts around them
+// and the kinematic bodies (issue 25; docs/mpi.md, "The step over ranks"): after every step,
+// each rank holds exactly what the decomposition of the one-process run's bodies gives,
+// every array bit for bit: the same positions, orientations and velocities as one process,
+// whatever the number of ranks, along runs whose bodies cross from rank to rank.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "engine/distributed/local_ranks.hpp"
+#include "engine/distributed/rank_bodies.hpp"
+#include "engine/distributed/rank_problem.hpp"
+#include "engine/world/rank_world.hpp"
+#include "io/scene.hpp"
+#include "tests/support/instrumented.hpp"
+
+namespace talus {
+namespace {
+
+// The first difference between two held stores ("" when none): every per-body array, the
+// owners, and the clumps' spheres.
+std::string first_difference(const HeldBodies& got, const HeldBodies& want) {
+    if (got.bodies.size() != want.bodies.size())
+        return std::to_string(got.bodies.size()) + " bodies held instead of " + std::to_string(want.bodies.size());
+    if (got.owner != want.owner) return "other owners";
+    std::vector<std::pair<const char*, std::string>> g, w;
+    auto bytes_of = [](std::vector<std::pair<const char*, std::string>>& out) {
+        return [&out](const char* name, const auto& v) {
+            out.emplace_back(name, std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(v[0])));
+        };
+    };
+    got.bodies.for_each_array(bytes_of(g));
+    want.bodies.for_each_array(bytes_of(w));
+    bytes_of(g)("clump centre", got.bodies.clumps.centre);
+    bytes_of(w)("clump centre", want.bodies.clumps.centre);
+    for (std::size_t k = 0; k < g.size(); ++k)
+        if (g[k].second != w[k].second) return std::string(g[k].first) + " differs";
+    return "";
+}
+
+struct Counted {
+    std::size_t crossed = 0;   ///< own bodies that went to another rank
+    std::size_t contacts = 0;  ///< contacts over all ranks at the last step
+    std::size_t resolves = 0;  ///< solves again after a take-back of set-aside contacts (one process)
+};
+
+// Counts the own bodies that change rank along the one-process run under `d`, for the
+// report that the runs do move bodies between ranks.
+std::size_t crossings(const std::vector<BodyStore>& whole, const std::vector<Decomposition>& d) {
+    std::size_t n = 0;
+    for (std::size_t s = 1; s < whole.size(); ++s) {
+        std::map<uint64_t, int> before;
+        for (std::size_t i = 0; i < whole[s - 1].size(); ++i) before[whole[s - 1].id[i]] = d[s - 1].owner_of(whole[s - 1].position[i]);
+        for (std::size_t i = 0; i < whole[s].size(); ++i)
+            n += before.at(whole[s].id[i]) != d[s].owner_of(whole[s].position[i]);
+    }
+    return n;
+}
+
+// `start` (a World without emitters and outlets) stepped `steps` steps in one process, and
+// the same over `ranks` in-process ranks, each holding its part under the decomposition of
+// the one-process bodies into blocks `edge` wide.
+void expect_ranks_step_like_one_process(const World& start, const char* name, int steps, int ranks, double edge,
+                                        Counted& counted) {
+    World one = start;
+    std::vector<World> parts(static_cast<std::size_t>(ranks), one);
+    const Decomposition first = body_decomposition(one.bodies, edge, ranks);
+    // the one-process run, and the decomposition each step's bodies go to
+    std::vector<BodyStore> whole;
+    std::vector<Decomposition> d;
+    std::vector<double> time;
+    for (int s = 0; s < steps; ++s) {
+        const StepStatus st = one.step();
+        ASSERT_TRUE(st.ok) << st.message;
+        whole.push_back(one.bodies);
+        d.push_back(body_decomposition(one.bodies, edge, ranks));
+        time.push_back(one.time);
+        counted.resolves += one.diagnostics().resolves;
+    }
+    std::vector<std::string> failure(static_cast<std::size_t>(ranks));
+    std::vector<std::size_t> contacts(static_cast<std::size_t>(ranks), 0);
+    run_local_ranks(ranks, [&](Ranks& rk) {
+        const std::size_t r = std::size_t(rk.rank());
+        World& w = parts[r];
+        hold_part(w, first, rk);
+        for (int s = 0; s < steps; ++s) {
+            const StepStatus st = step_on_ranks(w, d[std::size_t(s)]);
+            const std::string at = std::string(name) + ", step " + std::to_string(s + 1) + ", rank " +
+                                   std::to_string(r) + " of " + std::to_string(ranks) + ": ";
+            if (!st.ok) {
+                failure[r] = at + st.message;
+                return;  // every rank fails alike (the step's errors are agreed)
+            }
+            contacts[r] = w.contacts().size();
+            const HeldBodies want = hold_from_whole(whole[std::size_t(s)], d[std::size_t(s)], rk.rank());
+            const HeldBodies got{w.bodies, w.on_ranks.owner};
+            const std::string why = first_difference(got, want);
+            if (failure[r].empty() && (!why.empty() || w.time != time[std::size_t(s)])) {
+                failure[r] = at + (why.empty() ? "another time" : why);
+                // go on stepping: the other ranks wait in this step's collectives
+            }
+        }
+    });
+    for (const std::string& f : failure) EXPECT_EQ(f, "");
+    for (std::size_t n : contacts) counted.contacts += n;
+    counted.crossed = crossings(whole, d);
+}
+
+// A scene run `warm_up` steps as it is, then without its emitters and outlets.
+World warmed_up(const char* scene_file, int warm_up) {
+    Scene scene = load_scene(std::string(TALUS_SOURCE_DIR "/tests/scenes/") + scene_file);
+    World& w = scene.world;
+    for (int s = 0; s < warm_up; ++s)
+        if (!w.step().ok) ADD_FAILURE() << scene_file << ": step " << s + 1 << " failed";
+    w.emitters.clear();
+    w.outlets.clear();
+    return std::move(w);
+}
+
+// The 3,000-grain pour with the defaults (bgs, the adaptive step, set-aside contacts taken
+// back, the push-out pass where an overlap passes its slop), a bed forming on the floor under grains still raining, over 2
+// to 4 ranks.
+TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
+    const World start = warmed_up("mpi_pour.toml", testing::steps_for_build(900));
+    for (int ranks = 2; ranks <= 4; ++ranks) {
+        Counted c;
+        expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(150), ranks, 0.012, c);
+        if (HasFailure()) return;
+        std::printf("[ pour, %d ranks ] %zu bodies changed rank; %zu contacts held at the last step; "
+                    "%zu solves again after a take-back\n",
+                    ranks, c.crossed, c.contacts, c.resolves);
+        EXPECT_GT(c.crossed, 0u);
+        EXPECT_GT(c.resolves, 0u);
+    }
+}
+
+// The resume test's pot: a kinematic clump stirring grains (pgs, a fixed step), which every
+// rank places and none sends.
+TEST(RankWorld, AKinematicClumpStirsGrainsOverRanks) {
+    Counted c;
+    expect_ranks_step_like_one_process(warmed_up("resume.toml", 100), "pot", testing::steps_for_build(100), 3, 0.02, c);
+    std::printf("[ pot, 3 ranks ] %zu bodies changed rank; %zu contacts held at the last step\n", c.crossed, c.contacts);
+    EXPECT_GT(c.crossed, 0u);
+}
+
+// Clumps of spheres settling in a box: each clump travels with its template.
+TEST(RankWorld, ClumpsSettleOverRanks) {
+    Counted c;
+    expect_ranks_step_like_one_process(warmed_up("clumps.toml", 100), "clumps", testing::steps_for_build(100), 3, 0.05, c);
+    std::printf("[ clumps, 3 ranks ] %zu bodies changed rank; %zu contacts held at the last step\n", c.crossed,
+                c.contacts);
+    EXPECT_GT(c.crossed, 0u);
+}
+
+// What does not run over ranks yet is refused on every rank before anything moves, and
+// blocks narrower than two reaches fail the step on every rank, the state as before it.
+TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
+    Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/resume.toml");  // an emitter and an outlet
+    const World whole = scene.world;
+    for (const double edge : {0.02, 0.002}) {
+        std::vector<World> parts(2, whole);
+        if (edge < 0.01) {
+            for (World& w : parts) w.emitters.clear(), w.outlets.clear();
+        }
+        const Decomposition d = body_decomposition(whole.bodies, edge, 2);
+        std::vector<StepStatus> got(2);
+        std::vector<bool> unchanged(2, false);
+        run_local_ranks(2, [&](Ranks& rk) {
+            World& w = parts[std::size_t(rk.rank())];
+            hold_part(w, d, rk);
+            const BodyStore before = w.bodies;
+            got[std::size_t(rk.rank())] = step_on_ranks(w, d);
+            unchanged[std::size_t(rk.rank())] = first_difference({w.bodies, w.on_ranks.owner},
+                                                                 {before, w.on_ranks.owner}) == "" &&
+                                                w.step_count == 0;
+        });
+        for (int r = 0; r < 2; ++r) {
+            const StepStatus& s = got[std::size_t(r)];
+            EXPECT_FALSE(s.ok) << "rank " << r;
+            EXPECT_TRUE(unchanged[std::size_t(r)]) << "rank " << r;
+            if (edge < 0.01) {
+                EXPECT_TRUE(s.has(StepFault::BlocksTooSmall)) << s.message;
+                EXPECT_NE(s.message.find("passed half a block"), std::string::npos) << s.message;
+            } else {
+                EXPECT_TRUE(s.has(StepFault::InvalidSettings)) << s.message;
+                EXPECT_EQ(s.message, "over MPI ranks: emitters and outlets do not run over ranks yet");
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace talus
