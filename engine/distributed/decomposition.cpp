@@ -73,6 +73,15 @@ Decomposition decompose(const BlockGrid& grid, std::span<const Vec3> position, s
     std::vector<std::pair<uint64_t, uint64_t>> blocks(position.size());
     for (std::size_t i = 0; i < position.size(); ++i) blocks[i] = {grid.key(position[i]), weight[i]};
     std::sort(blocks.begin(), blocks.end());
+    return cut_blocks(grid, blocks, ranks);
+}
+
+Decomposition cut_blocks(const BlockGrid& grid, std::span<const std::pair<uint64_t, uint64_t>> blocks, int ranks) {
+    Decomposition d;
+    d.grid = grid;
+    ranks = std::max(ranks, 1);
+    d.cut.assign(std::size_t(ranks) + 1, std::numeric_limits<uint64_t>::max());
+    d.cut[0] = 0;
     uint64_t total = 0;
     for (const auto& b : blocks) total += b.second;
     // cut r at the first block whose preceding weight reaches r/P of the total

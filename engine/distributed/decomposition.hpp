@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/math.hpp"
@@ -60,6 +61,10 @@ struct Decomposition {
 /// total/P + the heaviest block. Independent of the order of the bodies.
 Decomposition decompose(const BlockGrid& grid, std::span<const Vec3> position,
                         std::span<const uint32_t> weight, int ranks);
+
+/// The same cut from (block key, weight) entries sorted by key, a key possibly several
+/// times (its weights add up): what decompose computes from its bodies' keys.
+Decomposition cut_blocks(const BlockGrid& grid, std::span<const std::pair<uint64_t, uint64_t>> blocks, int ranks);
 
 /// Each rank's load (sum of the weights of the bodies it owns).
 std::vector<uint64_t> rank_loads(const Decomposition& d, std::span<const Vec3> position,

@@ -3,6 +3,8 @@
 #include "engine/distributed/rank_bodies.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -81,6 +83,41 @@ HeldBodies hold_from_whole(const BodyStore& whole, const Decomposition& d, int r
         owner.push_back(o);
     }
     return in_held_order(kept, owner, rank);
+}
+
+Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks) {
+    const int me = ranks.rank();
+    const BodyStore& b = held.bodies;
+    // the corner of every body's centre (body_decomposition's), component by component
+    Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity());
+    for (std::size_t i = 0; i < b.size(); ++i)
+        if (held.owner[i] == me) lo = lo.cwiseMin(b.position[i]);
+    for (int k = 0; k < 3; ++k) lo[k] = ranks.min_of(lo[k]);
+    if (!std::isfinite(lo.x())) lo = Vec3::Zero();  // no body anywhere
+    const BlockGrid grid = block_grid(lo, edge, 1);
+    // each rank's (block, bodies) entries, then every rank's, sorted by block
+    std::vector<std::pair<uint64_t, uint64_t>> mine;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        if (held.owner[i] == me) mine.emplace_back(grid.key(b.position[i]), 1);
+    std::sort(mine.begin(), mine.end());
+    std::size_t kept = 0;  // one entry a block
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+        if (kept > 0 && mine[kept - 1].first == mine[k].first) mine[kept - 1].second += mine[k].second;
+        else mine[kept++] = mine[k];
+    }
+    mine.resize(kept);
+    std::string bytes;
+    for (const auto& [key, weight] : mine) put_bytes(bytes, key), put_bytes(bytes, weight);
+    std::vector<std::string> all;
+    ranks.all_gather(bytes, all);
+    std::vector<std::pair<uint64_t, uint64_t>> blocks;
+    for (const std::string& m : all)
+        for (std::size_t at = 0; at < m.size();) {
+            const uint64_t key = take_bytes<uint64_t>(m, at);
+            blocks.emplace_back(key, take_bytes<uint64_t>(m, at));
+        }
+    std::sort(blocks.begin(), blocks.end());
+    return cut_blocks(grid, blocks, ranks.size());
 }
 
 uint64_t redistribute(HeldBodies& held, const Decomposition& d, Ranks& ranks) {

@@ -25,6 +25,12 @@ struct HeldBodies {
 /// reference).
 HeldBodies hold_from_whole(const BodyStore& whole, const Decomposition& d, int rank);
 
+/// The decomposition of every rank's own bodies into blocks `edge` wide, from what each
+/// rank holds (a collective): body_decomposition (engine/distributed/rank_problem.hpp) of
+/// the whole store, the same on every rank, with no rank holding the whole. A kinematic
+/// body counts on the rank that `held.owner` names, once.
+Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks);
+
 /// Between steps (a collective): every rank's held bodies become those of `d` (every rank
 /// the same decomposition) at the positions its own bodies have now: each own dynamic body
 /// goes, whole, to the rank that owns its block and to every rank that holds it as a ghost;

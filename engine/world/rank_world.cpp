@@ -9,6 +9,7 @@
 
 #include "core/bytes.hpp"
 #include "engine/distributed/rank_bodies.hpp"
+#include "engine/distributed/rank_problem.hpp"
 
 namespace talus {
 namespace {
@@ -96,10 +97,11 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
     warm.restore(std::move(got), std::move(got_torques), warm.lipschitz());
 }
 
-void hold_part(World& w, const Decomposition& d, Ranks& ranks) {
+void hold_part(World& w, double edge, Ranks& ranks) {
+    const Decomposition d = body_decomposition(w.bodies, edge, ranks.size());
     HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
     w.bodies = std::move(held.bodies);
-    w.on_ranks = {&ranks, std::move(held.owner), d.grid.edge};
+    w.on_ranks = {&ranks, std::move(held.owner), edge};
     // the warm start of the contacts of its own bodies (what collide_on_rank reads)
     World::CarriedState s = w.carried_state();
     std::unordered_map<uint64_t, bool> own;
@@ -114,19 +116,30 @@ void hold_part(World& w, const Decomposition& d, Ranks& ranks) {
     w.restore_carried_state(std::move(s));
 }
 
-StepStatus step_on_ranks(World& w, const Decomposition& d, double until) {
-    StepStatus s = w.step(until);
-    if (!s.ok) return s;
+void rebalance(World& w) {
     Ranks& ranks = *w.on_ranks.ranks;
-    World::CarriedState carried = w.carried_state();
-    migrate_warm_start(carried.warm, w.bodies, w.on_ranks.owner, d, ranks);
-    w.restore_carried_state(std::move(carried));
     HeldBodies held{std::move(w.bodies), std::move(w.on_ranks.owner)};
+    const Decomposition d = decompose_held(held, w.on_ranks.block_edge, ranks);
+    World::CarriedState carried = w.carried_state();
+    migrate_warm_start(carried.warm, held.bodies, held.owner, d, ranks);
+    w.restore_carried_state(std::move(carried));
     redistribute(held, d, ranks);
     w.bodies = std::move(held.bodies);
     w.on_ranks.owner = std::move(held.owner);
-    w.on_ranks.block_edge = d.grid.edge;
-    return s;
+}
+
+StepStatus step_on_ranks(World& w, double until) {
+    for (int widened = 0;; ++widened) {
+        StepStatus s = w.step(until);
+        if (s.ok || !s.has(StepFault::BlocksTooSmall) || widened == kMaxWidenings) {
+            if (s.ok) rebalance(w);
+            return s;
+        }
+        // every rank alike (the error is agreed): wider blocks, the bodies sent where they
+        // put them, the same step again (the state is as before it)
+        w.on_ranks.block_edge *= 2.0;
+        rebalance(w);
+    }
 }
 
 }  // namespace talus

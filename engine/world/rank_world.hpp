@@ -10,18 +10,25 @@
 
 namespace talus {
 
-/// Makes `w` (the whole World, the same on every rank) rank `ranks.rank()`'s part under `d`:
-/// it keeps the bodies hold_from_whole gives (engine/distributed/rank_bodies.hpp) and the
-/// warm start of their contacts, and steps over `ranks` (which must outlive its steps).
-void hold_part(World& w, const Decomposition& d, Ranks& ranks);
+/// Makes `w` (the whole World, the same on every rank) rank `ranks.rank()`'s part of the
+/// decomposition of its bodies into blocks `edge` wide (body_decomposition): it keeps the
+/// bodies hold_from_whole gives (engine/distributed/rank_bodies.hpp) and the warm start of
+/// their contacts, and steps over `ranks` (which must outlive its steps).
+void hold_part(World& w, double edge, Ranks& ranks);
 
 /// One step of every rank's part (a collective): w.step(until); then, when it succeeded,
-/// the warm start of every own body's contacts goes to that body's rank under `d`
-/// (migrate_warm_start) and the bodies where `d` puts them (redistribute). `d` is the same
-/// on every rank; its block edge must stay at least twice every reach (else the step
-/// fails with StepFault::BlocksTooSmall and the state is as before it). On failure the
-/// bodies stay where they were.
-StepStatus step_on_ranks(World& w, const Decomposition& d, double until = World::kNoTimeLimit);
+/// the bodies decomposed again from where they are (decompose_held, blocks
+/// w.on_ranks.block_edge wide), the warm start of every own body's contacts sent to that
+/// body's new rank (migrate_warm_start) and the bodies where the decomposition puts them
+/// (redistribute). A step that finds a reach beyond half a block
+/// (StepFault::BlocksTooSmall) is taken again, from the same state, with blocks twice as
+/// wide, up to kMaxWidenings times. On failure the bodies stay where they were.
+StepStatus step_on_ranks(World& w, double until = World::kNoTimeLimit);
+inline constexpr int kMaxWidenings = 8;
+
+/// Between steps (a collective): the bodies of every rank's part decomposed again from
+/// where they are, and the warm start and the bodies sent where that puts them.
+void rebalance(World& w);
 
 /// Between steps (a collective): every warm-start entry of a contact of an own dynamic body
 /// goes to the rank that owns that body under `d` (the entries of a contact across two

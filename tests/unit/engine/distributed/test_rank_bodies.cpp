@@ -3,7 +3,8 @@
 // exactly what the decomposition of the new positions gives, bit for bit: bodies that
 // crossed into another rank's blocks moved there, ghosts are fresh copies from their
 // owners, bodies that entered on one rank went to their block's rank, and every body is
-// owned once.
+// owned once; and the decomposition the ranks compute from what they hold is the whole
+// store's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -103,10 +104,16 @@ void expect_redistribution_along(const char* scene_file, int steps, int ranks, d
             for (std::size_t i = 0; i < h.bodies.size(); ++i)
                 moved += h.owner[i] == r && !h.bodies.kinematic(i) && d.owner_of(h.bodies.position[i]) != r;
         }
+        std::vector<Decomposition> again(static_cast<std::size_t>(ranks));
         run_local_ranks(ranks, [&](Ranks& rk) {
             const uint64_t sent = redistribute(held[std::size_t(rk.rank())], d, rk);
             if (rk.rank() == 0) bytes += sent;
+            again[std::size_t(rk.rank())] = decompose_held(held[std::size_t(rk.rank())], edge, rk);
         });
+        for (const Decomposition& e : again) {  // from what the ranks hold: the whole store's
+            ASSERT_EQ(e.cut, d.cut) << "step " << s;
+            ASSERT_EQ(e.grid.origin, d.grid.origin) << "step " << s;
+        }
         std::vector<int> owned(w.bodies.size(), 0);
         std::map<uint64_t, uint32_t> at;
         for (std::size_t i = 0; i < w.bodies.size(); ++i) at[w.bodies.id[i]] = uint32_t(i);

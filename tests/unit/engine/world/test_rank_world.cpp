@@ -44,6 +44,7 @@ struct Counted {
     std::size_t crossed = 0;   ///< own bodies that went to another rank
     std::size_t contacts = 0;  ///< contacts over all ranks at the last step
     std::size_t resolves = 0;  ///< solves again after a take-back of set-aside contacts (one process)
+    double edge = 0.0;         ///< the block edge at the end [m] (step_on_ranks widens too narrow blocks)
 };
 
 // Counts the own bodies that change rank along the one-process run under `d`, for the
@@ -60,13 +61,13 @@ std::size_t crossings(const std::vector<BodyStore>& whole, const std::vector<Dec
 }
 
 // `start` (a World without emitters and outlets) stepped `steps` steps in one process, and
-// the same over `ranks` in-process ranks, each holding its part under the decomposition of
-// the one-process bodies into blocks `edge` wide.
+// the same over `ranks` in-process ranks, each holding its part of the bodies decomposed into
+// blocks `edge` wide (wider once step_on_ranks finds them too narrow), and compared with that
+// decomposition of the one-process bodies after every step.
 void expect_ranks_step_like_one_process(const World& start, const char* name, int steps, int ranks, double edge,
                                         Counted& counted) {
     World one = start;
     std::vector<World> parts(static_cast<std::size_t>(ranks), one);
-    const Decomposition first = body_decomposition(one.bodies, edge, ranks);
     // the one-process run, and the decomposition each step's bodies go to
     std::vector<BodyStore> whole;
     std::vector<Decomposition> d;
@@ -84,9 +85,9 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
     run_local_ranks(ranks, [&](Ranks& rk) {
         const std::size_t r = std::size_t(rk.rank());
         World& w = parts[r];
-        hold_part(w, first, rk);
+        hold_part(w, edge, rk);
         for (int s = 0; s < steps; ++s) {
-            const StepStatus st = step_on_ranks(w, d[std::size_t(s)]);
+            const StepStatus st = step_on_ranks(w);
             const std::string at = std::string(name) + ", step " + std::to_string(s + 1) + ", rank " +
                                    std::to_string(r) + " of " + std::to_string(ranks) + ": ";
             if (!st.ok) {
@@ -94,7 +95,8 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
                 return;  // every rank fails alike (the step's errors are agreed)
             }
             contacts[r] = w.contacts().size();
-            const HeldBodies want = hold_from_whole(whole[std::size_t(s)], d[std::size_t(s)], rk.rank());
+            const Decomposition now = body_decomposition(whole[std::size_t(s)], w.on_ranks.block_edge, ranks);
+            const HeldBodies want = hold_from_whole(whole[std::size_t(s)], now, rk.rank());
             const HeldBodies got{w.bodies, w.on_ranks.owner};
             const std::string why = first_difference(got, want);
             if (failure[r].empty() && (!why.empty() || w.time != time[std::size_t(s)])) {
@@ -105,6 +107,7 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
     });
     for (const std::string& f : failure) EXPECT_EQ(f, "");
     for (std::size_t n : contacts) counted.contacts += n;
+    counted.edge = parts[0].on_ranks.block_edge;
     counted.crossed = crossings(whole, d);
 }
 
@@ -133,7 +136,13 @@ TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
                     ranks, c.crossed, c.contacts, c.resolves);
         EXPECT_GT(c.crossed, 0u);
         EXPECT_GT(c.resolves, 0u);
+        EXPECT_EQ(c.edge, 0.012) << "the blocks were widened";
     }
+    // blocks narrower than two reaches: widened, the step taken again, the same bits
+    Counted c;
+    expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(40), 3, 0.003, c);
+    std::printf("[ pour, 3 ranks, blocks of 3 mm ] widened to %g m\n", c.edge);
+    EXPECT_GT(c.edge, 0.003);
 }
 
 // The resume test's pot: a kinematic clump stirring grains (pgs, a fixed step), which every
@@ -155,26 +164,34 @@ TEST(RankWorld, ClumpsSettleOverRanks) {
 }
 
 // What does not run over ranks yet is refused on every rank before anything moves, and
-// blocks narrower than two reaches fail the step on every rank, the state as before it.
+// blocks far narrower than two reaches (more than kMaxWidenings doublings) fail the step on
+// every rank, the state as before it.
 TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
     Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/resume.toml");  // an emitter and an outlet
     const World whole = scene.world;
-    for (const double edge : {0.02, 0.002}) {
+    for (const double edge : {0.02, 1e-7}) {
         std::vector<World> parts(2, whole);
         if (edge < 0.01) {
             for (World& w : parts) w.emitters.clear(), w.outlets.clear();
         }
-        const Decomposition d = body_decomposition(whole.bodies, edge, 2);
         std::vector<StepStatus> got(2);
         std::vector<bool> unchanged(2, false);
         run_local_ranks(2, [&](Ranks& rk) {
             World& w = parts[std::size_t(rk.rank())];
-            hold_part(w, d, rk);
-            const BodyStore before = w.bodies;
-            got[std::size_t(rk.rank())] = step_on_ranks(w, d);
-            unchanged[std::size_t(rk.rank())] = first_difference({w.bodies, w.on_ranks.owner},
-                                                                 {before, w.on_ranks.owner}) == "" &&
-                                                w.step_count == 0;
+            hold_part(w, edge, rk);
+            got[std::size_t(rk.rank())] = step_on_ranks(w);
+            // every body it holds (wherever the widenings sent them) in its state at the start
+            std::map<uint64_t, std::size_t> at;
+            for (std::size_t i = 0; i < whole.bodies.size(); ++i) at[whole.bodies.id[i]] = i;
+            bool same = w.step_count == 0 && w.time == 0.0;
+            for (std::size_t i = 0; i < w.bodies.size(); ++i) {
+                const std::size_t k = at.at(w.bodies.id[i]);
+                same = same && w.bodies.position[i] == whole.bodies.position[k] &&
+                       w.bodies.velocity[i] == whole.bodies.velocity[k] &&
+                       w.bodies.angular_velocity[i] == whole.bodies.angular_velocity[k] &&
+                       w.bodies.orientation[i].coeffs() == whole.bodies.orientation[k].coeffs();
+            }
+            unchanged[std::size_t(rk.rank())] = same;
         });
         for (int r = 0; r < 2; ++r) {
             const StepStatus& s = got[std::size_t(r)];
