@@ -42,6 +42,7 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
     };
     if (!owed(e.next_radius)) return out;
 
+    // (FreeSpace keeps the bodies near_box names: over MPI ranks, those are gathered)
     FreeSpace space(walls, t, e.min, e.max, e.size.max, bodies.position, bodies.radius);
 
     const Vec3 extent = e.max - e.min;

@@ -84,6 +84,12 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
 /// Removes every dynamic body (inv_mass > 0) whose centre lies in an outlet; a body in
 /// several outlets counts for the first. The survivors keep their order. Returns the
 /// number removed.
-std::size_t drain(std::vector<Outlet>& outlets, BodyStore& bodies);
+///
+/// On one MPI rank of several (docs/mpi.md, "The step over ranks"), `owner` (per body,
+/// compacted with the bodies) and `rank`: only the rank's own bodies count in the outlets'
+/// tallies and the result (a ghost is counted by its owner), every body held is removed.
+std::size_t drain(std::vector<Outlet>& outlets, BodyStore& bodies, std::vector<int32_t>* owner = nullptr,
+                  int rank = 0);
+
 
 }  // namespace talus

@@ -11,11 +11,8 @@ namespace {
 double cell_for(const Vec3& lo, const Vec3& hi, double r_max, const std::vector<Vec3>& position,
                 const std::vector<double>& radius) {
     double r_big = r_max;
-    for (std::size_t i = 0; i < position.size(); ++i) {
-        const double reach = radius[i] + r_max;
-        if ((position[i].array() >= lo.array() - reach).all() && (position[i].array() <= hi.array() + reach).all())
-            r_big = std::max(r_big, radius[i]);
-    }
+    for (std::size_t i = 0; i < position.size(); ++i)
+        if (near_box(lo, hi, r_max, position[i], radius[i])) r_big = std::max(r_big, radius[i]);
     return r_max + r_big;
 }
 
@@ -24,11 +21,8 @@ double cell_for(const Vec3& lo, const Vec3& hi, double r_max, const std::vector<
 FreeSpace::FreeSpace(const std::vector<Wall>& walls, double t, const Vec3& lo, const Vec3& hi, double r_max,
                      const std::vector<Vec3>& position, const std::vector<double>& radius)
     : walls_(walls, t), grid_(cell_for(lo, hi, r_max, position, radius)) {
-    for (std::size_t i = 0; i < position.size(); ++i) {
-        const double reach = radius[i] + r_max;
-        if ((position[i].array() >= lo.array() - reach).all() && (position[i].array() <= hi.array() + reach).all())
-            add(position[i], radius[i]);
-    }
+    for (std::size_t i = 0; i < position.size(); ++i)
+        if (near_box(lo, hi, r_max, position[i], radius[i])) add(position[i], radius[i]);
 }
 
 }  // namespace talus

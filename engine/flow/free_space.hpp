@@ -15,6 +15,13 @@
 
 namespace talus {
 
+/// Whether a body at x of bounding radius `radius` could touch a sphere of radius up to
+/// r_max centred in [lo, hi]: its centre lies within r_max + radius of that box.
+inline bool near_box(const Vec3& lo, const Vec3& hi, double r_max, const Vec3& x, double radius) {
+    const double reach = radius + r_max;
+    return (x.array() >= lo.array() - reach).all() && (x.array() <= hi.array() + reach).all();
+}
+
 class FreeSpace {
 public:
     /// Candidates will be centred in [lo, hi] with radii up to r_max. Of the spheres given

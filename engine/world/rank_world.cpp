@@ -102,6 +102,9 @@ void hold_part(World& w, double edge, Ranks& ranks) {
     HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
     w.bodies = std::move(held.bodies);
     w.on_ranks = {&ranks, std::move(held.owner), edge};
+    // an outlet's tally is the sum of the ranks' (each counts its own bodies from here on)
+    if (!ranks.root())
+        for (Outlet& o : w.outlets) o.removed = FlowTally{};
     // the warm start of the contacts of its own bodies (what collide_on_rank reads)
     World::CarriedState s = w.carried_state();
     std::unordered_map<uint64_t, bool> own;

@@ -13,7 +13,8 @@ namespace talus {
 /// Makes `w` (the whole World, the same on every rank) rank `ranks.rank()`'s part of the
 /// decomposition of its bodies into blocks `edge` wide (body_decomposition): it keeps the
 /// bodies hold_from_whole gives (engine/distributed/rank_bodies.hpp) and the warm start of
-/// their contacts, and steps over `ranks` (which must outlive its steps).
+/// their contacts, and steps over `ranks` (which must outlive its steps). The outlets'
+/// tallies stay on rank 0 (others start from zero): their sum over the ranks is the run's.
 void hold_part(World& w, double edge, Ranks& ranks);
 
 /// One step of every rank's part (a collective): w.step(until); then, when it succeeded,

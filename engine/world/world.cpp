@@ -16,6 +16,8 @@
 
 #include "core/kinematic.hpp"
 #include "core/parallel.hpp"
+#include "core/bytes.hpp"
+#include "engine/flow/free_space.hpp"
 #include "engine/world/collide_on_rank.hpp"
 #include "solvers/rank_operator.hpp"
 #include "solvers/bilateral.hpp"
@@ -343,7 +345,6 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
 std::string World::rank_step_refusal() const {
     if (on_ranks.owner.size() != bodies.size()) return "an owner for every body held";
     if (!joints.empty()) return "joints do not run over ranks yet";
-    if (!emitters.empty() || !outlets.empty()) return "emitters and outlets do not run over ranks yet";
     if (simulation.periodic.any()) return "periodic axes do not run over ranks yet";
     for (std::size_t k = 0; k < materials.pair_rolling.size(); ++k)
         if (materials.pair_rolling[k] > 0.0 || materials.pair_spinning[k] > 0.0)
@@ -405,10 +406,66 @@ void World::apply_flow() {
     // (margins, pairs, contacts, colours, joint indices, restore copies) is rebuilt at the
     // start of the next step, and the warm start matches by stable id.
     if (emitters.empty() && outlets.empty()) return;
+    if (distributed()) {
+        apply_flow_on_ranks();
+        return;
+    }
     drain(outlets, bodies);
     if (emitters.empty()) return;
     for (uint64_t id : bodies.id) next_id = std::max(next_id, id + 1);
     for (Emitter& e : emitters) emit(e, bodies, walls, materials, time, next_id);
+}
+
+void World::apply_flow_on_ranks() {
+    // Outlets: every rank removes what it holds in them (the tallies count its own bodies).
+    // Emitters: a new body must miss every body near the emitter's box, whichever rank holds
+    // it, so every rank gathers those (each from its owner, by stable id) and runs the same
+    // emitter on them: the same draws, the same bodies, the same tallies on every rank; rank
+    // 0 keeps the new bodies as its own, and the next redistribution sends them to their
+    // blocks' ranks.
+    Ranks& ranks = *on_ranks.ranks;
+    const int me = ranks.rank();
+    drain(outlets, bodies, &on_ranks.owner, me);
+    if (emitters.empty()) return;
+    for (uint64_t id : bodies.id) next_id = std::max(next_id, id + 1);
+    int64_t next = int64_t(next_id);
+    ranks.max(std::span<int64_t>(&next, 1));
+    next_id = uint64_t(next);
+    for (Emitter& e : emitters) {
+        std::string mine;
+        for (std::size_t i = 0; i < bodies.size(); ++i)
+            if (on_ranks.owner[i] == me && near_box(e.min, e.max, e.size.max, bodies.position[i], bodies.radius[i])) {
+                put_bytes(mine, bodies.id[i]);
+                put_vec(mine, bodies.position[i]);
+                put_bytes(mine, bodies.radius[i]);
+            }
+        std::vector<std::string> all;
+        ranks.all_gather(mine, all);
+        struct Near {
+            uint64_t id;
+            Vec3 x;
+            double r;
+        };
+        std::vector<Near> near;
+        for (const std::string& m : all)
+            for (std::size_t at = 0; at < m.size();) {
+                Near n;
+                n.id = take_bytes<uint64_t>(m, at);
+                n.x = take_vec(m, at);
+                n.r = take_bytes<double>(m, at);
+                near.push_back(n);
+            }
+        std::sort(near.begin(), near.end(), [](const Near& a, const Near& b) { return a.id < b.id; });
+        BodyStore around;  // the bodies near the box, as spheres of their bounding radii
+        for (const Near& n : near) around.add_sphere(n.id, n.x, n.r, 1.0, 0);
+        const std::size_t known = around.size();
+        emit(e, around, walls, materials, time, next_id);
+        if (me != 0) continue;
+        for (std::size_t i = known; i < around.size(); ++i) {
+            bodies.append_from(around, i);
+            on_ranks.owner.push_back(0);
+        }
+    }
 }
 
 World::Problem World::next_problem() const {

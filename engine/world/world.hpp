@@ -61,10 +61,10 @@ public:
     /// rank's own bodies, the ghosts of the blocks around them and every kinematic body,
     /// `owner` each one's rank; every rank calls step() together and the step's collectives
     /// go through `ranks`. The own bodies then move as in one process, bit for bit. Not yet
-    /// with joints, emitters or outlets, periodic axes, rolling or spinning resistance, the
-    /// position-level variant or contact recording (step() refuses them),
-    /// and without the over-constrained check; wall loads, energies and the step's counts
-    /// in the diagnostics are the rank's own part.
+    /// with joints, periodic axes, rolling or spinning resistance, the position-level
+    /// variant or contact recording (step() refuses them), and without the over-constrained
+    /// check; wall loads, outlet tallies, energies and the step's counts in the diagnostics
+    /// are the rank's own part. Emitted bodies enter on rank 0.
     struct OnRanks {
         Ranks* ranks = nullptr;
         std::vector<int32_t> owner;  ///< per body of `bodies`
@@ -229,6 +229,8 @@ private:
     SolverSettings step_solver(double h) const;
     /// Stage 7: outlets, then emitters, between this step and the next.
     void apply_flow();
+    /// The same on one rank of several (distributed()).
+    void apply_flow_on_ranks();
     /// The position-level variant (seed 000 §3.6; engine/world/position_level.cpp): re-solve
     /// linearised at q^l + h ν⁺ up to solver.position_iterations times. ν* is in the
     /// pipeline's star_v, star_w.

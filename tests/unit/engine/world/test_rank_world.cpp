@@ -45,6 +45,7 @@ struct Counted {
     std::size_t contacts = 0;  ///< contacts over all ranks at the last step
     std::size_t resolves = 0;  ///< solves again after a take-back of set-aside contacts (one process)
     double edge = 0.0;         ///< the block edge at the end [m] (step_on_ranks widens too narrow blocks)
+    uint64_t entered = 0, left = 0;  ///< bodies emitted, and removed by outlets
 };
 
 // Counts the own bodies that change rank along the one-process run under `d`, for the
@@ -54,13 +55,15 @@ std::size_t crossings(const std::vector<BodyStore>& whole, const std::vector<Dec
     for (std::size_t s = 1; s < whole.size(); ++s) {
         std::map<uint64_t, int> before;
         for (std::size_t i = 0; i < whole[s - 1].size(); ++i) before[whole[s - 1].id[i]] = d[s - 1].owner_of(whole[s - 1].position[i]);
-        for (std::size_t i = 0; i < whole[s].size(); ++i)
-            n += before.at(whole[s].id[i]) != d[s].owner_of(whole[s].position[i]);
+        for (std::size_t i = 0; i < whole[s].size(); ++i) {
+            const auto it = before.find(whole[s].id[i]);  // not there: emitted in step s
+            n += it != before.end() && it->second != d[s].owner_of(whole[s].position[i]);
+        }
     }
     return n;
 }
 
-// `start` (a World without emitters and outlets) stepped `steps` steps in one process, and
+// `start` stepped `steps` steps in one process, and
 // the same over `ranks` in-process ranks, each holding its part of the bodies decomposed into
 // blocks `edge` wide (wider once step_on_ranks finds them too narrow), and compared with that
 // decomposition of the one-process bodies after every step.
@@ -106,25 +109,34 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
         }
     });
     for (const std::string& f : failure) EXPECT_EQ(f, "");
+    // the emitters' tallies on every rank, the outlets' summed over the ranks: one process's
+    for (std::size_t k = 0; k < one.outlets.size(); ++k) {
+        FlowTally sum;
+        for (const World& w : parts) sum.count += w.outlets[k].removed.count;
+        EXPECT_EQ(sum.count, one.outlets[k].removed.count) << "outlet " << k;
+        counted.left += sum.count - start.outlets[k].removed.count;
+    }
+    for (std::size_t k = 0; k < one.emitters.size(); ++k) {
+        for (const World& w : parts) EXPECT_EQ(w.emitters[k].emitted.count, one.emitters[k].emitted.count);
+        counted.entered += one.emitters[k].emitted.count - start.emitters[k].emitted.count;
+    }
     for (std::size_t n : contacts) counted.contacts += n;
     counted.edge = parts[0].on_ranks.block_edge;
     counted.crossed = crossings(whole, d);
 }
 
-// A scene run `warm_up` steps as it is, then without its emitters and outlets.
+// A scene run `warm_up` steps.
 World warmed_up(const char* scene_file, int warm_up) {
     Scene scene = load_scene(std::string(TALUS_SOURCE_DIR "/tests/scenes/") + scene_file);
     World& w = scene.world;
     for (int s = 0; s < warm_up; ++s)
         if (!w.step().ok) ADD_FAILURE() << scene_file << ": step " << s + 1 << " failed";
-    w.emitters.clear();
-    w.outlets.clear();
     return std::move(w);
 }
 
 // The 3,000-grain pour with the defaults (bgs, the adaptive step, set-aside contacts taken
-// back, the push-out pass where an overlap passes its slop), a bed forming on the floor under grains still raining, over 2
-// to 4 ranks.
+// back, the push-out pass where an overlap passes its slop): the emitter raining grains into
+// the box, a bed forming on its floor and the outlet taking grains out, over 2 to 4 ranks.
 TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
     const World start = warmed_up("mpi_pour.toml", testing::steps_for_build(900));
     for (int ranks = 2; ranks <= 4; ++ranks) {
@@ -132,10 +144,13 @@ TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
         expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(150), ranks, 0.012, c);
         if (HasFailure()) return;
         std::printf("[ pour, %d ranks ] %zu bodies changed rank; %zu contacts held at the last step; "
-                    "%zu solves again after a take-back\n",
-                    ranks, c.crossed, c.contacts, c.resolves);
+                    "%zu solves again after a take-back; %llu bodies emitted, %llu left through the outlet\n",
+                    ranks, c.crossed, c.contacts, c.resolves, (unsigned long long)c.entered,
+                    (unsigned long long)c.left);
         EXPECT_GT(c.crossed, 0u);
         EXPECT_GT(c.resolves, 0u);
+        EXPECT_GT(c.entered, 0u);
+        EXPECT_GT(c.left, 0u);
         EXPECT_EQ(c.edge, 0.012) << "the blocks were widened";
     }
     // blocks narrower than two reaches: widened, the step taken again, the same bits
@@ -167,13 +182,12 @@ TEST(RankWorld, ClumpsSettleOverRanks) {
 // blocks far narrower than two reaches (more than kMaxWidenings doublings) fail the step on
 // every rank, the state as before it.
 TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
-    Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/resume.toml");  // an emitter and an outlet
+    Scene scene = load_scene(TALUS_SOURCE_DIR "/tests/scenes/resume.toml");
     const World whole = scene.world;
     for (const double edge : {0.02, 1e-7}) {
         std::vector<World> parts(2, whole);
-        if (edge < 0.01) {
-            for (World& w : parts) w.emitters.clear(), w.outlets.clear();
-        }
+        if (edge > 0.01)
+            for (World& w : parts) w.record_contacts = true;  // not over ranks yet
         std::vector<StepStatus> got(2);
         std::vector<bool> unchanged(2, false);
         run_local_ranks(2, [&](Ranks& rk) {
@@ -202,7 +216,7 @@ TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
                 EXPECT_NE(s.message.find("passed half a block"), std::string::npos) << s.message;
             } else {
                 EXPECT_TRUE(s.has(StepFault::InvalidSettings)) << s.message;
-                EXPECT_EQ(s.message, "over MPI ranks: emitters and outlets do not run over ranks yet");
+                EXPECT_EQ(s.message, "over MPI ranks: contact recording does not run over ranks yet");
             }
         }
     }
