@@ -20,7 +20,7 @@ namespace {
 template <class T>
 void put_array(std::string& out, const std::vector<T>& v) {
     put_bytes(out, uint64_t(v.size()));
-    out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
 template <class T>
@@ -28,7 +28,7 @@ void take_array(const std::string& in, std::size_t& at, std::vector<T>& v) {
     const uint64_t n = take_bytes<uint64_t>(in, at);
     if (n > (in.size() - at) / sizeof(T)) throw std::runtime_error("a rank's message ended early");
     v.resize(n);
-    std::memcpy(static_cast<void*>(v.data()), in.data() + at, n * sizeof(T));
+    if (n > 0) std::memcpy(static_cast<void*>(v.data()), in.data() + at, n * sizeof(T));  // (no null pointer)
     at += n * sizeof(T);
 }
 
