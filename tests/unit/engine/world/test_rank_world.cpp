@@ -189,7 +189,7 @@ TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
         if (edge > 0.01)
             for (World& w : parts) w.record_contacts = true;  // not over ranks yet
         std::vector<StepStatus> got(2);
-        std::vector<bool> unchanged(2, false);
+        std::vector<uint8_t> unchanged(2, 0);  // (not vector<bool>: its bits share a word between the threads)
         run_local_ranks(2, [&](Ranks& rk) {
             World& w = parts[std::size_t(rk.rank())];
             hold_part(w, edge, rk);
