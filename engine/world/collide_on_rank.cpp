@@ -2,7 +2,6 @@
 #include "engine/world/collide_on_rank.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <numeric>
 #include <string>

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/bytes.hpp"
 #include "engine/distributed/rank_bodies.hpp"
@@ -107,9 +108,9 @@ void hold_part(World& w, double edge, Ranks& ranks) {
         for (Outlet& o : w.outlets) o.removed = FlowTally{};
     // the warm start of the contacts of its own bodies (what collide_on_rank reads)
     World::CarriedState s = w.carried_state();
-    std::unordered_map<uint64_t, bool> own;
+    std::unordered_set<uint64_t> own;
     for (std::size_t i = 0; i < w.bodies.size(); ++i)
-        if (w.on_ranks.owner[i] == ranks.rank()) own.emplace(w.bodies.id[i], true);
+        if (w.on_ranks.owner[i] == ranks.rank()) own.insert(w.bodies.id[i]);
     const auto mine = [&](const auto& e) { return own.contains(e.key_a) || own.contains(e.key_b); };
     std::vector<WarmStartCache::Entry> entries;
     std::vector<WarmStartCache::TorqueEntry> torques;
