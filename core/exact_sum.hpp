@@ -21,7 +21,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ranks.hpp"
 
 namespace talus {
 
@@ -185,5 +191,25 @@ private:
     std::array<int64_t, kBins> bin_{};
     int lo_ = kBins, hi_ = -1, count_ = 0;
 };
+
+/// Every rank's `sums` merged exactly (a collective: every rank calls it with the same
+/// count): on return sums[k] holds the sum of every rank's sums[k], the same accumulator on
+/// every rank, so value() rounds the whole run's sum once, as one process summing every term
+/// would (the merge is exact in any grouping).
+inline void merge_over_ranks(std::span<ExactSum> sums, Ranks& ranks) {
+    if (ranks.size() == 1 || sums.empty()) return;
+    static_assert(std::is_trivially_copyable_v<ExactSum>);
+    std::string mine(sums.size() * sizeof(ExactSum), '\0');
+    std::memcpy(mine.data(), sums.data(), mine.size());
+    std::vector<std::string> all;
+    ranks.all_gather(mine, all);
+    for (std::size_t k = 0; k < sums.size(); ++k) sums[k] = ExactSum{};
+    for (const std::string& theirs : all)
+        for (std::size_t k = 0; k < sums.size(); ++k) {
+            ExactSum s;
+            std::memcpy(static_cast<void*>(&s), theirs.data() + k * sizeof(ExactSum), sizeof(ExactSum));
+            sums[k] += s;
+        }
+}
 
 }  // namespace talus

@@ -10,6 +10,7 @@
 #include <oneapi/tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/exact_sum.hpp"
@@ -69,22 +70,26 @@ double parallel_max_ranges(std::size_t begin, std::size_t end, std::size_t grain
         [](double x, double y) { return std::max(x, y); });
 }
 
-/// Σ_{i<n} f(i) exactly, rounded once (core/exact_sum.hpp): the same bits for any order of
+/// Σ_{i<n} f(i) exactly, rounded once (core/exact_sum.hpp; exact_sum_of: the accumulator,
+/// to merge with other ranks'): the same bits for any order of
 /// the terms, so for bodies held in any order (or over any number of ranks), not only for
 /// any thread count. f is evaluated in parallel.
 template <class F>
-double exact_sum(std::size_t n, F&& f) {
+ExactSum exact_sum_of(std::size_t n, F&& f) {
     return tbb::parallel_reduce(
-               tbb::blocked_range<std::size_t>(0, n, kReduceChunk), ExactSum{},
-               [&](const tbb::blocked_range<std::size_t>& r, ExactSum s) {
-                   for (std::size_t i = r.begin(); i != r.end(); ++i) s.add(f(i));
-                   return s;
-               },
-               [](ExactSum x, const ExactSum& y) {
-                   x += y;
-                   return x;
-               })
-        .value();
+        tbb::blocked_range<std::size_t>(0, n, kReduceChunk), ExactSum{},
+        [&](const tbb::blocked_range<std::size_t>& r, ExactSum s) {
+            for (std::size_t i = r.begin(); i != r.end(); ++i) s.add(f(i));
+            return s;
+        },
+        [](ExactSum x, const ExactSum& y) {
+            x += y;
+            return x;
+        });
+}
+template <class F>
+double exact_sum(std::size_t n, F&& f) {
+    return exact_sum_of(n, std::forward<F>(f)).value();
 }
 
 /// max_{i<n} f(i) (a max is exact, so any order gives the same result); 0 for n = 0.

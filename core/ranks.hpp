@@ -7,10 +7,17 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace talus {
+
+/// Another rank failed: this one stops too (between two steps, agree_between_steps in
+/// tools/mpi_ranks.hpp; after rank 0 failed to write, io/runner.hpp), and that rank reports.
+struct PeerFailed : std::runtime_error {
+    PeerFailed() : std::runtime_error("another rank of the run failed") {}
+};
 
 class Ranks {
 public:

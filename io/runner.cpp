@@ -5,8 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <vector>
+
+#include "engine/world/rank_world.hpp"
 
 namespace talus {
 
@@ -54,11 +59,11 @@ void add_step_series(StepDiagnostics& d, const World& world) {
     }
 }
 
-void write_world_frame(TrajectoryWriter& writer, World& world) {
+void write_world_frame(TrajectoryWriter& writer, World& world, const BodyStore* bodies) {
     std::vector<FlowTally> emitted, removed;
     for (const Emitter& e : world.emitters) emitted.push_back(e.emitted);
     for (const Outlet& o : world.outlets) removed.push_back(o.removed);
-    writer.write_frame(world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
+    writer.write_frame(bodies ? *bodies : world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
                        &world.wall_contacts(), &world.contact_record(), &world.walls);
     world.reset_wall_loads();
 }
@@ -72,11 +77,85 @@ Runner::Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup)
     if (setup_.resuming) checkpointed_ = scene_.world.step_count;
 }
 
+template <class F>
+void Runner::on_writing_rank(F&& write) {
+    World& world = scene_.world;
+    if (!world.distributed()) {
+        write();
+        return;
+    }
+    Ranks& ranks = *world.on_ranks.ranks;
+    std::exception_ptr failure;
+    if (ranks.root()) {
+        try {
+            write();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    }
+    // the others would otherwise wait for rank 0 in the next step's collectives
+    if (ranks.any(failure != nullptr)) {
+        if (failure) std::rethrow_exception(failure);
+        throw PeerFailed();
+    }
+}
+
 void Runner::checkpoint_now(const RunPosition& at) {
-    if (setup_.checkpoint.empty() || checkpointed_ == scene_.world.step_count) return;
-    if (writer_) writer_->sync();
-    write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
-    checkpointed_ = scene_.world.step_count;
+    World& world = scene_.world;
+    if (setup_.checkpoint.empty() || checkpointed_ == world.step_count) return;
+    if (world.distributed()) {
+        // the whole state, as one process holds it, written by rank 0 (the scene's World
+        // is the whole one while write_checkpoint reads it)
+        std::optional<World> whole = gather_whole(world);
+        on_writing_rank([&] {
+            if (writer_) writer_->sync();
+            std::swap(scene_.world, *whole);
+            try {
+                write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
+            } catch (...) {
+                std::swap(scene_.world, *whole);
+                throw;
+            }
+            std::swap(scene_.world, *whole);
+        });
+    } else {
+        if (writer_) writer_->sync();
+        write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
+    }
+    checkpointed_ = world.step_count;
+}
+
+void Runner::write_frame() {
+    World& world = scene_.world;
+    if (!world.distributed()) {
+        if (writer_) write_world_frame(*writer_, world);
+        return;
+    }
+    const BodyStore whole = gather_bodies(world);
+    on_writing_rank([&] {
+        if (writer_) write_world_frame(*writer_, world, &whole);
+    });
+    world.reset_wall_loads();  // on every rank, as on rank 0
+}
+
+void Runner::close_after_failure() {
+    World& world = scene_.world;
+    const bool adaptive = world.simulation.adaptive;
+    const auto frame_missing = [&] {
+        return adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0;
+    };
+    if (!world.distributed()) {
+        if (!writer_) return;
+        if (frame_missing()) write_world_frame(*writer_, world);
+        writer_->close();
+        return;
+    }
+    const BodyStore whole = gather_bodies(world);  // every rank; rank 0 decides
+    on_writing_rank([&] {
+        if (!writer_) return;
+        if (frame_missing()) write_world_frame(*writer_, world, &whole);
+        writer_->close();
+    });
 }
 
 RunOutcome Runner::run(const RunEvents& events) {
@@ -121,7 +200,8 @@ RunOutcome Runner::run(const RunEvents& events) {
                 checkpoint_now({s, monitor.state()});
                 next_checkpoint = next_multiple(world.time, checkpoint_interval);
             }
-            const StepStatus status = world.step(std::min(next_frame, monitor.end_time()));
+            const double until = std::min(next_frame, monitor.end_time());
+            const StepStatus status = world.distributed() ? step_on_ranks(world, until) : world.step(until);
             if (!status.ok) {
                 RunOutcome out;
                 out.status = status;
@@ -131,11 +211,7 @@ RunOutcome Runner::run(const RunEvents& events) {
                 }
                 // the failed step left the state as it was before it: the last good state,
                 // which becomes the trajectory's last frame (unless it is one)
-                if (writer_) {
-                    if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
-                        write_world_frame(*writer_, world);
-                    writer_->close();
-                }
+                close_after_failure();
                 out.end = RunOutcome::End::SimulationFailed;
                 return out;
             }
@@ -148,7 +224,7 @@ RunOutcome Runner::run(const RunEvents& events) {
             over = monitor.done(world);
             // frames on the global cadence, and the state at every stage's end
             const bool due = frame_due();
-            if (writer_ && (due || over)) write_world_frame(*writer_, world);
+            if (due || over) write_frame();
             if (adaptive && due) next_frame = next_multiple(world.time, interval);
             if (events.after_step) events.after_step(world);
         }

@@ -31,7 +31,9 @@ RunMetadata prepare_run_output(Scene& scene);
 /// A frame of the world now, with the cumulative tallies of its emitters and outlets (/flow
 /// rows) and the wall loads since the previous frame (/walls rows), which then start again
 /// from zero.
-void write_world_frame(TrajectoryWriter& writer, World& world);
+/// `bodies`: the frame's bodies instead of world.bodies (a World stepped over ranks: the
+/// whole store gathered on rank 0).
+void write_world_frame(TrajectoryWriter& writer, World& world, const BodyStore* bodies = nullptr);
 
 /// The step's series into its diagnostics row (the output's /diagnostics/wall_force and
 /// flow totals): each wall's mean force over the step just taken, and the emitters' and
@@ -76,6 +78,12 @@ class Runner {
 public:
     /// `writer` holds the frames written so far (the first one, or the resumed file's);
     /// null: a run without output (tests, benchmarks), which still steps onto frame times.
+    ///
+    /// A World stepped over ranks (World::distributed(), engine/world/rank_world.hpp) steps
+    /// with step_on_ranks, and every frame and checkpoint is the whole state gathered on
+    /// rank 0 (gather_whole), which alone has the writer and writes the checkpoints: every
+    /// rank runs the same loop and gathers with it. A write that fails on rank 0 stops the
+    /// other ranks with PeerFailed (core/ranks.hpp) while rank 0 throws the error.
     Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup);
 
     /// Steps every stage from setup.start to its end, or until a stop or a failure.
@@ -92,6 +100,16 @@ public:
 private:
     /// A checkpoint at `at`, once per step: the trajectory first (synced), then the state.
     void checkpoint_now(const RunPosition& at);
+    /// A frame of the world now (over ranks: gathered on rank 0, a collective), then the
+    /// wall loads start again from zero.
+    void write_frame();
+    /// After a failed step: the last good state as the last frame (unless it is one), and
+    /// the trajectory closed.
+    void close_after_failure();
+    /// `write()` on the rank that writes (over ranks: rank 0; the others learn whether it
+    /// failed: a collective).
+    template <class F>
+    void on_writing_rank(F&& write);
 
     Scene& scene_;
     TrajectoryWriter* writer_;

@@ -28,11 +28,6 @@ void stop_ranks(Ranks& ranks);
 /// every rank). Ranks given different scenes or options would step different worlds.
 bool same_arguments(Ranks& ranks, int argc, char** argv);
 
-/// Another rank failed: this one stops between two steps (thrown by agree_between_steps).
-struct PeerFailed : std::runtime_error {
-    PeerFailed() : std::runtime_error("another rank of the run failed") {}
-};
-
 /// Between two steps, on every rank: `signal` (0 or the signal this rank was asked to stop
 /// with) becomes the largest any rank was given. Throws PeerFailed when a rank has left the
 /// step loop with a failure.

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "engine/distributed/solve_over_ranks.hpp"
+#include "engine/world/rank_world.hpp"
 #include "io/checkpoint.hpp"
 #include "io/runner.hpp"
 #include "io/scene.hpp"
@@ -99,7 +100,8 @@ public:
         const std::string line = fmt::format(
             "{}t {:.4g}/{:.4g} s | {:.0f} steps/s | ETA {} | {} bodies | {} contacts | it {} | r {:.2e} m/s",
             stage_.empty() ? std::string() : stage_ + " | ", w.time, duration, rate,
-            format_duration(eta), w.bodies.size(), d.contacts, d.iterations, d.residual);
+            format_duration(eta), w.distributed() ? d.bodies : w.bodies.size(), d.contacts, d.iterations,
+            d.residual);
         if (tty_) std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
         else std::fprintf(stderr, "%s\n", line.c_str());
         open_line_ = tty_ && !final;
@@ -361,8 +363,8 @@ struct RunOptions {
 
 int cmd_run(RunOptions opt) {
     const bool resuming = !opt.resume.empty();
-    // Under MPI every rank steps the whole scene; rank 0 alone writes the trajectory, the
-    // sidecar and the checkpoints, and speaks (docs/mpi.md).
+    // Under MPI every rank loads the whole scene and then keeps its part (below); rank 0
+    // alone writes the trajectory, the sidecar and the checkpoints, and speaks (docs/mpi.md).
     const bool writes = g_ranks->root();
     if (!writes) opt.quiet = true;
     talus::Scene scene;
@@ -458,15 +460,6 @@ int cmd_run(RunOptions opt) {
             tbb::global_control::max_allowed_parallelism, std::size_t(opt.threads));
 
     talus::World& world = scene.world;
-    // Under mpirun, every rank steps the whole world and the step's contact solves run over
-    // the ranks (docs/mpi.md, "What the ranks do today"), with the one-process bits.
-    talus::RanksSolveCount rank_solves;
-    if (g_ranks->size() > 1)
-        world.contact_solve = [&rank_solves, least = opt.rank_min_contacts](
-                                  talus::AssembledBatch& batch, talus::BodyStore& bodies,
-                                  const talus::SolverSettings& settings, talus::SolverWorkspace& work) {
-            return talus::solve_over_ranks(batch, bodies, settings, work, *g_ranks, least, &rank_solves);
-        };
     const double dt = world.simulation.dt;
     // With a fixed step, frames and checkpoints come on a step cadence (t = k dt exactly);
     // with the adaptive step, on a time cadence: the steps land on each frame's time and
@@ -613,10 +606,29 @@ int cmd_run(RunOptions opt) {
         // rank has failed)
         return talus::agree_between_steps(*g_ranks, int(g_stop_signal));
     };
+    // Under mpirun each rank holds and steps its part of the bodies, and rank 0 gathers the
+    // whole for every frame and checkpoint (docs/mpi.md, "The step over ranks"), with the
+    // one-process bits. What cannot step over ranks yet (World::rank_step_refusal) runs as
+    // before: every rank steps the whole world and only the contact solves are divided.
+    talus::RanksSolveCount rank_solves;
+    std::string whole_on_each;  // why every rank steps the whole world ("" when it does not)
+    const bool parted = g_ranks->size() > 1 && (whole_on_each = world.rank_step_refusal()).empty();
+    if (parted) {
+        talus::hold_part(world, talus::first_block_edge(world), *g_ranks);
+    } else if (g_ranks->size() > 1) {
+        if (!opt.quiet)
+            std::fprintf(stderr, "talus: note: over MPI ranks %s, so every rank steps the whole world "
+                                 "and only the contact solves run over the ranks\n", whole_on_each.c_str());
+        world.contact_solve = [&rank_solves, least = opt.rank_min_contacts](
+                                  talus::AssembledBatch& batch, talus::BodyStore& bodies,
+                                  const talus::SolverSettings& settings, talus::SolverWorkspace& work) {
+            return talus::solve_over_ranks(batch, bodies, settings, work, *g_ranks, least, &rank_solves);
+        };
+    }
     talus::RunSetup setup;
     setup.start = start;
     setup.resuming = resuming;
-    if (writes) setup.checkpoint = checkpoint;
+    if (writes || parted) setup.checkpoint = checkpoint;  // over parts every rank gathers
     setup.trajectory = out_absolute;
     talus::Runner runner(scene, writer.get(), setup);
     try {
@@ -699,7 +711,11 @@ int cmd_run(RunOptions opt) {
                      steps > 0 ? seconds_text(loop / double(steps)).c_str() : "-");
         tally.print_stages(loop);
         tally.print(world, scene.world.solver);
-        if (g_ranks->size() > 1) {
+        if (parted) {
+            std::fprintf(stderr, "talus: ranks: each of the %d ranks held and stepped its part of the bodies "
+                                 "(blocks %.3g m wide)\n",
+                         g_ranks->size(), world.on_ranks.block_edge);
+        } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;
             const double per = double(std::max<uint64_t>(1, c.iterations));
             std::fprintf(stderr,

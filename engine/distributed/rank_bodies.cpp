@@ -161,4 +161,30 @@ uint64_t redistribute(HeldBodies& held, const Decomposition& d, Ranks& ranks) {
     return sent;
 }
 
+BodyStore gather_own(const BodyStore& bodies, std::span<const int32_t> owner, int to, Ranks& ranks) {
+    const int me = ranks.rank();
+    BodyStore mine;  // dynamic bodies only: `to` holds every kinematic body itself
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (owner[i] == me && !bodies.kinematic(i)) mine.append_from(bodies, i);
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
+    put_store(outbox[std::size_t(to)], mine);
+    ranks.exchange(outbox, inbox);
+    if (me != to) return {};
+    BodyStore all;
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (bodies.kinematic(i)) all.append_from(bodies, i);
+    for (const std::string& m : inbox) {
+        if (m.empty()) continue;
+        std::size_t at = 0;
+        const BodyStore got = take_store(m, at);
+        for (std::size_t i = 0; i < got.size(); ++i) all.append_from(got, i);
+    }
+    std::vector<uint32_t> order(all.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return all.id[x] < all.id[y]; });
+    BodyStore out;
+    for (uint32_t i : order) out.append_from(all, i);
+    return out;
+}
+
 }  // namespace talus

@@ -6,6 +6,7 @@
 /// sends each own body to the rank that owns its block now (migration) and a fresh copy to
 /// every rank that must hold it as a ghost.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/body_store.hpp"
@@ -39,5 +40,10 @@ Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks);
 /// moves to its block's rank like any other. The result is hold_from_whole of the bodies'
 /// states, bit for bit; returns the bytes this rank sent.
 uint64_t redistribute(HeldBodies& held, const Decomposition& d, Ranks& ranks);
+
+/// Every rank's own bodies on rank `to` (a collective): there, a store of every own dynamic
+/// body of every rank and every kinematic body, by ascending stable id (a clump with a copy
+/// of its template); an empty store on the other ranks.
+BodyStore gather_own(const BodyStore& bodies, std::span<const int32_t> owner, int to, Ranks& ranks);
 
 }  // namespace talus

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "core/body_store.hpp"
+#include "core/exact_sum.hpp"
 #include "core/materials.hpp"
 #include "core/math.hpp"
 #include "core/walls.hpp"
@@ -82,14 +84,21 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
                const MaterialTable& materials, double t, uint64_t& next_id);
 
 /// Removes every dynamic body (inv_mass > 0) whose centre lies in an outlet; a body in
-/// several outlets counts for the first. The survivors keep their order. Returns the
-/// number removed.
-///
-/// On one MPI rank of several (docs/mpi.md, "The step over ranks"), `owner` (per body,
-/// compacted with the bodies) and `rank`: only the rank's own bodies count in the outlets'
-/// tallies and the result (a ghost is counted by its owner), every body held is removed.
-std::size_t drain(std::vector<Outlet>& outlets, BodyStore& bodies, std::vector<int32_t>* owner = nullptr,
-                  int rank = 0);
+/// several outlets counts for the first. The survivors keep their order. Adds what left to
+/// the outlets' tallies (each outlet's mass of the call summed exactly, then added, so that
+/// the tallies have the same bits when the bodies are held in another order or on several
+/// ranks) and returns the number removed.
+std::size_t drain(std::vector<Outlet>& outlets, BodyStore& bodies);
+
+/// The same on one MPI rank of several (docs/mpi.md, "The step over ranks"): every body the
+/// rank holds in an outlet is removed (with its `owner` entry), and what its own bodies
+/// carried out is returned, not tallied: per outlet k, entries 2k and 2k + 1 are the count
+/// and the mass [kg] as exact sums, which the caller merges over the ranks
+/// (merge_over_ranks) and then adds with add_drained, the same on every rank.
+std::vector<ExactSum> drain_on_rank(std::vector<Outlet>& outlets, BodyStore& bodies, std::vector<int32_t>& owner,
+                                    int rank);
+/// Adds drain_on_rank's sums (merged over the ranks) to the outlets' tallies.
+void add_drained(std::vector<Outlet>& outlets, std::span<const ExactSum> sums);
 
 
 }  // namespace talus

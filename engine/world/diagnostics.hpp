@@ -19,6 +19,7 @@ struct StepDiagnostics {
     double time = 0.0;              ///< simulated time after the step [s]
     double dt = 0.0;                ///< the step h just taken [s] (fixed or adaptive)
     uint32_t contacts = 0;          ///< contacts in the solve
+    uint64_t bodies = 0;            ///< bodies after the step (every rank's, over ranks)
     uint32_t iterations = 0;        ///< solver iterations
     uint32_t colours = 0;           ///< colours of the contact graph (parallel PGS)
     double residual = 0.0;          ///< docs/design.md §6 residual at exit [m/s]

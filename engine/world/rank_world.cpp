@@ -101,11 +101,11 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
 void hold_part(World& w, double edge, Ranks& ranks) {
     const Decomposition d = body_decomposition(w.bodies, edge, ranks.size());
     HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
+    World::OnRanks on{&ranks, std::move(held.owner), edge, w.bodies.clumps, {}};
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        if (w.bodies.shape[i] == Shape::Clump) on.clump_template.emplace(w.bodies.id[i], w.bodies.clump_of(i));
     w.bodies = std::move(held.bodies);
-    w.on_ranks = {&ranks, std::move(held.owner), edge};
-    // an outlet's tally is the sum of the ranks' (each counts its own bodies from here on)
-    if (!ranks.root())
-        for (Outlet& o : w.outlets) o.removed = FlowTally{};
+    w.on_ranks = std::move(on);
     // the warm start of the contacts of its own bodies (what collide_on_rank reads)
     World::CarriedState s = w.carried_state();
     std::unordered_set<uint64_t> own;
@@ -118,6 +118,55 @@ void hold_part(World& w, double edge, Ranks& ranks) {
     std::copy_if(s.warm.torque_entries().begin(), s.warm.torque_entries().end(), std::back_inserter(torques), mine);
     s.warm.restore(std::move(entries), std::move(torques), s.warm.lipschitz());
     w.restore_carried_state(std::move(s));
+}
+
+BodyStore gather_bodies(const World& w) {
+    BodyStore bodies = gather_own(w.bodies, w.on_ranks.owner, 0, *w.on_ranks.ranks);
+    if (bodies.size() == 0) return bodies;
+    // the clumps name the run's templates again
+    bodies.clumps = w.on_ranks.clumps;
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (bodies.shape[i] == Shape::Clump) bodies.shape_param[i].x() = double(w.on_ranks.clump_template.at(bodies.id[i]));
+    return bodies;
+}
+
+double first_block_edge(const World& w) {
+    double r = 0.0;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        if (!w.bodies.kinematic(i)) r = std::max(r, w.bodies.radius[i]);
+    for (const Emitter& e : w.emitters) r = std::max(r, e.size.max);
+    return r > 0.0 ? 4.0 * r : 1.0;
+}
+
+std::optional<World> gather_whole(const World& w) {
+    Ranks& ranks = *w.on_ranks.ranks;
+    BodyStore bodies = gather_bodies(w);
+    // every rank's warm-start entries (a contact across two ranks comes from both, once)
+    std::string mine;
+    put_bytes(mine, uint64_t(w.warm_start().entries().size()));
+    for (const WarmStartCache::Entry& e : w.warm_start().entries()) put_entry(mine, e);
+    for (const WarmStartCache::TorqueEntry& e : w.warm_start().torque_entries()) put_torque(mine, e);
+    std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
+    outbox[0] = std::move(mine);
+    ranks.exchange(outbox, inbox);
+    if (!ranks.root()) return std::nullopt;
+    std::vector<WarmStartCache::Entry> entries;
+    std::vector<WarmStartCache::TorqueEntry> torques;
+    for (const std::string& m : inbox) {
+        std::size_t at = 0;
+        const std::size_t n = take_bytes<uint64_t>(m, at);
+        for (std::size_t k = 0; k < n; ++k) entries.push_back(take_entry(m, at));
+        while (at < m.size()) torques.push_back(take_torque(m, at));
+    }
+    sort_unique(entries);
+    sort_unique(torques);
+    std::optional<World> whole(w);
+    whole->bodies = std::move(bodies);
+    whole->on_ranks = World::OnRanks{};
+    World::CarriedState s = whole->carried_state();
+    s.warm.restore(std::move(entries), std::move(torques), s.warm.lipschitz());
+    whole->restore_carried_state(std::move(s));
+    return whole;
 }
 
 void rebalance(World& w) {

@@ -4,6 +4,8 @@
 /// ranks"): World::step with World::on_ranks set runs the step's stages on what the rank
 /// holds, and between steps the bodies and the warm start of their contacts go to the
 /// ranks that own or hold them now. The own bodies move as in one process, bit for bit.
+#include <optional>
+
 #include "core/ranks.hpp"
 #include "engine/distributed/decomposition.hpp"
 #include "engine/world/world.hpp"
@@ -13,9 +15,15 @@ namespace talus {
 /// Makes `w` (the whole World, the same on every rank) rank `ranks.rank()`'s part of the
 /// decomposition of its bodies into blocks `edge` wide (body_decomposition): it keeps the
 /// bodies hold_from_whole gives (engine/distributed/rank_bodies.hpp) and the warm start of
-/// their contacts, and steps over `ranks` (which must outlive its steps). The outlets'
-/// tallies stay on rank 0 (others start from zero): their sum over the ranks is the run's.
+/// their contacts, and steps over `ranks` (which must outlive its steps). Every rank keeps
+/// the whole run's tallies of the emitters and outlets (each step adds the same to them).
 void hold_part(World& w, double edge, Ranks& ranks);
+
+/// hold_part's block edge for a run [m]: four times the largest bounding radius of a dynamic
+/// body or an emitter's sphere (1 m with neither), so that a block holds a few grains and
+/// its ghosts are one layer of blocks; step_on_ranks widens the blocks if a reach passes
+/// half of it (fast bodies: wide margins).
+double first_block_edge(const World& w);
 
 /// One step of every rank's part (a collective): w.step(until); then, when it succeeded,
 /// the bodies decomposed again from where they are (decompose_held, blocks
@@ -26,6 +34,14 @@ void hold_part(World& w, double edge, Ranks& ranks);
 /// wide, up to kMaxWidenings times. On failure the bodies stay where they were.
 StepStatus step_on_ranks(World& w, double until = World::kNoTimeLimit);
 inline constexpr int kMaxWidenings = 8;
+
+/// What one process would hold of a World stepped over ranks (a collective), for the
+/// output: on rank 0 a copy of `w` with every rank's own bodies by ascending stable id (the
+/// clumps' templates the run's own table, as one process has them), the warm start of every
+/// contact, and nothing of the ranks; nothing on the other ranks.
+std::optional<World> gather_whole(const World& w);
+/// Its bodies alone (a collective): on rank 0 gather_whole's store, elsewhere an empty one.
+BodyStore gather_bodies(const World& w);
 
 /// Between steps (a collective): the bodies of every rank's part decomposed again from
 /// where they are, and the warm start and the bodies sent where that puts them.

@@ -198,7 +198,7 @@ StepStatus World::take_step(double h, double t1) {
     solved_ = true;
     if (set_aside && result_.refused.empty())
         prepared.colours = take_back_and_resolve(h, lean, prepared.colours);  // 5c.
-    diag_.set_aside = uint32_t(p.collide.aside.size());
+    diag_.set_aside = uint32_t(distributed() ? counted_on_rank(p.collide.aside) : p.collide.aside.size());
     if (lean) {
         p.solver = SolverWorkspace{};
         contacts_.release_geometry();  // the batch holds what the rest of the step needs
@@ -232,20 +232,47 @@ StepStatus World::take_step(double h, double t1) {
         joints.empty() ? 0.0 : joint_infeasibility(joints, p.joint_a, p.joint_b, bodies);
     time = t1;
     ++step_count;
+    // counted before the outlets renumber the bodies the contacts index
+    const std::size_t contacts_here = distributed() ? counted_on_rank(contacts_) : contacts_.size();
     apply_flow();                                                        // 7.
 
     diag_.step = step_count;
     diag_.time = time;
     diag_.dt = h;
-    diag_.contacts = uint32_t(contacts_.size());
+    diag_.contacts = uint32_t(contacts_here);
     diag_.iterations = uint32_t(result_.iterations);
     diag_.colours = uint32_t(prepared.colours);
     diag_.residual = result_.residual;
     diag_.converged = result_.converged;
     diag_.envelope = prepared.margins.envelope;
-    diag_.kinetic_energy = kinetic_energy();
-    diag_.potential_energy = potential_energy();
+    diag_.bodies = bodies.size();
+    std::array<ExactSum, 5> totals{kinetic_energy_sum(), potential_energy_sum()};
+    if (distributed()) {  // the ranks' parts, each contact and body counted on one rank
+        const int me = on_ranks.ranks->rank();
+        totals[2].add(double(diag_.contacts));
+        totals[3].add(double(diag_.set_aside));
+        totals[4].add(double(std::count(on_ranks.owner.begin(), on_ranks.owner.end(), me)));
+        merge_over_ranks(totals, *on_ranks.ranks);
+        diag_.contacts = uint32_t(totals[2].value());
+        diag_.set_aside = uint32_t(totals[3].value());
+        diag_.bodies = uint64_t(totals[4].value());
+    }
+    diag_.kinetic_energy = totals[0].value();
+    diag_.potential_energy = totals[1].value();
     return {};
+}
+
+std::size_t World::counted_on_rank(const ContactList& c) const {
+    // A contact of bodies on two ranks is on both: it counts on the rank of its first
+    // dynamic body (a, else b: for a wall's or a kinematic body's contact), which holds it.
+    const int me = on_ranks.ranks->rank();
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        const int32_t a = c.a[i];
+        const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
+        n += on_ranks.owner[std::size_t(a_counts ? a : c.b[i])] == me;
+    }
+    return n;
 }
 
 SolverSettings World::step_solver(double h) const {
@@ -343,7 +370,7 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
 }
 
 std::string World::rank_step_refusal() const {
-    if (on_ranks.owner.size() != bodies.size()) return "an owner for every body held";
+    if (distributed() && on_ranks.owner.size() != bodies.size()) return "an owner for every body held";
     if (!joints.empty()) return "joints do not run over ranks yet";
     if (simulation.periodic.any()) return "periodic axes do not run over ranks yet";
     for (std::size_t k = 0; k < materials.pair_rolling.size(); ++k)
@@ -385,7 +412,11 @@ World::Prepared World::prepare_on_ranks(double h, StepAt at) {
                                       .at = at,
                                       .block_edge = on_ranks.block_edge},
                                      ranks);
+    // stages 1b-4 are one call here: their time is the narrow phase's (the take-back adds
+    // its colouring and assembly to time_assemble)
     clock.lap(diag_.time_narrow);
+    diag_.time_broad = 0.0;
+    diag_.time_assemble = 0.0;
     out.margins = c.margins;
     out.colours = c.colours;
     out.error = std::move(c.error);
@@ -417,7 +448,8 @@ void World::apply_flow() {
 }
 
 void World::apply_flow_on_ranks() {
-    // Outlets: every rank removes what it holds in them (the tallies count its own bodies).
+    // Outlets: every rank removes what it holds in them, and the tallies add what every
+    // rank's own bodies carried out (exact sums merged over the ranks: one process's bits).
     // Emitters: a new body must miss every body near the emitter's box, whichever rank holds
     // it, so every rank gathers those (each from its owner, by stable id) and runs the same
     // emitter on them: the same draws, the same bodies, the same tallies on every rank; rank
@@ -425,7 +457,11 @@ void World::apply_flow_on_ranks() {
     // blocks' ranks.
     Ranks& ranks = *on_ranks.ranks;
     const int me = ranks.rank();
-    drain(outlets, bodies, &on_ranks.owner, me);
+    if (!outlets.empty()) {
+        std::vector<ExactSum> out = drain_on_rank(outlets, bodies, on_ranks.owner, me);
+        merge_over_ranks(out, ranks);
+        add_drained(outlets, out);
+    }
     if (emitters.empty()) return;
     for (uint64_t id : bodies.id) next_id = std::max(next_id, id + 1);
     int64_t next = int64_t(next_id);
@@ -528,6 +564,8 @@ void World::accumulate_wall_loads(double h) {
             wall_contacts_.angular_impulse.push_back(couple);
         }
     }
+    // over ranks each wall contact is on its body's rank alone: the ranks' sums merged
+    if (distributed()) merge_over_ranks(std::span<ExactSum>(sums.data()->data(), 6 * sums.size()), *on_ranks.ranks);
     for (std::size_t w = 0; w < walls.size(); ++w) {
         const Vec3 impulse(sums[w][0].value(), sums[w][1].value(), sums[w][2].value());
         const Vec3 angular(sums[w][3].value(), sums[w][4].value(), sums[w][5].value());
@@ -565,13 +603,16 @@ void World::record_step_contacts(double h) {
     }
 }
 
-double World::kinetic_energy() const {
+double World::kinetic_energy() const { return kinetic_energy_sum().value(); }
+double World::potential_energy() const { return potential_energy_sum().value(); }
+
+ExactSum World::kinetic_energy_sum() const {
     // An exact sum (core/exact_sum.hpp): the same bits whatever the order the bodies are
-    // held in, or the threads, or (once distributed) the ranks.
+    // held in, or the threads, or (merged over them) the ranks.
     const auto held_only = [&](std::size_t i) {  // over ranks: the own bodies' part
         return distributed() && on_ranks.owner[i] != on_ranks.ranks->rank();
     };
-    return exact_sum(bodies.size(), [&](std::size_t i) {
+    return exact_sum_of(bodies.size(), [&](std::size_t i) {
         if (bodies.inv_mass[i] == 0.0 || held_only(i)) return 0.0;
         const Vec3& w = bodies.angular_velocity[i];
         return 0.5 * bodies.velocity[i].squaredNorm() / bodies.inv_mass[i] +
@@ -579,8 +620,8 @@ double World::kinetic_energy() const {
     });
 }
 
-double World::potential_energy() const {
-    return exact_sum(bodies.size(), [&](std::size_t i) {
+ExactSum World::potential_energy_sum() const {
+    return exact_sum_of(bodies.size(), [&](std::size_t i) {
         if (distributed() && on_ranks.owner[i] != on_ranks.ranks->rank()) return 0.0;  // another rank's
         return bodies.inv_mass[i] != 0.0 ? -simulation.gravity.dot(bodies.position[i]) / bodies.inv_mass[i] : 0.0;
     });

@@ -5,10 +5,12 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
+#include "core/exact_sum.hpp"
 #include "core/joints.hpp"
 #include "core/materials.hpp"
 #include "core/ranks.hpp"
@@ -70,6 +72,11 @@ public:
         std::vector<int32_t> owner;  ///< per body of `bodies`
         /// the decomposition's block edge [m] (a reach beyond half of it: StepFault::BlocksTooSmall)
         double block_edge = std::numeric_limits<double>::infinity();
+        /// the whole run's clump templates, and each clump body's among them by stable id
+        /// (a held body carries a copy of its template: the whole state gathered for the
+        /// output names the run's, as one process does; gather_whole)
+        ClumpTable clumps;
+        std::unordered_map<uint64_t, uint32_t> clump_template;
     };
     OnRanks on_ranks;
     bool distributed() const { return on_ranks.ranks != nullptr; }
@@ -153,6 +160,8 @@ public:
     /// that the next step's assembly starts from.
     const WarmStartCache& warm_start() const { return warm_; }
 
+    /// Σ ½ m v² + ½ ωᵀ J ω and Σ −m g·x of the dynamic bodies [J]; over ranks, of this
+    /// rank's own bodies (the step's diagnostics hold the whole run's).
     double kinetic_energy() const;
     double potential_energy() const;
 
@@ -214,6 +223,12 @@ private:
     double min_over_ranks(double x) const { return distributed() ? on_ranks.ranks->min_of(x) : x; }
     bool any_over_ranks(bool x) const { return distributed() ? on_ranks.ranks->any(x) : x; }
     StepError agreed(StepError e) const;
+    /// The energies' exact sums over this rank's own bodies (all bodies in one process).
+    ExactSum kinetic_energy_sum() const;
+    ExactSum potential_energy_sum() const;
+    /// How many of `c`'s contacts (of the held bodies) this rank counts in the step's
+    /// totals: over the ranks, each contact once.
+    std::size_t counted_on_rank(const ContactList& c) const;
     /// One step of length h ending at t1 (stages 1–7).
     StepStatus take_step(double h, double t1);
     bool relinearising() const { return solver.position_iterations > 0; }

@@ -137,24 +137,28 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
     out.time = time;
     out.step = step;
     out.n = n;
+    const std::vector<uint32_t> order = trajectory::rows_by_id(bodies);
     out.shape.resize(n);
     out.clump.resize(n);
+    out.id.resize(n);
+    out.material.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-        out.shape[i] = uint8_t(bodies.shape[i]);
-        out.clump[i] = bodies.shape[i] == Shape::Clump ? int32_t(bodies.clump_of(i)) : -1;
+        const std::size_t k = order[i];
+        out.shape[i] = uint8_t(bodies.shape[k]);
+        out.clump[i] = bodies.shape[k] == Shape::Clump ? int32_t(bodies.clump_of(k)) : -1;
+        out.id[i] = bodies.id[k];
+        out.material[i] = bodies.material[k];
         if (out.clump[i] >= int32_t(clump_templates))
             throw IoError(fmt::format("trajectory '{}': body {} uses clump template {}, but the "
                                       "file was created with {} templates",
-                                      path.string(), bodies.id[i], out.clump[i],
+                                      path.string(), bodies.id[k], out.clump[i],
                                       clump_templates));
     }
-    out.id.assign(bodies.id.begin(), bodies.id.end());
-    out.material.assign(bodies.material.begin(), bodies.material.end());
     if (float32) {
-        pack_reals(bodies, out.real32);
+        pack_reals(bodies, order, out.real32);
         out.real64.clear();
     } else {
-        pack_reals(bodies, out.real64);
+        pack_reals(bodies, order, out.real64);
         out.real32.clear();
     }
     out.emitted = emitted;
@@ -172,7 +176,7 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
     out.record.clear();
     if (all_contacts && record != nullptr) out.record = *record;
     out.glyphs.clear();
-    if (shapes) trajectory::shape_glyphs(bodies, out.glyphs);
+    if (shapes) trajectory::shape_glyphs(bodies, order, out.glyphs);
     if (walls != nullptr) posed_wall_points(surface, *walls, time, out.wall_points);
     else out.wall_points = surface.points;
     out.diagnostics.swap(pending);

@@ -28,10 +28,9 @@ void add(ShapeGlyphs& out, uint64_t id, uint32_t material, const Vec3& centre, c
 
 }  // namespace
 
-void shape_glyphs(const BodyStore& b, ShapeGlyphs& out) {
+void shape_glyphs(const BodyStore& b, std::span<const uint32_t> order, ShapeGlyphs& out) {
     out.clear();
-    const std::size_t n = b.size();
-    for (std::size_t i = 0; i < n; ++i) {  // ellipsoids, and spheres as ellipsoids
+    for (const uint32_t i : order) {  // ellipsoids, and spheres as ellipsoids
         const Shape shape = b.shape[i];
         if (shape == Shape::Sphere) continue;
         const Mat3 R = b.orientation[i].toRotationMatrix();
@@ -57,7 +56,7 @@ void shape_glyphs(const BodyStore& b, ShapeGlyphs& out) {
             case Shape::Sphere: break;
         }
     }
-    for (std::size_t i = 0; i < n; ++i) {  // the capsules' middles
+    for (const uint32_t i : order) {  // the capsules' middles
         if (b.shape[i] != Shape::Capsule) continue;
         const Mat3 R = b.orientation[i].toRotationMatrix();
         const double r = b.shape_param[i].x(), half = b.shape_param[i].y();

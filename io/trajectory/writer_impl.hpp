@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -113,8 +114,19 @@ struct ShapeGlyphs {
 };
 
 /// The glyphs of every capsule, ellipsoid and clump of `bodies` (spheres have none: the
-/// bodies' own rows draw them), in body order within each kind.
-void shape_glyphs(const BodyStore& bodies, ShapeGlyphs& out);
+/// bodies' own rows draw them), in row order (`order`, as rows_by_id) within each kind.
+void shape_glyphs(const BodyStore& bodies, std::span<const uint32_t> order, ShapeGlyphs& out);
+
+/// The order of a frame's rows: the bodies by ascending stable id, whatever order the store
+/// holds them in (the step renumbers them in space, ranks hold them in parts), so that a
+/// run's file has the same bytes however its bodies were held (docs/output-format.md).
+inline std::vector<uint32_t> rows_by_id(const BodyStore& b) {
+    std::vector<uint32_t> order(b.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
+    if (!std::is_sorted(b.id.begin(), b.id.end()))
+        std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return b.id[x] < b.id[y]; });
+    return order;
+}
 
 /// One frame as it goes to the file: every row already in its storage type and layout
 /// (orientation reordered to w, x, y, z; reals rounded to float32 if asked), together with
@@ -150,17 +162,18 @@ struct RealColumns {
           radius(13 * n), total(14 * n) {}
 };
 
-/// Copies the reals of `b` into `out` (layout RealColumns), converting to T (for float:
+/// Copies the reals of `b` into `out` (layout RealColumns, rows in `order`), converting to T (for float:
 /// round to nearest, as IEEE conversion does).
 template <class T>
-inline void pack_reals(const BodyStore& b, std::vector<T>& out) {
+inline void pack_reals(const BodyStore& b, std::span<const uint32_t> order, std::vector<T>& out) {
     const std::size_t n = b.size();
     const RealColumns c(n);
     out.resize(c.total);
     T* p = out.data();
-    for (std::size_t i = 0; i < n; ++i) {
-        const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
-        const Quat& q = b.orientation[i];
+    for (std::size_t i = 0; i < n; ++i) {  // row i: body order[i]
+        const std::size_t k = order[i];
+        const Vec3 &x = b.position[k], &v = b.velocity[k], &w = b.angular_velocity[k];
+        const Quat& q = b.orientation[k];
         for (int a = 0; a < 3; ++a) {
             p[c.position + 3 * i + a] = static_cast<T>(x[a]);
             p[c.velocity + 3 * i + a] = static_cast<T>(v[a]);
@@ -170,7 +183,7 @@ inline void pack_reals(const BodyStore& b, std::vector<T>& out) {
         p[c.orientation + 4 * i + 1] = static_cast<T>(q.x());
         p[c.orientation + 4 * i + 2] = static_cast<T>(q.y());
         p[c.orientation + 4 * i + 3] = static_cast<T>(q.z());
-        p[c.radius + i] = static_cast<T>(b.radius[i]);
+        p[c.radius + i] = static_cast<T>(b.radius[k]);
     }
 }
 

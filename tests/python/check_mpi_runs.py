@@ -2,7 +2,7 @@
 """`mpirun -np P talus run` (docs/mpi.md): the same file as one process, and failures agreed.
 
     check_mpi_runs.py TALUS SCENE OUTDIR bytes    np 1 to 4: the one-process run's bytes
-    check_mpi_runs.py TALUS SCENE OUTDIR pour     a 3,000-grain pour: np 4 as one process
+    check_mpi_runs.py TALUS SCENE OUTDIR pour     a 3,000-grain pour: np 2 as one process
     check_mpi_runs.py TALUS SCENE OUTDIR stop     stopped at np 2, resumed at np 3
     check_mpi_runs.py TALUS SCENE OUTDIR errors   one exit code and one message
     check_mpi_runs.py TALUS SCENE OUTDIR solve    one solve at np 1 to 4: one process's bits
@@ -13,15 +13,25 @@ wall contacts and all contacts written). The runs use mpirun --oversubscribe on 
 frame, row, flow, wall and contact record and diagnostic as bytes, wall clocks aside; the
 sidecars but for the file name they name).
 
+A scene that records contacts runs with every rank stepping the whole world (contact
+recording does not run over ranks yet); the runs with NO_RECORDS have each rank hold and
+step only its part of the bodies, rank 0 gathering every frame and checkpoint.
+
 bytes: `talus run` without mpirun on 2 threads, then under mpirun at np 1, 2, 3 and 4 (1 or
   2 threads a rank): every trajectory equals the first, each run prints its end-of-run lines
-  once, and no rank but the first leaves a file.
+  once, and no rank but the first leaves a file. Then without the records, in parts at np
+  2, 3 and 4: the one-process file.
 pour: tests/scenes/mpi_pour.toml (an emitter pours 3,000 grains into a box with an outlet,
-  the engine's defaults) without mpirun on 2 threads, then at np 4 on 1 thread a rank: the
-  same file, as bytes and by h5diff (wall clocks aside).
-stop: a run at np 2 stopped with --stop-after-steps (as SIGTERM, at step 37) exits 143 once
-  with its checkpoint; resumed at np 3, it ends as the uninterrupted one-process run, bit for
-  bit. Then a real SIGTERM, sent to both ranks (as a batch system does: exit 143) or to
+  the engine's defaults) without mpirun on 2 threads, then at np 2 with every solve over the
+  ranks, and without the records in parts at np 2, on 1 thread a rank: the same file, as
+  bytes and by h5diff (wall clocks aside). (Four ranks on this machine's two cores wait for
+  the scheduler at each of the step's exchanges: beside the other tests a run took over
+  300 s, against 55 s alone; the pour in parts at 3 and 4 ranks is test_rank_world's, in
+  process, and parts at np 3 and 4 are run by `bytes`.)
+stop: in parts, a run at np 2 stopped at step 41 and resumed at np 3, and again resumed in
+  one process: the uninterrupted one-process run. With the records, a run at np 2 stopped
+  with --stop-after-steps (as SIGTERM, at step 37) exits 143 once with its checkpoint;
+  resumed at np 3, it ends as the uninterrupted one-process run, bit for bit. Then a real SIGTERM, sent to both ranks (as a batch system does: exit 143) or to
   mpirun (which passes it on, and exits 1 itself), stops every rank after the same step,
   with the checkpoint and a closed trajectory, said once.
 errors: at np 3, an invalid scene exits 2 and an output in a missing directory exits 4, each
@@ -48,6 +58,13 @@ import check_resume  # noqa: E402
 from check_resume import checkpoint_state, compare, fail  # noqa: E402
 
 LIMIT = 300  # [s] the longest any one run may take before it counts as a hang
+
+
+# Contact recording does not run over ranks yet: a scene that asks for it runs with every
+# rank stepping the whole world ("whole" below); without it each rank holds and steps its
+# part of the bodies ("parts", docs/mpi.md, "What the ranks do today").
+NO_RECORDS = ["--set", "output.contacts=false", "--set", "output.wall_contacts=false"]
+PARTS_LINE = "held and stepped its part of the bodies"
 
 
 def mpirun(np_, *args):
@@ -114,6 +131,19 @@ def mode_bytes(talus, scene, outdir):
             fail(f"{what}: the run left {left}, expected only run.h5 and run.xmf")
         print(f"np {np_} ({threads} thread(s) a rank): {n} frames identical to one process "
               f"({seconds:.1f} s)")
+    # each rank holding and stepping its part: the same file as one process
+    ref = os.path.join(outdir, "one_process_parts.h5")
+    run([talus, "run", scene, "-o", ref, "--force", "--threads", "2", *NO_RECORDS], 0, "one process, no records")
+    for np_ in (2, 3, 4):
+        threads = 2 if np_ == 3 else 1
+        out = os.path.join(outdir, f"parts_np{np_}.h5")
+        what = f"parts at np {np_}, {threads} thread(s) a rank"
+        stderr, seconds = run(mpirun(np_, talus, "run", scene, "-o", out, "--force", "--threads", str(threads),
+                                     *NO_RECORDS), 0, what)
+        once(stderr, "talus: done at t =", what)
+        once(stderr, PARTS_LINE, what)
+        n = compare(ref, out, what)
+        print(f"{what}: {n} frames identical to one process ({seconds:.1f} s)")
 
 
 def mode_pour(talus, scene, outdir):
@@ -127,18 +157,22 @@ def mode_pour(talus, scene, outdir):
     pour = os.path.join(os.path.dirname(scene), "mpi_pour.toml")
     ref = os.path.join(outdir, "one_process.h5")
     _, t1 = run([talus, "run", pour, "-o", ref, "--force", "--threads", "2"], 0, "pour, one process")
-    for np_, extra in ((4, ["--rank-min-contacts", "1000000"]), (2, ["--rank-min-contacts", "0"])):
-        what = f"pour at np {np_}" + (" " + " ".join(extra) if extra else "")
-        out = os.path.join(outdir, f"np{np_}.h5")
+    ref_parts = os.path.join(outdir, "one_process_parts.h5")
+    run([talus, "run", pour, "-o", ref_parts, "--force", "--threads", "2", *NO_RECORDS], 0,
+        "pour, one process, no records")
+    for np_, extra, reference in ((2, ["--rank-min-contacts", "0"], ref), (2, NO_RECORDS, ref_parts)):
+        what = f"pour at np {np_} " + " ".join(extra)
+        out = os.path.join(outdir, f"np{np_}_{'parts' if reference is ref_parts else 'whole'}.h5")
         stderr, t = run(mpirun(np_, talus, "run", pour, "-o", out, "--force", "--threads", "1", *extra), 0, what)
         once(stderr, "talus: done at t =", what)
         once(stderr, "talus: ranks: ", what)
         ranks_line = next(line for line in stderr.splitlines() if line.startswith("talus: ranks: "))
-        over = int(ranks_line.split()[2].replace(",", ""))
-        if extra[-1] == "0" and over == 0:
+        if reference is ref_parts:
+            once(stderr, PARTS_LINE, what)
+        elif int(ranks_line.split()[2].replace(",", "")) == 0:
             fail(f"{what}: no solve went over the ranks:\n{ranks_line}")
-        n = compare(ref, out, what)
-        diff = subprocess.run(["h5diff", "--exclude-path", "/diagnostics/solver_wall_time", ref, out],
+        n = compare(reference, out, what)
+        diff = subprocess.run(["h5diff", "--exclude-path", "/diagnostics/solver_wall_time", reference, out],
                               capture_output=True, text=True)
         if diff.returncode != 0:
             fail(f"{what}: h5diff finds differences (exit {diff.returncode}):\n{diff.stdout[-2000:]}{diff.stderr}")
@@ -147,6 +181,31 @@ def mode_pour(talus, scene, outdir):
 
 
 def mode_stop(talus, scene, outdir):
+    # each rank holding its part: stopped at np 2, its checkpoint gathered on rank 0; resumed
+    # at np 3 and in one process, each the uninterrupted one-process run
+    whole = os.path.join(outdir, "whole_parts.h5")
+    run([talus, "run", scene, "-o", whole, "--force", *NO_RECORDS], 0, "uninterrupted, one process, no records")
+    part = os.path.join(outdir, "parts.h5")
+    ck = os.path.join(outdir, "parts.checkpoint.h5")
+    k = 41
+    for resumed_at in (3, 1):
+        for f in (part, ck):
+            if os.path.exists(f):
+                os.remove(f)
+        what = f"parts, stopped at np 2 after step {k}"
+        stderr, _ = run(mpirun(2, talus, "run", scene, "-o", part, "--stop-after-steps", str(k), *NO_RECORDS),
+                        128 + signal.SIGTERM, what)
+        once(stderr, "--stop-after-steps reached", what)
+        if checkpoint_state(ck)[0] != k:
+            fail(f"{what}: the checkpoint is of step {checkpoint_state(ck)[0]}, expected {k}")
+        resume = [talus, "run", "--resume", ck]
+        stderr, _ = run(mpirun(resumed_at, *resume) if resumed_at > 1 else resume, 0,
+                        f"{what}, resumed at np {resumed_at}")
+        once(stderr, "talus: done at t =", f"{what}, resumed at np {resumed_at}")
+        n = compare(whole, part, f"{what}, resumed at np {resumed_at}")
+        print(f"{what}, resumed at np {resumed_at}: {n} frames identical to the uninterrupted "
+              f"one-process run")
+
     whole = os.path.join(outdir, "whole.h5")
     run([talus, "run", scene, "-o", whole, "--force"], 0, "uninterrupted, one process")
     part = os.path.join(outdir, "part.h5")

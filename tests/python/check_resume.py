@@ -122,11 +122,15 @@ def compare(reference, candidate, what, frames_up_to=None):
                 if not same_bytes(fa[name], fb[name]):
                     fail(f"{what}: frame {k} (step {fa['step']}): {name} differs")
             ca, cb = ra.wall_contacts(k), rb.wall_contacts(k)
-            for name in ("wall", "body", "point", "impulse", "angular_impulse"):
+            if (ca is None) != (cb is None):
+                fail(f"{what}: frame {k}: wall contacts in one run only")
+            for name in ("wall", "body", "point", "impulse", "angular_impulse") if ca is not None else ():
                 if not same_bytes(ca[name], cb[name]):
                     fail(f"{what}: frame {k}: wall contacts {name} differ")
             ca, cb = ra.contacts(k), rb.contacts(k)
-            for name in talus_h5.Trajectory.CONTACT_FIELDS + ("dt",):
+            if (ca is None) != (cb is None):
+                fail(f"{what}: frame {k}: contacts in one run only")
+            for name in talus_h5.Trajectory.CONTACT_FIELDS + ("dt",) if ca is not None else ():
                 if not same_bytes(np.asarray(ca[name]), np.asarray(cb[name])):
                     fail(f"{what}: frame {k}: contacts {name} differ")
             sa, sb = ra.shapes(k), rb.shapes(k)

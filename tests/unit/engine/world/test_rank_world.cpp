@@ -2,10 +2,13 @@
 // and the kinematic bodies (issue 25; docs/mpi.md, "The step over ranks"): after every step,
 // each rank holds exactly what the decomposition of the one-process run's bodies gives,
 // every array bit for bit: the same positions, orientations and velocities as one process,
-// whatever the number of ranks, along runs whose bodies cross from rank to rank.
+// whatever the number of ranks, along runs whose bodies cross from rank to rank; and the
+// same diagnostics (counts, energies, residuals), wall loads and flow tallies.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -37,6 +40,35 @@ std::string first_difference(const HeldBodies& got, const HeldBodies& want) {
     bytes_of(w)("clump centre", want.bodies.clumps.centre);
     for (std::size_t k = 0; k < g.size(); ++k)
         if (g[k].second != w[k].second) return std::string(g[k].first) + " differs";
+    return "";
+}
+
+// The first difference between two steps' diagnostics and wall loads ("" when none): every
+// figure that does not time the step, bit for bit.
+std::string diagnostics_difference(const StepDiagnostics& got, const StepDiagnostics& want, const WallLoads& got_loads,
+                                   const WallLoads& want_loads) {
+    const auto differs = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) != 0; };
+    const std::pair<const char*, bool> checks[] = {
+        {"step", got.step != want.step},
+        {"time", differs(got.time, want.time)},
+        {"dt", differs(got.dt, want.dt)},
+        {"contacts", got.contacts != want.contacts},
+        {"iterations", got.iterations != want.iterations},
+        {"colours", got.colours != want.colours},
+        {"residual", differs(got.residual, want.residual)},
+        {"kinetic energy", differs(got.kinetic_energy, want.kinetic_energy)},
+        {"potential energy", differs(got.potential_energy, want.potential_energy)},
+        {"envelope", differs(got.envelope, want.envelope)},
+        {"set aside", got.set_aside != want.set_aside},
+        {"bodies", got.bodies != want.bodies},
+        {"resolves", got.resolves != want.resolves},
+        {"contact infeasibility", differs(got.contact_infeasibility, want.contact_infeasibility)},
+        {"converged", got.converged != want.converged},
+        {"wall loads", got_loads.impulse != want_loads.impulse || got_loads.angular_impulse != want_loads.angular_impulse ||
+                           got_loads.step_impulse != want_loads.step_impulse || differs(got_loads.time, want_loads.time)},
+    };
+    for (const auto& [what, bad] : checks)
+        if (bad) return std::string("the diagnostics' ") + what + " differ";
     return "";
 }
 
@@ -75,9 +107,13 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
     std::vector<BodyStore> whole;
     std::vector<Decomposition> d;
     std::vector<double> time;
+    std::vector<StepDiagnostics> diagnostics;
+    std::vector<WallLoads> loads;
     for (int s = 0; s < steps; ++s) {
         const StepStatus st = one.step();
         ASSERT_TRUE(st.ok) << st.message;
+        diagnostics.push_back(one.diagnostics());
+        loads.push_back(one.wall_loads());
         whole.push_back(one.bodies);
         d.push_back(body_decomposition(one.bodies, edge, ranks));
         time.push_back(one.time);
@@ -101,7 +137,10 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
             const Decomposition now = body_decomposition(whole[std::size_t(s)], w.on_ranks.block_edge, ranks);
             const HeldBodies want = hold_from_whole(whole[std::size_t(s)], now, rk.rank());
             const HeldBodies got{w.bodies, w.on_ranks.owner};
-            const std::string why = first_difference(got, want);
+            std::string why = first_difference(got, want);
+            if (why.empty())
+                why = diagnostics_difference(w.diagnostics(), diagnostics[std::size_t(s)], w.wall_loads(),
+                                             loads[std::size_t(s)]);
             if (failure[r].empty() && (!why.empty() || w.time != time[std::size_t(s)])) {
                 failure[r] = at + (why.empty() ? "another time" : why);
                 // go on stepping: the other ranks wait in this step's collectives
@@ -109,15 +148,19 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
         }
     });
     for (const std::string& f : failure) EXPECT_EQ(f, "");
-    // the emitters' tallies on every rank, the outlets' summed over the ranks: one process's
+    // the emitters' and the outlets' tallies on every rank: one process's, bit for bit
     for (std::size_t k = 0; k < one.outlets.size(); ++k) {
-        FlowTally sum;
-        for (const World& w : parts) sum.count += w.outlets[k].removed.count;
-        EXPECT_EQ(sum.count, one.outlets[k].removed.count) << "outlet " << k;
-        counted.left += sum.count - start.outlets[k].removed.count;
+        for (const World& w : parts) {
+            EXPECT_EQ(w.outlets[k].removed.count, one.outlets[k].removed.count) << "outlet " << k;
+            EXPECT_EQ(std::bit_cast<uint64_t>(w.outlets[k].removed.mass), std::bit_cast<uint64_t>(one.outlets[k].removed.mass));
+        }
+        counted.left += one.outlets[k].removed.count - start.outlets[k].removed.count;
     }
     for (std::size_t k = 0; k < one.emitters.size(); ++k) {
-        for (const World& w : parts) EXPECT_EQ(w.emitters[k].emitted.count, one.emitters[k].emitted.count);
+        for (const World& w : parts) {
+            EXPECT_EQ(w.emitters[k].emitted.count, one.emitters[k].emitted.count);
+            EXPECT_EQ(std::bit_cast<uint64_t>(w.emitters[k].emitted.mass), std::bit_cast<uint64_t>(one.emitters[k].emitted.mass));
+        }
         counted.entered += one.emitters[k].emitted.count - start.emitters[k].emitted.count;
     }
     for (std::size_t n : contacts) counted.contacts += n;

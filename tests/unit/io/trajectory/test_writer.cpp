@@ -4,6 +4,8 @@
 // the measurement scripts use), driven through tests/python/check_readback.py, so the
 // C++ writer and the Python reader are tested against each other.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <hdf5.h>
 
 #include <csignal>
@@ -124,7 +126,11 @@ public:
     }
     void frame(const BodyStore& b, double time, uint64_t step) {
         out_ << "frame " << g(time) << " " << step << " " << b.size() << "\n";
-        for (std::size_t i = 0; i < b.size(); ++i) {
+        // a frame's rows are its bodies by ascending stable id, whatever the store's order
+        std::vector<std::size_t> order(b.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return b.id[x] < b.id[y]; });
+        for (const std::size_t i : order) {
             const Vec3 &x = b.position[i], &v = b.velocity[i], &w = b.angular_velocity[i];
             const Quat& q = b.orientation[i];
             out_ << "body " << b.id[i];
