@@ -10,6 +10,8 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <string>
 
 #include "engine/distributed/local_ranks.hpp"
@@ -121,6 +123,7 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
     }
     std::vector<std::string> failure(static_cast<std::size_t>(ranks));
     std::vector<std::size_t> contacts(static_cast<std::size_t>(ranks), 0);
+    std::optional<World> gathered;  // rank 0's gather_whole after the last step
     run_local_ranks(ranks, [&](Ranks& rk) {
         const std::size_t r = std::size_t(rk.rank());
         World& w = parts[r];
@@ -146,7 +149,31 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
                 // go on stepping: the other ranks wait in this step's collectives
             }
         }
+        std::optional<World> whole = gather_whole(w);  // every rank takes part
+        if (rk.root()) gathered = std::move(whole);
+        else if (whole) failure[r] = "gather_whole gave a World to rank " + std::to_string(r);
     });
+    // what rank 0 gathers for the output is one process's state: every body by id (clumps
+    // naming the run's templates), the warm start of every contact, nothing of the ranks
+    ASSERT_TRUE(gathered.has_value());
+    {
+        std::vector<uint32_t> by_id(one.bodies.size());
+        std::iota(by_id.begin(), by_id.end(), 0u);
+        std::sort(by_id.begin(), by_id.end(), [&](uint32_t x, uint32_t y) { return one.bodies.id[x] < one.bodies.id[y]; });
+        BodyStore sorted = one.bodies;
+        sorted.permute(by_id);
+        EXPECT_EQ(first_difference({gathered->bodies, {}}, {sorted, {}}), "") << name << ": gather_whole's bodies";
+        EXPECT_FALSE(gathered->distributed());
+        const auto& got = gathered->warm_start().entries();
+        const auto& want = one.warm_start().entries();
+        ASSERT_EQ(got.size(), want.size()) << name << ": gather_whole's warm start";
+        std::size_t differ = 0;
+        for (std::size_t k = 0; k < got.size(); ++k)
+            differ += got[k].key_a != want[k].key_a || got[k].key_b != want[k].key_b ||
+                      got[k].feature != want[k].feature || std::bit_cast<uint64_t>(got[k].normal) != std::bit_cast<uint64_t>(want[k].normal) ||
+                      got[k].friction != want[k].friction || std::bit_cast<uint64_t>(got[k].h) != std::bit_cast<uint64_t>(want[k].h);
+        EXPECT_EQ(differ, 0u) << name << ": warm-start entries differ from one process's";
+    }
     for (const std::string& f : failure) EXPECT_EQ(f, "");
     // the emitters' and the outlets' tallies on every rank: one process's, bit for bit
     for (std::size_t k = 0; k < one.outlets.size(); ++k) {
