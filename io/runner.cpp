@@ -103,57 +103,47 @@ void Runner::on_writing_rank(F&& write) {
 void Runner::checkpoint_now(const RunPosition& at) {
     World& world = scene_.world;
     if (setup_.checkpoint.empty() || checkpointed_ == world.step_count) return;
-    if (world.distributed()) {
-        // the whole state, as one process holds it, written by rank 0 (the scene's World
-        // is the whole one while write_checkpoint reads it)
-        std::optional<World> whole = gather_whole(world);
-        on_writing_rank([&] {
-            if (writer_) writer_->sync();
-            std::swap(scene_.world, *whole);
-            try {
-                write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
-            } catch (...) {
-                std::swap(scene_.world, *whole);
-                throw;
-            }
-            std::swap(scene_.world, *whole);
-        });
-    } else {
+    // over ranks, the whole state as one process holds it (on rank 0), which the scene
+    // holds while write_checkpoint reads it
+    std::optional<World> whole;
+    if (world.distributed()) whole = gather_whole(world);
+    on_writing_rank([&] {
         if (writer_) writer_->sync();
-        write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
-    }
+        if (whole) std::swap(scene_.world, *whole);
+        try {
+            write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
+        } catch (...) {
+            if (whole) std::swap(scene_.world, *whole);
+            throw;
+        }
+        if (whole) std::swap(scene_.world, *whole);
+    });
     checkpointed_ = world.step_count;
+}
+
+std::optional<BodyStore> Runner::gathered_bodies() const {
+    const World& world = scene_.world;
+    if (!world.distributed()) return std::nullopt;
+    return gather_bodies(world);
 }
 
 void Runner::write_frame() {
     World& world = scene_.world;
-    if (!world.distributed()) {
-        if (writer_) write_world_frame(*writer_, world);
-        return;
-    }
-    const BodyStore whole = gather_bodies(world);
+    const std::optional<BodyStore> whole = gathered_bodies();
     on_writing_rank([&] {
-        if (writer_) write_world_frame(*writer_, world, &whole);
+        if (writer_) write_world_frame(*writer_, world, whole ? &*whole : nullptr);
     });
-    world.reset_wall_loads();  // on every rank, as on rank 0
+    if (world.distributed()) world.reset_wall_loads();  // on every rank, as on rank 0
 }
 
 void Runner::close_after_failure() {
     World& world = scene_.world;
     const bool adaptive = world.simulation.adaptive;
-    const auto frame_missing = [&] {
-        return adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0;
-    };
-    if (!world.distributed()) {
-        if (!writer_) return;
-        if (frame_missing()) write_world_frame(*writer_, world);
-        writer_->close();
-        return;
-    }
-    const BodyStore whole = gather_bodies(world);  // every rank; rank 0 decides
+    const std::optional<BodyStore> whole = gathered_bodies();  // over ranks: rank 0 decides
     on_writing_rank([&] {
         if (!writer_) return;
-        if (frame_missing()) write_world_frame(*writer_, world, &whole);
+        if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
+            write_world_frame(*writer_, world, whole ? &*whole : nullptr);
         writer_->close();
     });
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/world/stages.hpp"
@@ -106,6 +107,9 @@ private:
     /// After a failed step: the last good state as the last frame (unless it is one), and
     /// the trajectory closed.
     void close_after_failure();
+    /// Over ranks (a collective): the whole store on rank 0 (gather_bodies), an empty one
+    /// elsewhere; nothing in one process, whose frames are world.bodies.
+    std::optional<BodyStore> gathered_bodies() const;
     /// `write()` on the rank that writes (over ranks: rank 0; the others learn whether it
     /// failed: a collective).
     template <class F>

@@ -182,9 +182,8 @@ BodyStore gather_own(const BodyStore& bodies, std::span<const int32_t> owner, in
     std::vector<uint32_t> order(all.size());
     std::iota(order.begin(), order.end(), 0u);
     std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return all.id[x] < all.id[y]; });
-    BodyStore out;
-    for (uint32_t i : order) out.append_from(all, i);
-    return out;
+    all.permute(order);  // by id, in place (the clump templates stay where they are)
+    return all;
 }
 
 }  // namespace talus
