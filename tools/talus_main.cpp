@@ -282,9 +282,11 @@ struct RunTally {
     double dt_min = std::numeric_limits<double>::infinity(), dt_max = 0.0, dt_sum = 0.0;
     /// Wall seconds per stage, summed over the steps (StepDiagnostics::stage_seconds).
     std::array<double, 6> stage_seconds{};
+    double ranks_seconds = 0.0;  ///< StepDiagnostics::time_ranks, summed
 
     void add(const talus::StepDiagnostics& d) {
         ++steps;
+        ranks_seconds += d.time_ranks;
         const std::array<double, 6> parts = d.stage_seconds();
         for (std::size_t k = 0; k < stage_seconds.size(); ++k) stage_seconds[k] += parts[k];
         dt_min = std::min(dt_min, d.dt);
@@ -305,6 +307,10 @@ struct RunTally {
         for (std::size_t k = 0; k < stage_seconds.size(); ++k) {
             text += fmt::format("{} {:.0f} %, ", names[k], 100.0 * stage_seconds[k] / loop);
             sum += stage_seconds[k];
+        }
+        if (ranks_seconds > 0.0) {
+            text += fmt::format("bodies sent between ranks {:.0f} %, ", 100.0 * ranks_seconds / loop);
+            sum += ranks_seconds;
         }
         std::fprintf(stderr, "talus: time in the stages: %sother %.0f %%\n", text.c_str(),
                      100.0 * std::max(0.0, loop - sum) / loop);
@@ -713,8 +719,11 @@ int cmd_run(RunOptions opt) {
         tally.print(world, scene.world.solver);
         if (parted) {
             std::fprintf(stderr, "talus: ranks: each of the %d ranks held and stepped its part of the bodies "
-                                 "(blocks %.3g m wide)\n",
-                         g_ranks->size(), world.on_ranks.block_edge);
+                                 "(blocks %.3g m wide; decomposed %s times in %s steps, when the load "
+                                 "passed %g times even)\n",
+                         g_ranks->size(), world.on_ranks.block_edge,
+                         talus::group_digits(world.on_ranks.decompositions + 1).c_str(),
+                         talus::group_digits(steps).c_str(), talus::kRebalanceAbove);
         } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;
             const double per = double(std::max<uint64_t>(1, c.iterations));

@@ -73,8 +73,13 @@ std::vector<uint64_t> rank_loads(const Decomposition& d, std::span<const Vec3> p
 /// The largest load over the mean load (1: perfect balance; ranks without load count).
 double imbalance(std::span<const uint64_t> loads);
 
-/// A run decomposes again when its imbalance passes this (docs/mpi.md).
+/// A run decomposes again when its imbalance passes this and has grown by more than
+/// kRebalanceAbove − 1 since the cut (docs/mpi.md, "The decomposition"): a cut that could
+/// not be even (few blocks a rank, some full) is kept until its own imbalance drifts that far.
 inline constexpr double kRebalanceAbove = 1.15;
+inline bool load_drifted(double now, double at_cut) {
+    return now > kRebalanceAbove && now > at_cut + (kRebalanceAbove - 1.0);
+}
 
 /// Every rank's bodies: owned and ghosts, as body indices, ascending.
 struct BodySplit {

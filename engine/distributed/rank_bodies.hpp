@@ -30,7 +30,9 @@ HeldBodies hold_from_whole(const BodyStore& whole, const Decomposition& d, int r
 /// rank holds (a collective): body_decomposition (engine/distributed/rank_problem.hpp) of
 /// the whole store, the same on every rank, with no rank holding the whole. A kinematic
 /// body counts on the rank that `held.owner` names, once.
-Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks);
+/// With `cut_imbalance`, also the imbalance of the ranks' loads under the new cut (each
+/// rank's bodies over the mean: 1 is even; blocks few and full can leave it above 1).
+Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks, double* cut_imbalance = nullptr);
 
 /// Between steps (a collective): every rank's held bodies become those of `d` (every rank
 /// the same decomposition) at the positions its own bodies have now: each own dynamic body

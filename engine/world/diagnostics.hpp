@@ -43,6 +43,9 @@ struct StepDiagnostics {
     /// Wall-clock seconds per stage of this step (benchmarks' breakdown; not bit-stable).
     double time_forces = 0.0, time_broad = 0.0, time_narrow = 0.0, time_assemble = 0.0,
            time_integrate = 0.0;
+    /// Over ranks, the wall-clock seconds after the step that send the bodies and their warm
+    /// start where the decomposition puts them (step_on_ranks; 0 in one process) [s].
+    double time_ranks = 0.0;
     /// The step's wall-clock seconds stage by stage, in pipeline order: forces and margins,
     /// broad phase, narrow phase, colouring and assembly (with the speculative take-back's
     /// colouring and assembly again), solve (with the take-back's solves), checks and

@@ -2,6 +2,7 @@
 #include "engine/world/rank_world.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <string>
 #include <tuple>
@@ -27,6 +28,16 @@ void sort_unique(std::vector<E>& v) {
     std::sort(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) < key_of(y); });
     v.erase(std::unique(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) == key_of(y); }),
             v.end());
+}
+
+// v[0, sorted) is sorted by key with each key once; the rest arrived from other ranks: the
+// whole sorted, each key once.
+template <class E>
+void merge_unique(std::vector<E>& v, std::size_t sorted) {
+    const auto before = [](const E& x, const E& y) { return key_of(x) < key_of(y); };
+    std::sort(v.begin() + std::ptrdiff_t(sorted), v.end(), before);
+    std::inplace_merge(v.begin(), v.begin() + std::ptrdiff_t(sorted), v.end(), before);
+    v.erase(std::unique(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) == key_of(y); }), v.end());
 }
 
 void put_entry(std::string& out, const WarmStartCache::Entry& e) {
@@ -61,6 +72,7 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
     const int me = ranks.rank();
     // the rank that owns each own dynamic body under d, by stable id
     std::unordered_map<uint64_t, int> goes_to;
+    goes_to.reserve(bodies.size());
     for (std::size_t i = 0; i < bodies.size(); ++i)
         if (owner[i] == me && !bodies.kinematic(i)) goes_to.emplace(bodies.id[i], d.owner_of(bodies.position[i]));
     const auto ranks_of = [&](uint64_t key_a, uint64_t key_b, int out[2]) {
@@ -72,36 +84,51 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
         }
         return n;
     };
+    // what stays on this rank is kept as it is (in the cache's order, by key); the rest is
+    // sent to the ranks of its bodies
+    std::vector<WarmStartCache::Entry> got;
+    std::vector<WarmStartCache::TorqueEntry> got_torques;
     std::vector<std::string> entries(std::size_t(ranks.size())), torques(entries.size());
     int to[2];
     for (const WarmStartCache::Entry& e : warm.entries())
-        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k) put_entry(entries[std::size_t(to[k])], e);
+        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k)
+            if (to[k] == me) got.push_back(e);
+            else put_entry(entries[std::size_t(to[k])], e);
     for (const WarmStartCache::TorqueEntry& e : warm.torque_entries())
-        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k) put_torque(torques[std::size_t(to[k])], e);
+        for (int k = 0, n = ranks_of(e.key_a, e.key_b, to); k < n; ++k)
+            if (to[k] == me) got_torques.push_back(e);
+            else put_torque(torques[std::size_t(to[k])], e);
     std::vector<std::string> outbox(entries.size()), inbox;
     for (std::size_t q = 0; q < outbox.size(); ++q) {
+        if (int(q) == me) continue;
         put_bytes(outbox[q], uint64_t(entries[q].size()));
         outbox[q] += entries[q];
         outbox[q] += torques[q];
     }
     ranks.exchange(outbox, inbox);
-    std::vector<WarmStartCache::Entry> got;
-    std::vector<WarmStartCache::TorqueEntry> got_torques;
-    for (const std::string& m : inbox) {
+    const std::size_t kept = got.size(), kept_torques = got_torques.size();
+    for (std::size_t q = 0; q < inbox.size(); ++q) {
+        const std::string& m = inbox[q];
+        if (int(q) == me || m.empty()) continue;
         std::size_t at = 0;
         const std::size_t end = sizeof(uint64_t) + take_bytes<uint64_t>(m, at);
         while (at < end) got.push_back(take_entry(m, at));
         while (at < m.size()) got_torques.push_back(take_torque(m, at));
     }
-    sort_unique(got);
-    sort_unique(got_torques);
+    merge_unique(got, kept);
+    merge_unique(got_torques, kept_torques);
     warm.restore(std::move(got), std::move(got_torques), warm.lipschitz());
 }
 
 void hold_part(World& w, double edge, Ranks& ranks) {
     const Decomposition d = body_decomposition(w.bodies, edge, ranks.size());
     HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
-    World::OnRanks on{&ranks, std::move(held.owner), edge, w.bodies.clumps, {}};
+    World::OnRanks on{&ranks, std::move(held.owner), edge, d, 1.0, 0, w.bodies.clumps, {}};
+    {
+        std::vector<uint64_t> load(std::size_t(ranks.size()), 0);
+        for (const Vec3& x : w.bodies.position) ++load[std::size_t(d.owner_of(x))];
+        on.cut_imbalance = imbalance(load);
+    }
     for (std::size_t i = 0; i < w.bodies.size(); ++i)
         if (w.bodies.shape[i] == Shape::Clump) on.clump_template.emplace(w.bodies.id[i], w.bodies.clump_of(i));
     w.bodies = std::move(held.bodies);
@@ -169,10 +196,40 @@ std::optional<World> gather_whole(const World& w) {
     return whole;
 }
 
-void rebalance(World& w) {
+double load_imbalance(const World& w, const Decomposition& d) {
     Ranks& ranks = *w.on_ranks.ranks;
+    const int me = ranks.rank();
+    // each rank's own bodies (kinematic ones on the rank `owner` names) by the rank whose
+    // block holds them now, added over the ranks: decompose_held's weights
+    std::vector<uint64_t> load(std::size_t(ranks.size()), 0);
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        if (w.on_ranks.owner[i] == me) ++load[std::size_t(d.owner_of(w.bodies.position[i]))];
+    std::string mine;
+    for (uint64_t l : load) put_bytes(mine, l);
+    std::vector<std::string> all;
+    ranks.all_gather(mine, all);
+    std::fill(load.begin(), load.end(), 0);
+    for (const std::string& m : all) {
+        std::size_t at = 0;
+        for (uint64_t& l : load) l += take_bytes<uint64_t>(m, at);
+    }
+    return imbalance(load);
+}
+
+void rebalance(World& w, bool decompose_again) {
+    Ranks& ranks = *w.on_ranks.ranks;
+    // the decomposition the bodies were placed by, unless the blocks changed or its load has
+    // drifted (the result is the same bits either way: only the work per rank depends on
+    // the decomposition)
+    if (!decompose_again && w.on_ranks.decomposition.grid.edge != w.on_ranks.block_edge) decompose_again = true;
+    if (!decompose_again)
+        decompose_again = load_drifted(load_imbalance(w, w.on_ranks.decomposition), w.on_ranks.cut_imbalance);
     HeldBodies held{std::move(w.bodies), std::move(w.on_ranks.owner)};
-    const Decomposition d = decompose_held(held, w.on_ranks.block_edge, ranks);
+    if (decompose_again) {
+        w.on_ranks.decomposition = decompose_held(held, w.on_ranks.block_edge, ranks, &w.on_ranks.cut_imbalance);
+        ++w.on_ranks.decompositions;
+    }
+    const Decomposition& d = w.on_ranks.decomposition;
     World::CarriedState carried = w.carried_state();
     migrate_warm_start(carried.warm, held.bodies, held.owner, d, ranks);
     w.restore_carried_state(std::move(carried));
@@ -185,13 +242,17 @@ StepStatus step_on_ranks(World& w, double until) {
     for (int widened = 0;; ++widened) {
         StepStatus s = w.step(until);
         if (s.ok || !s.has(StepFault::BlocksTooSmall) || widened == kMaxWidenings) {
-            if (s.ok) rebalance(w);
+            if (s.ok) {
+                const auto start = std::chrono::steady_clock::now();
+                rebalance(w, widened > 0);  // (blocks widened: cut again where the bodies are now)
+                w.diag_.time_ranks = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            }
             return s;
         }
         // every rank alike (the error is agreed): wider blocks, the bodies sent where they
         // put them, the same step again (the state is as before it)
         w.on_ranks.block_edge *= 2.0;
-        rebalance(w);
+        rebalance(w, true);
     }
 }
 

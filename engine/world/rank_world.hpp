@@ -26,10 +26,9 @@ void hold_part(World& w, double edge, Ranks& ranks);
 double first_block_edge(const World& w);
 
 /// One step of every rank's part (a collective): w.step(until); then, when it succeeded,
-/// the bodies decomposed again from where they are (decompose_held, blocks
-/// w.on_ranks.block_edge wide), the warm start of every own body's contacts sent to that
-/// body's new rank (migrate_warm_start) and the bodies where the decomposition puts them
-/// (redistribute). A step that finds a reach beyond half a block
+/// rebalance: the warm start of every own body's contacts sent to that body's rank
+/// (migrate_warm_start) and the bodies where the decomposition puts them (redistribute),
+/// their time in the step's diagnostics (StepDiagnostics::time_ranks). A step that finds a reach beyond half a block
 /// (StepFault::BlocksTooSmall) is taken again, from the same state, with blocks twice as
 /// wide, up to kMaxWidenings times. On failure the bodies stay where they were.
 StepStatus step_on_ranks(World& w, double until = World::kNoTimeLimit);
@@ -43,9 +42,16 @@ std::optional<World> gather_whole(const World& w);
 /// Its bodies alone (a collective): on rank 0 gather_whole's store, elsewhere an empty one.
 BodyStore gather_bodies(const World& w);
 
-/// Between steps (a collective): the bodies of every rank's part decomposed again from
-/// where they are, and the warm start and the bodies sent where that puts them.
-void rebalance(World& w);
+/// Between steps (a collective): the warm start and the bodies sent where the decomposition
+/// w.on_ranks.decomposition puts them now. The bodies are decomposed again from where they
+/// are (decompose_held, blocks w.on_ranks.block_edge wide) first when `decompose_again`, when
+/// the block edge changed, or when the ranks' loads under the kept decomposition are
+/// uneven past kRebalanceAbove (load_imbalance); otherwise the decomposition stays.
+void rebalance(World& w, bool decompose_again = false);
+
+/// The largest rank's load over the mean if `w`'s bodies were placed by `d` where they are
+/// now (a collective; the loads are decompose_held's: a body counts 1 on its block's rank).
+double load_imbalance(const World& w, const Decomposition& d);
 
 /// Between steps (a collective): every warm-start entry of a contact of an own dynamic body
 /// goes to the rank that owns that body under `d` (the entries of a contact across two

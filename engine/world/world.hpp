@@ -16,6 +16,7 @@
 #include "core/ranks.hpp"
 #include "core/settings.hpp"
 #include "core/walls.hpp"
+#include "engine/distributed/decomposition.hpp"
 #include "engine/flow/flow.hpp"
 #include "engine/world/diagnostics.hpp"
 #include "engine/world/pipeline.hpp"
@@ -72,6 +73,13 @@ public:
         std::vector<int32_t> owner;  ///< per body of `bodies`
         /// the decomposition's block edge [m] (a reach beyond half of it: StepFault::BlocksTooSmall)
         double block_edge = std::numeric_limits<double>::infinity();
+        /// the decomposition the held bodies are placed by (every rank the same), the
+        /// imbalance of its loads when it was cut, and how many times the run decomposed its
+        /// bodies again since hold_part (rebalance: when the load has drifted, or the blocks
+        /// widen)
+        Decomposition decomposition;
+        double cut_imbalance = 1.0;
+        uint64_t decompositions = 0;
         /// the whole run's clump templates, and each clump body's among them by stable id
         /// (a held body carries a copy of its template: the whole state gathered for the
         /// output names the run's, as one process does; gather_whole)
@@ -79,6 +87,8 @@ public:
         std::unordered_map<uint64_t, uint32_t> clump_template;
     };
     OnRanks on_ranks;
+    /// (its time between the steps goes into the step's diagnostics)
+    friend StepStatus step_on_ranks(World& w, double until);
     bool distributed() const { return on_ranks.ranks != nullptr; }
     /// Why this World cannot step over ranks ("" when it can).
     std::string rank_step_refusal() const;

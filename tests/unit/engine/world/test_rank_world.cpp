@@ -79,8 +79,29 @@ struct Counted {
     std::size_t contacts = 0;  ///< contacts over all ranks at the last step
     std::size_t resolves = 0;  ///< solves again after a take-back of set-aside contacts (one process)
     double edge = 0.0;         ///< the block edge at the end [m] (step_on_ranks widens too narrow blocks)
+    uint64_t decompositions = 0;  ///< times the bodies were decomposed again (rank 0's count)
     uint64_t entered = 0, left = 0;  ///< bodies emitted, and removed by outlets
 };
+
+// Why `d`, the decomposition a rank placed the bodies `at` by after a step, breaks the rule
+// of rebalance ("" when it keeps it): a decomposition made again (`again`) is the fresh cut
+// of the bodies where they are, and `cut` becomes its imbalance; one kept has not drifted
+// (load_drifted) from the imbalance `cut` it had when it was made.
+std::string decomposition_problem(const Decomposition& d, bool again, const BodyStore& at, double edge, int ranks,
+                                  double& cut) {
+    const auto imbalance_at = [&](const Decomposition& x) {
+        return imbalance(rank_loads(x, at.position, std::vector<uint32_t>(at.size(), 1)));
+    };
+    if (again) {
+        const Decomposition fresh = body_decomposition(at, edge, ranks);
+        if (d.cut != fresh.cut || d.grid.origin != fresh.grid.origin || d.grid.edge != fresh.grid.edge)
+            return "a decomposition made again other than the fresh cut";
+        cut = imbalance_at(d);
+        return "";
+    }
+    if (load_drifted(imbalance_at(d), cut)) return "a decomposition kept after its load drifted";
+    return "";
+}
 
 // Counts the own bodies that change rank along the one-process run under `d`, for the
 // report that the runs do move bodies between ranks.
@@ -105,7 +126,7 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
                                         Counted& counted) {
     World one = start;
     std::vector<World> parts(static_cast<std::size_t>(ranks), one);
-    // the one-process run, and the decomposition each step's bodies go to
+    // the one-process run, and the decomposition each step's bodies went to
     std::vector<BodyStore> whole;
     std::vector<Decomposition> d;
     std::vector<double> time;
@@ -117,10 +138,10 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
         diagnostics.push_back(one.diagnostics());
         loads.push_back(one.wall_loads());
         whole.push_back(one.bodies);
-        d.push_back(body_decomposition(one.bodies, edge, ranks));
         time.push_back(one.time);
         counted.resolves += one.diagnostics().resolves;
     }
+    d.resize(whole.size());  // rank 0's after each step
     std::vector<std::string> failure(static_cast<std::size_t>(ranks));
     std::vector<std::size_t> contacts(static_cast<std::size_t>(ranks), 0);
     std::optional<World> gathered;  // rank 0's gather_whole after the last step
@@ -128,6 +149,8 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
         const std::size_t r = std::size_t(rk.rank());
         World& w = parts[r];
         hold_part(w, edge, rk);
+        uint64_t decompositions = 0;
+        double cut = w.on_ranks.cut_imbalance;
         for (int s = 0; s < steps; ++s) {
             const StepStatus st = step_on_ranks(w);
             const std::string at = std::string(name) + ", step " + std::to_string(s + 1) + ", rank " +
@@ -137,10 +160,17 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
                 return;  // every rank fails alike (the step's errors are agreed)
             }
             contacts[r] = w.contacts().size();
-            const Decomposition now = body_decomposition(whole[std::size_t(s)], w.on_ranks.block_edge, ranks);
+            // the held bodies are what the rank's decomposition gives of one process's, and
+            // that decomposition follows the rule of rebalance
+            const Decomposition& now = w.on_ranks.decomposition;
+            if (rk.root()) d[std::size_t(s)] = now;
             const HeldBodies want = hold_from_whole(whole[std::size_t(s)], now, rk.rank());
             const HeldBodies got{w.bodies, w.on_ranks.owner};
-            std::string why = first_difference(got, want);
+            std::string why = decomposition_problem(now, w.on_ranks.decompositions != decompositions,
+                                                    whole[std::size_t(s)], w.on_ranks.block_edge, ranks, cut);
+            if (why.empty() && cut != w.on_ranks.cut_imbalance) why = "another imbalance of the cut";
+            decompositions = w.on_ranks.decompositions;
+            if (why.empty()) why = first_difference(got, want);
             if (why.empty())
                 why = diagnostics_difference(w.diagnostics(), diagnostics[std::size_t(s)], w.wall_loads(),
                                              loads[std::size_t(s)]);
@@ -150,6 +180,7 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
             }
         }
         std::optional<World> whole = gather_whole(w);  // every rank takes part
+        if (rk.root()) counted.decompositions = w.on_ranks.decompositions;
         if (rk.root()) gathered = std::move(whole);
         else if (whole) failure[r] = "gather_whole gave a World to rank " + std::to_string(r);
     });
@@ -214,9 +245,10 @@ TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
         expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(150), ranks, 0.012, c);
         if (HasFailure()) return;
         std::printf("[ pour, %d ranks ] %zu bodies changed rank; %zu contacts held at the last step; "
-                    "%zu solves again after a take-back; %llu bodies emitted, %llu left through the outlet\n",
+                    "%zu solves again after a take-back; %llu bodies emitted, %llu left through the outlet; "
+                    "decomposed again %llu times\n",
                     ranks, c.crossed, c.contacts, c.resolves, (unsigned long long)c.entered,
-                    (unsigned long long)c.left);
+                    (unsigned long long)c.left, (unsigned long long)c.decompositions);
         EXPECT_GT(c.crossed, 0u);
         EXPECT_GT(c.resolves, 0u);
         EXPECT_GT(c.entered, 0u);
@@ -228,6 +260,19 @@ TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
     expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(40), 3, 0.003, c);
     std::printf("[ pour, 3 ranks, blocks of 3 mm ] widened to %g m\n", c.edge);
     EXPECT_GT(c.edge, 0.003);
+}
+
+// A hopper discharging (300 grains, an emitter topping it up, the outlet below): the grains
+// fall through the blocks, so the load of the decomposition made at the start drifts past
+// kRebalanceAbove and the bodies are decomposed again, now and then, not every step.
+TEST(RankWorld, ADischargingHopperIsDecomposedAgainWhenItsLoadDrifts) {
+    Counted c;
+    const int steps = testing::steps_for_build(150);
+    expect_ranks_step_like_one_process(warmed_up("hopper.toml", 100), "hopper", steps, 3, 0.008, c);
+    std::printf("[ hopper, 3 ranks ] %zu bodies changed rank; decomposed again %llu times in %d steps\n",
+                c.crossed, (unsigned long long)c.decompositions, steps);
+    EXPECT_GT(c.decompositions, 0u);
+    EXPECT_LT(c.decompositions, uint64_t(steps) / 2);
 }
 
 // The resume test's pot: a kinematic clump stirring grains (pgs, a fixed step), which every
