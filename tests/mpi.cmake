@@ -1,7 +1,7 @@
 # `mpirun -np P talus run` on this machine (loopback, --oversubscribe; docs/mpi.md):
 # tests/python/check_mpi_runs.py. bytes: np 1-4 write the one-process run's file, bit for
-# bit; pour: a 3,000-grain pour with an emitter and an outlet, np 4 against one process
-# (bytes and h5diff); stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to the
+# bit; pour: a 3,000-grain pour with an emitter and an outlet, np 4 in parts and np 2
+# stepping the whole world against one process (bytes and h5diff); stop: stopped at np 2 (--stop-after-steps, and a real SIGTERM to the
 # ranks and to mpirun), resumed at np 3, equal to the uninterrupted run; errors: one exit
 # code and one message for an invalid scene, a missing output directory, a subcommand
 # other than run, ranks given different arguments, and a rank failing alone; killed_runs:
@@ -17,6 +17,9 @@ if(TALUS_MPI AND NOT TALUS_SANITIZE)
                      ${CMAKE_BINARY_DIR}/test-output/mpi/${mode} ${mode})
     set_tests_properties(mpi.${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
   endforeach()
+  # the pour's 4 ranks share the two cores: with another test beside them each of the
+  # step's exchanges waits for the scheduler (29 s alone, 227 s beside a busy test)
+  set_tests_properties(mpi.pour PROPERTIES PROCESSORS 2)
   # Every rank killed with SIGKILL at five random moments (tests/python/check_killed_runs.py
   # --mpirun): rank 0's trajectory reads to its last complete frame, and mpirun ends.
   add_test(NAME mpi.killed_runs

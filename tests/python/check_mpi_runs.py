@@ -22,12 +22,12 @@ bytes: `talus run` without mpirun on 2 threads, then under mpirun at np 1, 2, 3 
   once, and no rank but the first leaves a file. Then without the records, in parts at np
   2, 3 and 4: the one-process file.
 pour: tests/scenes/mpi_pour.toml (an emitter pours 3,000 grains into a box with an outlet,
-  the engine's defaults) without mpirun on 2 threads, then at np 2 with every solve over the
-  ranks, and without the records in parts at np 2, on 1 thread a rank: the same file, as
-  bytes and by h5diff (wall clocks aside). (Four ranks on this machine's two cores wait for
-  the scheduler at each of the step's exchanges: beside the other tests a run took over
-  300 s, against 55 s alone; the pour in parts at 3 and 4 ranks is test_rank_world's, in
-  process, and parts at np 3 and 4 are run by `bytes`.)
+  the engine's defaults) without mpirun on 2 threads, then at np 2 with every rank stepping
+  the whole world and every solve over the ranks, and without the records in parts at np 4,
+  on 1 thread a rank: the same file, as bytes and by h5diff (wall clocks aside). (Four ranks
+  on this machine's two cores wait for the scheduler at each of the step's exchanges: beside
+  a test keeping both cores busy the np 4 run took 227 s, against 29 s alone, so tests/
+  mpi.cmake gives this test both cores.)
 stop: in parts, a run at np 2 stopped at step 41 and resumed at np 3, and again resumed in
   one process: the uninterrupted one-process run. With the records, a run at np 2 stopped
   with --stop-after-steps (as SIGTERM, at step 37) exits 143 once with its checkpoint;
@@ -148,19 +148,16 @@ def mode_bytes(talus, scene, outdir):
 
 def mode_pour(talus, scene, outdir):
     """A 3,000-grain pour (tests/scenes/mpi_pour.toml, beside SCENE) with an emitter and an
-    outlet, with the defaults: the whole run at np 4, and at np 2 with every solve over the
-    ranks (--rank-min-contacts 0), is the one-process run, compared as bytes and by h5diff.
-    At np 4 every rank solves every problem whole: four ranks share this machine's two cores,
-    and a solve over them waits for the scheduler at each of its exchanges (a run of the
-    defaults took 54 s alone and 280 s beside the other tests; the solves over 3 and 4 ranks
-    are test_rank_step's, in process, and mpi.solve's, under mpirun)."""
+    outlet, with the defaults: the whole run in parts at np 4, and at np 2 with every rank
+    stepping the whole world and every solve over the ranks (--rank-min-contacts 0), is the
+    one-process run, compared as bytes and by h5diff."""
     pour = os.path.join(os.path.dirname(scene), "mpi_pour.toml")
     ref = os.path.join(outdir, "one_process.h5")
     _, t1 = run([talus, "run", pour, "-o", ref, "--force", "--threads", "2"], 0, "pour, one process")
     ref_parts = os.path.join(outdir, "one_process_parts.h5")
     run([talus, "run", pour, "-o", ref_parts, "--force", "--threads", "2", *NO_RECORDS], 0,
         "pour, one process, no records")
-    for np_, extra, reference in ((2, ["--rank-min-contacts", "0"], ref), (2, NO_RECORDS, ref_parts)):
+    for np_, extra, reference in ((2, ["--rank-min-contacts", "0"], ref), (4, NO_RECORDS, ref_parts)):
         what = f"pour at np {np_} " + " ".join(extra)
         out = os.path.join(outdir, f"np{np_}_{'parts' if reference is ref_parts else 'whole'}.h5")
         stderr, t = run(mpirun(np_, talus, "run", pour, "-o", out, "--force", "--threads", "1", *extra), 0, what)
