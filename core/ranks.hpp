@@ -41,8 +41,17 @@ public:
 
     /// The largest and the smallest of every rank's x (collectives): std::max and std::min
     /// over the values in rank order, as one process's loop over them.
-    double max_of(double x) { return fold(x, true); }
-    double min_of(double x) { return fold(x, false); }
+    double max_of(double x) {
+        fold(std::span<double>(&x, 1), true);
+        return x;
+    }
+    double min_of(double x) {
+        fold(std::span<double>(&x, 1), false);
+        return x;
+    }
+    /// The same for several values at once, element by element, in one collective.
+    void max_of(std::span<double> xs) { fold(xs, true); }
+    void min_of(std::span<double> xs) { fold(xs, false); }
 
     /// Whether `x` holds on any rank (a collective).
     bool any(bool x) {
@@ -57,18 +66,17 @@ protected:
     int rank_ = 0, size_ = 1;
 
 private:
-    double fold(double x, bool largest) {
-        std::string mine(sizeof x, '\0');
-        std::memcpy(mine.data(), &x, sizeof x);
+    void fold(std::span<double> xs, bool largest) {
+        std::string mine(xs.size_bytes(), '\0');
+        if (!xs.empty()) std::memcpy(mine.data(), xs.data(), xs.size_bytes());
         std::vector<std::string> all;
         all_gather(mine, all);
-        double r = x;
-        for (std::size_t q = 0; q < all.size(); ++q) {
-            double v;
-            std::memcpy(&v, all[q].data(), sizeof v);
-            r = q == 0 ? v : largest ? std::max(r, v) : std::min(r, v);
-        }
-        return r;
+        for (std::size_t k = 0; k < xs.size(); ++k)
+            for (std::size_t q = 0; q < all.size(); ++q) {
+                double v;
+                std::memcpy(&v, all[q].data() + k * sizeof v, sizeof v);
+                xs[k] = q == 0 ? v : largest ? std::max(xs[k], v) : std::min(xs[k], v);
+            }
     }
 };
 

@@ -719,10 +719,10 @@ int cmd_run(RunOptions opt) {
         tally.print(world, scene.world.solver);
         if (parted) {
             std::fprintf(stderr, "talus: ranks: each of the %d ranks held and stepped its part of the bodies "
-                                 "(blocks %.3g m wide; decomposed %s times in %s steps, when the load "
-                                 "passed %g times even)\n",
+                                 "(blocks %.3g m wide; the bodies cut again %s of %s steps, when the load "
+                                 "drifted past %g times even)\n",
                          g_ranks->size(), world.on_ranks.block_edge,
-                         talus::group_digits(world.on_ranks.decompositions + 1).c_str(),
+                         talus::group_digits(world.on_ranks.decompositions).c_str(),
                          talus::group_digits(steps).c_str(), talus::kRebalanceAbove);
         } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;

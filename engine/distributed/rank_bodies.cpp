@@ -156,7 +156,7 @@ Decomposition decompose_held(const HeldBodies& held, double edge, Ranks& ranks, 
     Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity());
     for (std::size_t i = 0; i < b.size(); ++i)
         if (held.owner[i] == me) lo = lo.cwiseMin(b.position[i]);
-    for (int k = 0; k < 3; ++k) lo[k] = ranks.min_of(lo[k]);
+    ranks.min_of(std::span<double>(lo.data(), 3));
     if (!std::isfinite(lo.x())) lo = Vec3::Zero();  // no body anywhere
     const BlockGrid grid = block_grid(lo, edge, 1);
     // each rank's (block, bodies) entries, then every rank's, sorted by block

@@ -71,15 +71,16 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     // margin are maxima over every body, so over the ranks (exact: the one-process bits).
     std::vector<double> reach;
     Margins m = choose_margins(bodies, in.states, in.gravity, in.solver.envelope, in.h, reach);
-    m.wall = ranks.max_of(m.wall);
-    m.body = ranks.max_of(m.body);
-    m.envelope = std::max(2.0 * m.body, m.body + m.wall);
-    out.margins = m;
     // Every body a candidate pair of an own body can have lies in the blocks around its own
     // while no reach exceeds half a block (two reaches at most between their centres).
-    double most_reach = 0.0;
-    for (double r : reach) most_reach = std::max(most_reach, r);
-    most_reach = ranks.max_of(most_reach);
+    double most[3] = {m.wall, m.body, 0.0};  // the three maxima in one collective
+    for (double r : reach) most[2] = std::max(most[2], r);
+    ranks.max_of(std::span<double>(most));
+    m.wall = most[0];
+    m.body = most[1];
+    const double most_reach = most[2];
+    m.envelope = std::max(2.0 * m.body, m.body + m.wall);
+    out.margins = m;
     if (2.0 * most_reach > in.block_edge) {
         out.error = StepError::of(StepFault::BlocksTooSmall,
                                   "a body's reach (" + std::to_string(most_reach) + " m) passed half a block of the decomposition (" +
