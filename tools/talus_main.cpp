@@ -720,10 +720,14 @@ int cmd_run(RunOptions opt) {
         if (parted) {
             std::fprintf(stderr, "talus: ranks: each of the %d ranks held and stepped its part of the bodies "
                                  "(blocks %.3g m wide; the bodies cut again %s of %s steps, when the load "
-                                 "drifted past %g times even)\n",
+                                 "drifted past %g times even); rank 0 sent %.1f messages and %.1f kB a "
+                                 "solver iteration, and %.1f kB a step of bodies and warm start\n",
                          g_ranks->size(), world.on_ranks.block_edge,
                          talus::group_digits(world.on_ranks.decompositions).c_str(),
-                         talus::group_digits(steps).c_str(), talus::kRebalanceAbove);
+                         talus::group_digits(steps).c_str(), talus::kRebalanceAbove,
+                         double(world.on_ranks.solve_messages) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)),
+                         double(world.on_ranks.solve_bytes) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)) / 1e3,
+                         double(world.on_ranks.between_bytes) / double(std::max<uint64_t>(1, steps)) / 1e3);
         } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;
             const double per = double(std::max<uint64_t>(1, c.iterations));

@@ -67,8 +67,8 @@ WarmStartCache::TorqueEntry take_torque(const std::string& in, std::size_t& at) 
 
 }  // namespace
 
-void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
-                        const Decomposition& d, Ranks& ranks) {
+uint64_t migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
+                            const Decomposition& d, Ranks& ranks) {
     const int me = ranks.rank();
     // the rank that owns each own dynamic body under d, by stable id
     std::unordered_map<uint64_t, int> goes_to;
@@ -99,11 +99,13 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
             if (to[k] == me) got_torques.push_back(e);
             else put_torque(torques[std::size_t(to[k])], e);
     std::vector<std::string> outbox(entries.size()), inbox;
+    uint64_t sent = 0;
     for (std::size_t q = 0; q < outbox.size(); ++q) {
         if (int(q) == me) continue;
         put_bytes(outbox[q], uint64_t(entries[q].size()));
         outbox[q] += entries[q];
         outbox[q] += torques[q];
+        sent += outbox[q].size();
     }
     ranks.exchange(outbox, inbox);
     const std::size_t kept = got.size(), kept_torques = got_torques.size();
@@ -118,12 +120,17 @@ void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span
     merge_unique(got, kept);
     merge_unique(got_torques, kept_torques);
     warm.restore(std::move(got), std::move(got_torques), warm.lipschitz());
+    return sent;
 }
 
 void hold_part(World& w, double edge, Ranks& ranks) {
     const Decomposition d = body_decomposition(w.bodies, edge, ranks.size());
     HeldBodies held = hold_from_whole(w.bodies, d, ranks.rank());
-    World::OnRanks on{&ranks, std::move(held.owner), edge, d, 1.0, 0, w.bodies.clumps, {}};
+    World::OnRanks on{.ranks = &ranks,
+                      .owner = std::move(held.owner),
+                      .block_edge = edge,
+                      .decomposition = d,
+                      .clumps = w.bodies.clumps};
     {
         std::vector<uint64_t> load(std::size_t(ranks.size()), 0);
         for (const Vec3& x : w.bodies.position) ++load[std::size_t(d.owner_of(x))];
@@ -231,9 +238,9 @@ void rebalance(World& w, bool decompose_again) {
     }
     const Decomposition& d = w.on_ranks.decomposition;
     World::CarriedState carried = w.carried_state();
-    migrate_warm_start(carried.warm, held.bodies, held.owner, d, ranks);
+    w.on_ranks.between_bytes += migrate_warm_start(carried.warm, held.bodies, held.owner, d, ranks);
     w.restore_carried_state(std::move(carried));
-    redistribute(held, d, ranks);
+    w.on_ranks.between_bytes += redistribute(held, d, ranks);
     w.bodies = std::move(held.bodies);
     w.on_ranks.owner = std::move(held.owner);
 }

@@ -56,7 +56,8 @@ double load_imbalance(const World& w, const Decomposition& d);
 /// Between steps (a collective): every warm-start entry of a contact of an own dynamic body
 /// goes to the rank that owns that body under `d` (the entries of a contact across two
 /// ranks reach both); entries a rank receives twice are one.
-void migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
-                        const Decomposition& d, Ranks& ranks);
+/// Returns the bytes this rank sent.
+uint64_t migrate_warm_start(WarmStartCache& warm, const BodyStore& bodies, std::span<const int32_t> owner,
+                            const Decomposition& d, Ranks& ranks);
 
 }  // namespace talus

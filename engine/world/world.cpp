@@ -294,7 +294,12 @@ SolverSettings World::step_solver(double h) const {
 
 SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings) {
     if (distributed()) {
-        SolverResult r = solve_ccp_on_rank(batch, store, on_ranks.owner, settings, pipeline_.solver, *on_ranks.ranks);
+        RankTraffic traffic;
+        SolverResult r =
+            solve_ccp_on_rank(batch, store, on_ranks.owner, settings, pipeline_.solver, *on_ranks.ranks, &traffic);
+        on_ranks.solve_iterations += uint64_t(r.iterations);
+        on_ranks.solve_messages += traffic.messages;
+        on_ranks.solve_bytes += traffic.bytes;
         refresh_ghost_velocities(store, on_ranks.owner, batch.a, batch.b, *on_ranks.ranks);  // the slip speed reads them
         return r;
     }

@@ -80,6 +80,10 @@ public:
         Decomposition decomposition;
         double cut_imbalance = 1.0;
         uint64_t decompositions = 0;
+        /// what this rank sent since hold_part, for the end of a run: its solves' iterations
+        /// and halo messages and bytes (every solve of the steps), and the bytes of bodies and
+        /// warm start between the steps
+        uint64_t solve_iterations = 0, solve_messages = 0, solve_bytes = 0, between_bytes = 0;
         /// the whole run's clump templates, and each clump body's among them by stable id
         /// (a held body carries a copy of its template: the whole state gathered for the
         /// output names the run's, as one process does; gather_whole)
