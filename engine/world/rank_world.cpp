@@ -21,17 +21,9 @@ auto key_of(const E& e) {
     return std::tuple(e.key_b, e.key_a, e.feature);
 }
 
-// Sorted by key, each key once (two ranks send the same entry of a contact between their
-// bodies: the same bits, both solved it).
-template <class E>
-void sort_unique(std::vector<E>& v) {
-    std::sort(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) < key_of(y); });
-    v.erase(std::unique(v.begin(), v.end(), [](const E& x, const E& y) { return key_of(x) == key_of(y); }),
-            v.end());
-}
-
-// v[0, sorted) is sorted by key with each key once; the rest arrived from other ranks: the
-// whole sorted, each key once.
+// v[0, sorted) is sorted by key with each key once; the rest (from other ranks) in any
+// order: afterwards the whole sorted by key, each key once. Two ranks may send the same
+// entry of a contact between their bodies: the same bits, both solved it.
 template <class E>
 void merge_unique(std::vector<E>& v, std::size_t sorted) {
     const auto before = [](const E& x, const E& y) { return key_of(x) < key_of(y); };
@@ -130,12 +122,9 @@ void hold_part(World& w, double edge, Ranks& ranks) {
                       .owner = std::move(held.owner),
                       .block_edge = edge,
                       .decomposition = d,
-                      .clumps = w.bodies.clumps};
-    {
-        std::vector<uint64_t> load(std::size_t(ranks.size()), 0);
-        for (const Vec3& x : w.bodies.position) ++load[std::size_t(d.owner_of(x))];
-        on.cut_imbalance = imbalance(load);
-    }
+                      .clumps = w.bodies.clumps,
+                      .clump_template = {}};
+    on.cut_imbalance = imbalance(rank_loads(d, w.bodies.position, std::vector<uint32_t>(w.bodies.size(), 1)));
     for (std::size_t i = 0; i < w.bodies.size(); ++i)
         if (w.bodies.shape[i] == Shape::Clump) on.clump_template.emplace(w.bodies.id[i], w.bodies.clump_of(i));
     w.bodies = std::move(held.bodies);
@@ -192,8 +181,8 @@ std::optional<World> gather_whole(const World& w) {
         for (std::size_t k = 0; k < n; ++k) entries.push_back(take_entry(m, at));
         while (at < m.size()) torques.push_back(take_torque(m, at));
     }
-    sort_unique(entries);
-    sort_unique(torques);
+    merge_unique(entries, 0);
+    merge_unique(torques, 0);
     std::optional<World> whole(w);
     whole->bodies = std::move(bodies);
     whole->on_ranks = World::OnRanks{};
