@@ -38,6 +38,9 @@ public:
     }
     /// Every rank's `mine`, in rank order, on every rank (a collective).
     virtual void all_gather(const std::string& mine, std::vector<std::string>& all) { all.assign(1, mine); }
+    /// The job's MPI communicator (an `MPI_Comm*`), for a library that speaks MPI itself
+    /// (the trajectory writer's parallel HDF5); null when the ranks are not MPI's.
+    virtual const void* mpi_communicator() const { return nullptr; }
 
     /// The largest and the smallest of every rank's x (collectives): std::max and std::min
     /// over the values in rank order, as one process's loop over them.

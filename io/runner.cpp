@@ -100,15 +100,22 @@ void Runner::on_writing_rank(F&& write) {
     }
 }
 
+bool Runner::parallel_writer() const { return writer_ != nullptr && writer_->parallel(); }
+
 void Runner::checkpoint_now(const RunPosition& at) {
     World& world = scene_.world;
     if (setup_.checkpoint.empty() || checkpointed_ == world.step_count) return;
+    // a file written from every rank is brought up to date by every rank (a collective)
+    if (parallel_writer()) writer_->sync();
     // over ranks, the whole state as one process holds it (on rank 0), which the scene
     // holds while write_checkpoint reads it
     std::optional<World> whole;
     if (world.distributed()) whole = gather_whole(world);
     on_writing_rank([&] {
-        if (writer_) writer_->sync();
+        // (every rank steps the whole world and writes the file in parallel: rank 0 alone
+        // writes the checkpoint)
+        if (parallel_writer() && !writer_->writes_shared()) return;
+        if (writer_ && !parallel_writer()) writer_->sync();
         if (whole) std::swap(scene_.world, *whole);
         try {
             write_checkpoint(setup_.checkpoint, scene_, at, setup_.trajectory);
@@ -129,6 +136,10 @@ std::optional<BodyStore> Runner::gathered_bodies() const {
 
 void Runner::write_frame() {
     World& world = scene_.world;
+    if (parallel_writer()) {
+        write_own_frame();
+        return;
+    }
     const std::optional<BodyStore> whole = gathered_bodies();
     on_writing_rank([&] {
         if (writer_) write_world_frame(*writer_, world, whole ? &*whole : nullptr);
@@ -136,9 +147,24 @@ void Runner::write_frame() {
     if (world.distributed()) world.reset_wall_loads();  // on every rank, as on rank 0
 }
 
+void Runner::write_own_frame() {
+    World& world = scene_.world;
+    // every rank its own bodies: in parts the ones it owns, else rank 0 all of them
+    const BodyStore none;
+    const std::optional<BodyStore> own =
+        world.distributed() ? std::optional<BodyStore>(own_bodies(world)) : std::nullopt;
+    write_world_frame(*writer_, world, own ? &*own : writer_->writes_shared() ? nullptr : &none);
+}
+
 void Runner::close_after_failure() {
     World& world = scene_.world;
     const bool adaptive = world.simulation.adaptive;
+    if (parallel_writer()) {  // every rank, as at every frame
+        if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
+            write_own_frame();
+        writer_->close();
+        return;
+    }
     const std::optional<BodyStore> whole = gathered_bodies();  // over ranks: rank 0 decides
     on_writing_rank([&] {
         if (!writer_) return;

@@ -84,7 +84,9 @@ public:
     /// with step_on_ranks, and every frame and checkpoint is the whole state gathered on
     /// rank 0 (gather_whole), which alone has the writer and writes the checkpoints: every
     /// rank runs the same loop and gathers with it. A write that fails on rank 0 stops the
-    /// other ranks with PeerFailed (core/ranks.hpp) while rank 0 throws the error.
+    /// other ranks with PeerFailed (core/ranks.hpp) while rank 0 throws the error. A writer
+    /// that writes from every rank (TrajectoryWriter::parallel) is on every rank instead:
+    /// each hands it its own bodies, and every rank syncs and closes it.
     Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup);
 
     /// Steps every stage from setup.start to its end, or until a stop or a failure.
@@ -110,6 +112,10 @@ private:
     /// Over ranks (a collective): the whole store on rank 0 (gather_bodies), an empty one
     /// elsewhere; nothing in one process, whose frames are world.bodies.
     std::optional<BodyStore> gathered_bodies() const;
+    /// The trajectory is written from every rank at once (TrajectoryWriter::parallel).
+    bool parallel_writer() const;
+    /// A frame of a file written in parallel: every rank hands the writer its own bodies.
+    void write_own_frame();
     /// `write()` on the rank that writes (over ranks: rank 0; the others learn whether it
     /// failed: a collective).
     template <class F>

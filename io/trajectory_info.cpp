@@ -486,6 +486,16 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
     while (frames < *index_rows && row_count[frames] != kUnwritten &&
            first_row[frames] + row_count[frames] <= *body_rows)
         ++frames;
+    if (H5Lexists(f, "/frames/committed", H5P_DEFAULT) > 0) {
+        // written in parallel: no frame past the committed count; closed once marked so
+        Hid ds(H5Dopen2(f, "/frames/committed", H5P_DEFAULT), H5Dclose);
+        uint64_t committed[2] = {0, 0};
+        if (ds.get() < 0 || H5Dread(ds.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, committed) < 0)
+            throw IoError(fmt::format("'{}': cannot read /frames/committed", path.string()));
+        frames = std::min(frames, committed[0]);
+        s.parallel = true;
+        s.closed_cleanly = committed[1] == 1;
+    }
     s.frames = frames;
     if (const auto t = dataset_rows(f, "/clumps/first"); t && *t > 0) s.clump_templates = *t - 1;
     if (frames > 0) {
@@ -596,7 +606,9 @@ std::string describe_trajectory(const TrajectorySummary& s) {
     line("format:", fmt::format("{}, version {}", s.format, s.format_version));
     line("written by:", fmt::format("talus {}", s.talus_version));
     if (!s.scene_path.empty()) line("scene:", s.scene_path);
-    line("state:", s.closed_cleanly ? std::string("closed")
+    line("state:", s.closed_cleanly ? std::string(s.parallel ? "closed (written in parallel)" : "closed")
+                   : s.parallel ? std::string("written in parallel and not closed: being written, or the run was "
+                                              "killed (readable as it is, up to its committed frames)")
                                     : fmt::format("open for writing, or the run was killed (for ParaView, "
                                                   "first run: h5clear -s --increment=0 {}, on a copy)",
                                                   s.path));

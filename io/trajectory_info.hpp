@@ -21,6 +21,9 @@ struct TrajectorySummary {
     std::string talus_version;           ///< "?" if missing
     std::string scene_path;              ///< "" if missing
     bool closed_cleanly = true;          ///< false: open for writing, or left by a killed run
+    /// Written from every rank at once (/frames/committed; readers need no SWMR flag and no
+    /// h5clear, docs/output-format.md).
+    bool parallel = false;
     std::string precision;               ///< of the body reals: "float64", "float32" or "?"
     int compression = 0;                 ///< gzip level of the body rows, 0 uncompressed
     bool shuffle = false;

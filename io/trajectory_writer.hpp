@@ -15,6 +15,7 @@
 
 namespace talus {
 
+class Ranks;
 struct BodyStore;
 struct ClumpTable;
 struct MaterialTable;
@@ -71,6 +72,14 @@ struct RunMetadata {
     /// Write frames on a background thread, so the step loop does not wait for the disk
     /// (see TrajectoryWriter). false: every write_frame writes before it returns.
     bool background_writer = true;
+    /// Write the file from every rank of an MPI job at once (parallel HDF5, `talus run
+    /// --parallel-output`; docs/output-format.md, "A file written in parallel"): every rank
+    /// constructs the writer with the same metadata and makes every call in the same order,
+    /// each handing write_frame only the bodies it owns (rank by rank, their rows follow one
+    /// another in the frame); what is the same on every rank (diagnostics, flow, walls,
+    /// contacts) rank 0 writes. Needs parallel_available(), more than one rank and no
+    /// /shapes; then no compression and no background thread. Null: this process alone.
+    Ranks* parallel = nullptr;
 };
 
 /// Where a resumed run takes up an existing trajectory (TrajectoryWriter's append
@@ -95,6 +104,8 @@ public:
     /// (id, material, shape, clump) and 14 reals (position, orientation, velocity, angular
     /// velocity, radius) at `precision`. For the room check before a run.
     static std::size_t body_row_bytes(OutputPrecision precision);
+    /// Whether this build's HDF5 can write one file from every rank (RunMetadata::parallel).
+    static bool parallel_available();
 
     /// Creates `path` (and removes a stale sidecar). Throws IoError if the file exists and
     /// `force` is false, or if it cannot be created. `clumps` (may be null: none) is
@@ -176,6 +187,10 @@ public:
     /// Its simulated time [s].
     double last_frame_time() const;
     uint64_t rows_written() const;               ///< body rows over those frames
+    bool parallel() const;                       ///< written from every rank (RunMetadata::parallel)
+    /// Whether this process writes what every rank holds alike: rank 0 in parallel, else
+    /// the one writer. In parallel, the others hand write_frame only the bodies they own.
+    bool writes_shared() const;
     /// Wall time spent writing frames (on the writer's thread in the background) [s];
     /// complete after flush() or close().
     double write_seconds() const;

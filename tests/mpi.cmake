@@ -6,11 +6,13 @@
 # code and one message for an invalid scene, a missing output directory, a subcommand
 # other than run, ranks given different arguments, and a rank failing alone; killed_runs:
 # every rank killed at five moments; solve: one step's contacts solved over np 1-4 ranks
-# (talus solve-ranks), the one-process bits with pgs, bgs, pj and apgd. Only in a build
+# (talus solve-ranks), the one-process bits with pgs, bgs, pj and apgd; parallel: the pour
+# with --parallel-output (every rank writing its rows of one file) at np 2 and 3, the
+# one-process frames compared by id. Only in a build
 # with TALUS_MPI, and not under the sanitizers (Open MPI's own allocations are not ours to
 # account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)
-  foreach(mode bytes pour stop errors solve)
+  foreach(mode bytes pour stop errors solve parallel)
     add_test(NAME mpi.${mode}
              COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_mpi_runs.py
                      $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml
@@ -19,11 +21,17 @@ if(TALUS_MPI AND NOT TALUS_SANITIZE)
   endforeach()
   # the pour's 4 ranks share the two cores: with another test beside them each of the
   # step's exchanges waits for the scheduler (29 s alone, 227 s beside a busy test)
-  set_tests_properties(mpi.pour PROPERTIES PROCESSORS 2)
+  set_tests_properties(mpi.pour mpi.parallel PROPERTIES PROCESSORS 2)
   # Every rank killed with SIGKILL at five random moments (tests/python/check_killed_runs.py
   # --mpirun): rank 0's trajectory reads to its last complete frame, and mpirun ends.
   add_test(NAME mpi.killed_runs
            COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_killed_runs.py
                    $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
                    ${CMAKE_BINARY_DIR}/test-output/mpi/killed 20261129 --mpirun 2)
+  # The same with --parallel-output (every rank writes its rows of the file; no SWMR, a
+  # committed frame count instead): the file reads to its last committed frame.
+  add_test(NAME mpi.killed_parallel
+           COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_killed_runs.py
+                   $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml
+                   ${CMAKE_BINARY_DIR}/test-output/mpi/killed_parallel 20261130 --mpirun 2 --parallel-output)
 endif()

@@ -132,7 +132,11 @@ public:
         all.resize(p);
         for (std::size_t q = 0; q < p; ++q) all[q].assign(got, std::size_t(at[q]), std::size_t(counts[q]));
     }
+    const void* mpi_communicator() const override { return &comm_; }
     void finish() { MPI_Finalize(); }
+
+private:
+    MPI_Comm comm_ = MPI_COMM_WORLD;
 };
 #endif
 

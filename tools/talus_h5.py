@@ -141,6 +141,9 @@ class Trajectory:
         missing = np.flatnonzero(ends > body_rows)
         if len(missing):
             complete = int(missing[0])
+        if "committed" in f["frames"]:
+            # written in parallel: no frame past the count the writer committed
+            complete = min(complete, int(f["frames/committed"][0]))
         self.frames = Frames(time=f["frames/time"][:complete], step=f["frames/step"][:complete],
                              first_row=first_row[:complete], row_count=row_count[:complete])
         d = f["diagnostics"]

@@ -365,6 +365,8 @@ struct RunOptions {
     std::optional<uint64_t> stop_after;
     /// --rank-min-contacts: under mpirun, the fewest contacts a rank for a solve over the ranks.
     std::size_t rank_min_contacts = talus::kRankSolveMinContacts;
+    /// --parallel-output: under mpirun, every rank writes its rows of the trajectory itself.
+    bool parallel_output = false;
 };
 
 int cmd_run(RunOptions opt) {
@@ -516,12 +518,28 @@ int cmd_run(RunOptions opt) {
     }
 
     std::unique_ptr<talus::TrajectoryWriter> writer;
+    // --parallel-output: every rank writes the file with the others (each its own bodies'
+    // rows), when it can; else rank 0 alone, as without it, and rank 0 says why
+    bool parallel_output = false;
     try {
-        const talus::RunMetadata meta = talus::prepare_run_output(scene);
-        if (writes && !resuming) {
+        talus::RunMetadata meta = talus::prepare_run_output(scene);
+        if (opt.parallel_output) {
+            const char* why = g_ranks->size() == 1                            ? "one process writes alone"
+                              : resuming                                      ? "a resumed run is written by rank 0"
+                              : !talus::TrajectoryWriter::parallel_available() ? "this build's HDF5 is not parallel"
+                              : meta.shapes ? "a file with capsules, ellipsoids or clumps is written by rank 0"
+                                            : nullptr;
+            parallel_output = why == nullptr;
+            if (why != nullptr && !opt.quiet)
+                std::fprintf(stderr, "talus: note: --parallel-output not used: %s\n", why);
+        }
+        if (parallel_output) meta.parallel = g_ranks;
+        if ((writes || parallel_output) && !resuming) {
             writer = std::make_unique<talus::TrajectoryWriter>(out, meta, world.materials,
                                                               opt.force, &world.bodies.clumps);
-            talus::write_world_frame(*writer, world);
+            // the first frame: rank 0 holds every body yet
+            const talus::BodyStore none;
+            talus::write_world_frame(*writer, world, writes ? nullptr : &none);
         } else if (writes) {
             writer = std::make_unique<talus::TrajectoryWriter>(
                 out, meta, world.materials, &world.bodies.clumps,
@@ -634,7 +652,8 @@ int cmd_run(RunOptions opt) {
     talus::RunSetup setup;
     setup.start = start;
     setup.resuming = resuming;
-    if (writes || parted) setup.checkpoint = checkpoint;  // over parts every rank gathers
+    // over parts every rank gathers; a file written in parallel is synced by every rank
+    if (writes || parted || parallel_output) setup.checkpoint = checkpoint;
     setup.trajectory = out_absolute;
     talus::Runner runner(scene, writer.get(), setup);
     try {
@@ -745,10 +764,12 @@ int cmd_run(RunOptions opt) {
         }
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(out, ec);
-        std::fprintf(stderr, "talus: output: %s, %.1f MB (%s writing, in the background): %s\n"
+        std::fprintf(stderr, "talus: output: %s, %.1f MB (%s writing, %s): %s\n"
                              "talus: view it in ParaView: %s; summary: %s info %s\n",
                      talus::count_of(writer->frames_written(), "frame").c_str(),
                      ec ? 0.0 : double(bytes) / 1e6, seconds_text(writer->write_seconds()).c_str(),
+                     writer->parallel() ? fmt::format("from each of the {} ranks at once", g_ranks->size()).c_str()
+                                        : "in the background",
                      out.c_str(), writer->sidecar_path().c_str(), g_argv0.c_str(),
                      shell_word(out).c_str());
     }
@@ -883,6 +904,9 @@ int run_main(int argc, char** argv) {
     auto* stop_option = run->add_option(
         "--stop-after-steps", stop_after,
         "Stop as on SIGTERM once the run has taken K steps in all (for tests and scripts)");
+    run->add_flag("--parallel-output", run_opt.parallel_output,
+                  "Under mpirun: every rank writes its own bodies' rows of the trajectory (parallel "
+                  "HDF5, uncompressed; docs/output-format.md) instead of sending them to rank 0");
     run->add_option("--rank-min-contacts", run_opt.rank_min_contacts,
                     "Under mpirun: solve a step's contacts over the ranks when there are at least N "
                     "a rank; every rank solves smaller problems whole (the same bits; default 1000)")

@@ -153,6 +153,17 @@ BodyStore gather_bodies(const World& w) {
     return bodies;
 }
 
+BodyStore own_bodies(const World& w) {
+    const int me = w.on_ranks.ranks->rank();
+    BodyStore mine;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i)
+        if (w.bodies.kinematic(i) ? me == 0 : w.on_ranks.owner[i] == me) mine.append_from(w.bodies, i);
+    mine.clumps = w.on_ranks.clumps;
+    for (std::size_t i = 0; i < mine.size(); ++i)
+        if (mine.shape[i] == Shape::Clump) mine.shape_param[i].x() = double(w.on_ranks.clump_template.at(mine.id[i]));
+    return mine;
+}
+
 double first_block_edge(const World& w) {
     double r = 0.0;
     for (std::size_t i = 0; i < w.bodies.size(); ++i)

@@ -41,6 +41,11 @@ inline constexpr int kMaxWidenings = 8;
 std::optional<World> gather_whole(const World& w);
 /// Its bodies alone (a collective): on rank 0 gather_whole's store, elsewhere an empty one.
 BodyStore gather_bodies(const World& w);
+/// The bodies this rank owns (no collective): its dynamic bodies, and on rank 0 every
+/// kinematic one, as gather_bodies would bring them from this rank (clumps naming the run's
+/// templates), in the order held. Every rank's together are gather_bodies's store: a frame
+/// written from every rank at once (TrajectoryWriter, RunMetadata::parallel).
+BodyStore own_bodies(const World& w);
 
 /// Between steps (a collective): the warm start and the bodies sent where the decomposition
 /// w.on_ranks.decomposition puts them now. The bodies are decomposed again from where they

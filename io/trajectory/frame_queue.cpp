@@ -1,6 +1,7 @@
 // Appending frames in SWMR mode, in the order that keeps the file readable at every instant
 // (data first, the marking datasets last), the XDMF sidecar, and the background writer
 // thread that makes these calls for the step loop.
+#include "core/ranks.hpp"
 #include "io/trajectory/writer_impl.hpp"
 
 namespace talus {
@@ -28,11 +29,19 @@ void TrajectoryWriter::Impl::append_flow(hsize_t frame, const std::vector<FlowTa
 
 void TrajectoryWriter::Impl::append(Column& c, hsize_t old_rows, hsize_t n, const void* data) {
     if (n == 0) return;
-    const int rank = c.triple ? 3 : c.width == 1 && !c.matrix ? 1 : 2;
+    if (parallel) {  // every rank holds these rows alike: rank 0 writes them
+        append_part(c, old_rows, n, 0, writes_shared() ? n : 0, data);
+        return;
+    }
     const hsize_t new_dims[3] = {old_rows + n, c.width, 3};
-    const hsize_t start[3] = {old_rows, 0, 0};
-    const hsize_t count[3] = {n, c.width, 3};
     check(H5Dset_extent(c.id.get(), new_dims), "extend " + c.name);
+    write_at(c, old_rows, n, data);
+}
+
+void TrajectoryWriter::Impl::write_at(Column& c, hsize_t at, hsize_t n, const void* data) {
+    const int rank = c.triple ? 3 : c.width == 1 && !c.matrix ? 1 : 2;
+    const hsize_t start[3] = {at, 0, 0};
+    const hsize_t count[3] = {n, c.width, 3};
     Hid file_space(check(H5Dget_space(c.id.get()), "dataspace of " + c.name), H5Sclose);
     check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
           "select rows of " + c.name);
@@ -43,6 +52,10 @@ void TrajectoryWriter::Impl::append(Column& c, hsize_t old_rows, hsize_t n, cons
 
 void TrajectoryWriter::Impl::update_sidecar(bool always) {
     if (copying || sidecar_frames == frames.size()) return;
+    if (!writes_shared()) {  // written in parallel: rank 0 keeps the sidecar
+        sidecar_frames = frames.size();
+        return;
+    }
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const double lifetime = std::chrono::duration<double>(start - created).count();
@@ -186,6 +199,7 @@ void TrajectoryWriter::Impl::pack(FrameRows& out, const BodyStore& bodies, doubl
 void TrajectoryWriter::Impl::freeze() {
     if (frozen) return;
     frozen = true;
+    if (parallel) return;  // the MPI-IO driver's handle is not a descriptor: readers trust /frames/committed
     void* handle = nullptr;
     if (H5Fget_vfd_handle(file.get(), H5P_DEFAULT, &handle) < 0 || handle == nullptr) return;
     const int fd = *static_cast<int*>(handle);  // the sec2 (POSIX) driver's descriptor
@@ -215,21 +229,39 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
         return;
     }
 
-    const hsize_t r = rows, n = fr.n;
+    const hsize_t r = rows, mine = fr.n;
+    // The frame's rows: this process's, or in parallel every rank's, rank after rank (this
+    // one's `mine` rows from `offset`).
+    hsize_t n = mine, offset = 0;
+    if (parallel) {
+        std::vector<std::string> all;
+        ranks->all_gather(std::string(reinterpret_cast<const char*>(&mine), sizeof mine), all);
+        n = 0;
+        for (std::size_t q = 0; q < all.size(); ++q) {
+            hsize_t k = 0;
+            std::memcpy(&k, all[q].data(), sizeof k);
+            if (int(q) < ranks->rank()) offset += k;
+            n += k;
+        }
+    }
     const RealColumns c(fr.n);
-    const auto real = [&](std::size_t offset) -> const void* {
-        return float32 ? static_cast<const void*>(fr.real32.data() + offset)
-                       : static_cast<const void*>(fr.real64.data() + offset);
+    const auto real = [&](std::size_t at) -> const void* {
+        return float32 ? static_cast<const void*>(fr.real32.data() + at)
+                       : static_cast<const void*>(fr.real64.data() + at);
     };
-    append(id, r, n, fr.id.data());
-    append(position, r, n, real(c.position));
-    append(orientation, r, n, real(c.orientation));
-    append(velocity, r, n, real(c.velocity));
-    append(angular_velocity, r, n, real(c.angular_velocity));
-    append(radius, r, n, real(c.radius));
-    append(material, r, n, fr.material.data());
-    append(shape, r, n, fr.shape.data());
-    append(clump, r, n, fr.clump.data());
+    const auto body_rows = [&](Column& col, const void* data) {
+        if (parallel) append_part(col, r, n, offset, mine, data);
+        else append(col, r, n, data);
+    };
+    body_rows(id, fr.id.data());
+    body_rows(position, real(c.position));
+    body_rows(orientation, real(c.orientation));
+    body_rows(velocity, real(c.velocity));
+    body_rows(angular_velocity, real(c.angular_velocity));
+    body_rows(radius, real(c.radius));
+    body_rows(material, fr.material.data());
+    body_rows(shape, fr.shape.data());
+    body_rows(clump, fr.clump.data());
     for (Column* col : body_columns()) flush(*col);
 
     // The frame's /flow row (with the body rows: complete once row_count is set).
@@ -314,6 +346,7 @@ void TrajectoryWriter::Impl::write_rows_unguarded(FrameRows& fr) {
     append(frame_row_count, f, 1, &row_count);
     flush(frame_row_count);
     check(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "flush");
+    if (parallel) commit_frames(f + 1);
 
     rows += n;
     XdmfFrame entry{fr.time, first_row, row_count};
@@ -432,6 +465,7 @@ void TrajectoryWriter::Impl::close_all() {
             append_diagnostics();
         }
         update_sidecar(true);  // a file of its own: describes the complete frames
+        if (parallel && !frozen) commit_frames(frames.size(), true);
     } catch (const IoError& e) {
         if (message.empty()) message = e.what();
     }
@@ -440,6 +474,7 @@ void TrajectoryWriter::Impl::close_all() {
     for (Column* c : frame_columns()) ok = c->id.reset() && ok;
     for (Column* c : diagnostic_columns()) ok = c->id.reset() && ok;
     for (Column* c : flow_columns()) ok = c->id.reset() && ok;
+    ok = committed.reset() && ok;
     ok = file.reset() && ok;
     if (!message.empty()) throw IoError(message);
     if (!ok) fail("close");

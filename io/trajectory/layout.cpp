@@ -462,9 +462,12 @@ void TrajectoryWriter::Impl::open_columns() {
 }
 
 void TrajectoryWriter::Impl::create_file(const std::filesystem::path& at, bool truncate) {
-    Hid fapl(check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
-    check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
-          "library version bounds");
+    // In parallel, HDF5's earliest format, whose superblock has no "being written" mark:
+    // a killed run's file then opens for any reader (parallel_io.cpp)
+    Hid fapl = parallel ? parallel_access() : Hid(check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);
+    if (!parallel)
+        check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+              "library version bounds");
     const hid_t f = H5Fcreate(at.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
                               fapl.get());
     if (f < 0)

@@ -104,6 +104,13 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::keep(hid_t f, uint64_t step
            k.first_row[k.frames] <= body_rows &&
            k.row_count[k.frames] <= body_rows - k.first_row[k.frames] && k.step[k.frames] <= step)
         ++k.frames;
+    if (exists(f, "/frames/committed")) {  // written in parallel: no frame past the count
+        Hid ds(check(H5Dopen2(f, "/frames/committed", H5P_DEFAULT), "open /frames/committed"), H5Dclose);
+        uint64_t committed_frames[2] = {0, 0};
+        check(H5Dread(ds.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, committed_frames),
+              "read /frames/committed");
+        k.frames = std::min<hsize_t>(k.frames, committed_frames[0]);
+    }
     if (k.frames == 0)
         throw IoError(fmt::format("cannot continue '{}': it holds no complete frame up to "
                                   "step {}", path.string(), step));

@@ -39,6 +39,7 @@
 //   had never stopped.
 // The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
 // naming the file and HDF5's innermost error description.
+#include "core/ranks.hpp"
 #include "io/trajectory/writer_impl.hpp"
 
 namespace talus {
@@ -66,17 +67,31 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
                                   path.string(), parent.string()));
     }
 
+    // Written from every rank at once (parallel_io.cpp): no compression (HDF5 compresses only
+    // in collective writes) and no SWMR mode, which the MPI-IO driver does not have.
+    RunMetadata meta = metadata;
+    if (metadata.parallel != nullptr && metadata.parallel->size() > 1) {
+        if (metadata.shapes)
+            throw IoError(fmt::format("trajectory '{}': a file with /shapes (capsules, ellipsoids, "
+                                      "clumps) is not written in parallel",
+                                      path.string()));
+        m.ranks = metadata.parallel;
+        m.parallel = true;
+        meta.compression = 0;
+    }
+
     QuietHdf5 quiet;
     m.create_file(path, force);
     // A sidecar left by an earlier run would describe frames this file does not have.
-    std::filesystem::remove(xdmf_sidecar_path(path), ec);
+    if (m.writes_shared()) std::filesystem::remove(xdmf_sidecar_path(path), ec);
 
-    m.create_layout(metadata, materials);
+    m.create_layout(meta, materials);
     m.write_clumps(clumps);
+    if (m.parallel) m.create_committed();
     m.check(H5Fflush(m.file.get(), H5F_SCOPE_LOCAL), "flush");
-    m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
+    if (!m.parallel) m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
-    m.background = metadata.background_writer;
+    m.background = metadata.background_writer && !m.parallel;
     if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
 
@@ -106,6 +121,9 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
                                   hdf5_error_text()));
     Hid read_only(f, H5Fclose);
     const Impl::Kept kept = m.examine(read_only.get(), metadata, at.step);
+    // A file written in parallel (HDF5's earliest format, which has no SWMR mode) is
+    // continued by this process alone, in a copy made as a new file is.
+    if (Impl::exists(read_only.get(), "/frames/committed")) clean = false;
     if (clean) {
         read_only.reset();
         Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);

@@ -90,6 +90,10 @@ struct Column {
     bool triple = false;  ///< (rows, width, 3): a 3-vector per column (per-wall forces)
     hid_t mem_type = H5I_INVALID_HID;
     std::string name;   ///< path in the file, for messages and reopening
+    /// A file written in parallel: the rows the dataset has room for (its extent, grown by
+    /// doubling, so that its metadata rarely changes). Unused otherwise (the extent is the
+    /// rows written).
+    hsize_t capacity = 0;
 };
 
 /// A frame's bodies other than spheres as ParaView glyphs (/shapes; io/trajectory/shapes.cpp):
@@ -198,6 +202,14 @@ struct TrajectoryWriter::Impl {
     std::filesystem::path open_path;  ///< the file HDF5 has open: `path`, or a copy being made
     Hid file;
     bool closed = false;
+
+    // Written from every rank at once (RunMetadata::parallel; parallel_io.cpp): the ranks,
+    // and /frames/committed, the count of frames a reader may trust.
+    Ranks* ranks = nullptr;
+    bool parallel = false;
+    Hid committed;
+    /// Rank 0 writes what every rank holds alike; in a file of one writer, that one.
+    bool writes_shared() const;
 
     // Background writing. The main thread packs each frame into a buffer and queues it;
     // the writer thread makes every HDF5 call from then on, in queue order, so the file is
@@ -488,6 +500,23 @@ struct TrajectoryWriter::Impl {
     /// new chunk indexes); `truncate`: over an existing one.
     void create_file(const std::filesystem::path& at, bool truncate);
 
+    // A file written in parallel (parallel_io.cpp).
+    /// The MPI-IO file access properties of the ranks' communicator.
+    Hid parallel_access() const;
+    /// Grows `c` (a collective: every rank, the same `rows`) to room for at least `rows`,
+    /// doubling, so that a run of F frames changes the file's metadata about log2 F times.
+    void make_room(Column& c, hsize_t rows);
+    /// /frames/committed: created with the layout, and written (rank 0) after each frame is
+    /// flushed: the frames readers may count, and 1 once the file is closed.
+    void create_committed();
+    void commit_frames(uint64_t count, bool closing = false);
+    /// Writes rows [at, at + n) of `c` from `data` (the extent must hold them).
+    void write_at(Column& c, hsize_t at, hsize_t n, const void* data);
+    /// Appends rows split over the ranks: `total` rows after `old_rows`, of which this rank
+    /// writes its `n` at `offset` (a collective).
+    void append_part(Column& c, hsize_t old_rows, hsize_t total, hsize_t offset, hsize_t n,
+                     const void* data);
+
     /// Flushes a closed or flushed file's data to the disk, so that a rename cannot outlive it.
     static void sync_file(const std::filesystem::path& p);
 
@@ -498,7 +527,9 @@ struct TrajectoryWriter::Impl {
     /// Extends `c` from `old_rows` to `old_rows + n` rows and writes `data` into the new rows.
     void append(Column& c, hsize_t old_rows, hsize_t n, const void* data);
 
-    void flush(Column& c) { check(H5Dflush(c.id.get()), "flush " + c.name); }
+    void flush(Column& c) {
+        if (!parallel) check(H5Dflush(c.id.get()), "flush " + c.name);  // SWMR's order; parallel: H5Fflush
+    }
 
     /// What the sidecar shows besides the bodies.
     XdmfExtras sidecar_extras() const {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A run killed with SIGKILL at five random moments leaves a trajectory that still reads.
 
-    check_killed_runs.py TALUS SCENE OUTDIR [SEED] [--mpirun NP]
+    check_killed_runs.py TALUS SCENE OUTDIR [SEED] [--mpirun NP [--parallel-output]]
 
 Each time, `talus run SCENE` (a frame every 5 steps, a long duration) is started afresh and
 killed with SIGKILL after a random delay (seeded, 0 to 2.2 s of wall time after its first
@@ -16,7 +16,9 @@ line, so some kills land in the first frames and some hundreds of frames in). Th
   and cover every complete frame's step.
 With --mpirun NP the run is `mpirun -np NP talus run` (docs/mpi.md), and the kill is a
 SIGKILL to every rank at once (a node lost, the kernel's out-of-memory killer): rank 0's file
-must read the same way, and mpirun must end.
+must read the same way, and mpirun must end. With --parallel-output every rank writes its own
+rows of the file (docs/output-format.md, "A file written in parallel": no SWMR, a committed
+frame count instead), and `talus info` must say so.
 Exit status 0 when all five hold.
 """
 import os
@@ -50,6 +52,9 @@ def main():
         i = args.index("--mpirun")
         ranks = int(args[i + 1])
         del args[i:i + 2]
+    parallel = "--parallel-output" in args
+    if parallel:
+        args.remove("--parallel-output")
     talus, scene, outdir = args[0:3]
     seed = int(args[3]) if len(args) > 3 else 20261123
     launcher, env = [], None
@@ -67,7 +72,8 @@ def main():
         delay = rng.uniform(0.0, 2.2)
         child = subprocess.Popen(
             launcher + [talus, "run", scene, "-o", out, "--force",
-                        "--set", "simulation.duration=1000.0", "--set", f"output.interval={EVERY * dt!r}"],
+                        "--set", "simulation.duration=1000.0", "--set", f"output.interval={EVERY * dt!r}",
+                        *(["--parallel-output"] if parallel else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         # the delay counts from the run's first line (file created, first frame handed over),
         # so a slow start (a sanitizer build, a loaded machine) does not eat it
@@ -109,6 +115,8 @@ def main():
         if not m:
             fail(f"kill {k}: no frame count in talus info:\n{info.stdout}")
         frames = int(m.group(1))  # 0 is possible: killed before the first frame was written
+        if parallel and "written in parallel and not closed" not in info.stdout:
+            fail(f"kill {k}: talus info does not say the file was written in parallel and not closed:\n{info.stdout}")
 
         with talus_h5.load(out) as run:
             if len(run) != frames:

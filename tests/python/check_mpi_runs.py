@@ -6,6 +6,7 @@
     check_mpi_runs.py TALUS SCENE OUTDIR stop     stopped at np 2, resumed at np 3
     check_mpi_runs.py TALUS SCENE OUTDIR errors   one exit code and one message
     check_mpi_runs.py TALUS SCENE OUTDIR solve    one solve at np 1 to 4: one process's bits
+    check_mpi_runs.py TALUS SCENE OUTDIR parallel --parallel-output at np 2 and 3: one process's frames
 
 SCENE is tests/scenes/resume.toml (two stages, an emitter and an outlet, a kinematic clump,
 wall contacts and all contacts written). The runs use mpirun --oversubscribe on this machine
@@ -43,6 +44,11 @@ solve: `talus solve-ranks` on tests/scenes/mpi_pour.toml after 1,200 steps (1 th
   at np 1, 2, 3 and 4: the next step's problem solved over the ranks, each holding only its
   part, with pgs, bgs, pj and apgd: the one-process impulses, velocities, iterations and
   residual, bit for bit (the command compares and exits 3 when they differ).
+parallel: the pour with --parallel-output (every rank writes its own bodies' rows of one file,
+  docs/output-format.md) in parts at np 2 and 3 and with every rank stepping the whole world
+  at np 2: every frame holds the one-process frame's bodies with the same bits (compared by
+  id: rows come rank after rank), every other record is the one-process file's, and the
+  file says it was closed.
 Exit status 0 when all hold; 77 (skipped) when mpirun is missing.
 """
 import os
@@ -175,6 +181,86 @@ def mode_pour(talus, scene, outdir):
             fail(f"{what}: h5diff finds differences (exit {diff.returncode}):\n{diff.stdout[-2000:]}{diff.stderr}")
         print(f"pour of {pour}: {what} ({t:.0f} s) identical to one process ({t1:.0f} s): {n} frames, "
               f"as bytes and by h5diff\n  {ranks_line}")
+
+
+def compare_parallel(ref, out, what):
+    """A file written with --parallel-output against the one-process file `ref`: the same
+    frames, each frame's rows the same bodies with the same bits (rank after rank in the
+    parallel file, so compared by id), and every other dataset's rows equal to ref's (the
+    parallel file's datasets keep room past them: those rows must read unwritten or be
+    beyond the committed frames). Returns the frame count."""
+    import h5py
+    import numpy as np
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "tools"))
+    import talus_h5
+    with talus_h5.load(ref) as a, talus_h5.load(out) as b:
+        if len(a) != len(b):
+            fail(f"{what}: {len(b)} frames, the one-process file has {len(a)}")
+        for name in ("time", "step", "first_row", "row_count"):
+            if getattr(a.frames, name).tobytes() != getattr(b.frames, name).tobytes():
+                fail(f"{what}: /frames/{name} differs")
+        for k in range(len(a)):
+            fa, fb = a.frame(k), b.frame(k)
+            oa, ob = np.argsort(fa["id"], kind="stable"), np.argsort(fb["id"], kind="stable")
+            for key in fa:
+                x, y = np.asarray(fa[key]), np.asarray(fb[key])
+                if x.ndim == 0 or len(x) != len(oa):  # the frame's own values (its time, ...)
+                    x, y = x.reshape(-1), y.reshape(-1)
+                    oa_, ob_ = slice(None), slice(None)
+                else:
+                    oa_, ob_ = oa, ob
+                if x[oa_].tobytes() != y[ob_].tobytes():
+                    fail(f"{what}: frame {k}: {key} differs from the one-process frame")
+        frames = len(a)
+    with h5py.File(ref, "r") as fa, h5py.File(out, "r") as fb:
+        committed = fb["frames/committed"][:]
+        if committed[0] != frames or committed[1] != 1:
+            fail(f"{what}: /frames/committed is {committed.tolist()}, expected [{frames}, 1]")
+
+        def visit(name, obj):
+            if not isinstance(obj, h5py.Dataset) or name.startswith("bodies/") or name.startswith("frames/"):
+                return
+            if name == "diagnostics/solver_wall_time":
+                return
+            if name not in fb:
+                fail(f"{what}: /{name} is missing")
+            x, y = obj[()], fb[name][()]
+            if x.shape[1:] != y.shape[1:] or (x.ndim and len(y) < len(x)):
+                fail(f"{what}: /{name} has shape {y.shape}, the one-process file {x.shape}")
+            if (y[:len(x)] if x.ndim else y).tobytes() != x.tobytes():
+                fail(f"{what}: /{name} differs from the one-process file")
+        fa.visititems(visit)
+        if dict(fa.attrs) .keys() != dict(fb.attrs).keys():
+            fail(f"{what}: the root attributes differ")
+    return frames
+
+
+def mode_parallel(talus, scene, outdir):
+    """--parallel-output (docs/output-format.md, "A file written in parallel"): the pour of
+    mode_pour in parts at np 2 and 3, each rank writing its own bodies' rows, and at np 2
+    with every rank stepping the whole world (the scene records contacts), rank 0 writing
+    every row: each the one-process run's frames and records (compare_parallel), closed."""
+    pour = os.path.join(os.path.dirname(scene), "mpi_pour.toml")
+    ref_parts = os.path.join(outdir, "one_process_parts.h5")
+    run([talus, "run", pour, "-o", ref_parts, "--force", "--threads", "2", *NO_RECORDS], 0,
+        "pour, one process, no records")
+    ref = os.path.join(outdir, "one_process.h5")
+    run([talus, "run", pour, "-o", ref, "--force", "--threads", "2"], 0, "pour, one process")
+    for np_, extra, reference in ((2, NO_RECORDS, ref_parts), (3, NO_RECORDS, ref_parts), (2, [], ref)):
+        what = f"pour at np {np_} --parallel-output " + " ".join(extra)
+        out = os.path.join(outdir, f"np{np_}_{'parts' if reference is ref_parts else 'whole'}.h5")
+        stderr, t = run(mpirun(np_, talus, "run", pour, "-o", out, "--force", "--threads", "1",
+                               "--parallel-output", *extra), 0, what)
+        once(stderr, "talus: done at t =", what)
+        once(stderr, f"from each of the {np_} ranks at once", what)
+        if reference is ref_parts:
+            once(stderr, PARTS_LINE, what)
+        n = compare_parallel(reference, out, what)
+        info = subprocess.run([talus, "info", out], capture_output=True, text=True)
+        if info.returncode != 0 or "closed (written in parallel)" not in info.stdout:
+            fail(f"{what}: talus info (exit {info.returncode}) does not say closed, written in parallel:\n{info.stdout}")
+        print(f"{what} ({t:.0f} s): {n} frames, the one-process frames and records")
 
 
 def mode_stop(talus, scene, outdir):
@@ -331,7 +417,7 @@ def mode_solve(talus, scene, outdir):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "pour", "stop", "errors", "solve"):
+    if len(sys.argv) != 5 or sys.argv[4] not in ("bytes", "pour", "stop", "errors", "solve", "parallel"):
         print(__doc__, file=sys.stderr)
         return 2
     talus, scene, outdir = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -341,7 +427,7 @@ def main():
         return 77
     os.makedirs(outdir, exist_ok=True)
     {"bytes": mode_bytes, "pour": mode_pour, "stop": mode_stop, "errors": mode_errors,
-     "solve": mode_solve}[mode](talus, scene, outdir)
+     "solve": mode_solve, "parallel": mode_parallel}[mode](talus, scene, outdir)
     return 0
 
 
