@@ -747,6 +747,10 @@ int cmd_run(RunOptions opt) {
                          double(world.on_ranks.solve_messages) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)),
                          double(world.on_ranks.solve_bytes) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)) / 1e3,
                          double(world.on_ranks.between_bytes) / double(std::max<uint64_t>(1, steps)) / 1e3);
+            if (world.on_ranks.whole_steps > 0)
+                std::fprintf(stderr, "talus: ranks: %s taken again on the whole world by every rank, for the "
+                                     "over-constrained check (a solve at its cap with an impulse growing)\n",
+                             talus::count_of(world.on_ranks.whole_steps, "step").c_str());
         } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;
             const double per = double(std::max<uint64_t>(1, c.iterations));

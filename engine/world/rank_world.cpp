@@ -12,6 +12,7 @@
 #include "core/bytes.hpp"
 #include "engine/distributed/rank_bodies.hpp"
 #include "engine/distributed/rank_problem.hpp"
+#include "engine/distributed/solve_over_ranks.hpp"
 
 namespace talus {
 namespace {
@@ -143,8 +144,11 @@ void hold_part(World& w, double edge, Ranks& ranks) {
     w.restore_carried_state(std::move(s));
 }
 
-BodyStore gather_bodies(const World& w) {
-    BodyStore bodies = gather_own(w.bodies, w.on_ranks.owner, 0, *w.on_ranks.ranks);
+namespace {
+
+/// gather_bodies onto rank `to`.
+BodyStore gather_bodies_on(const World& w, int to) {
+    BodyStore bodies = gather_own(w.bodies, w.on_ranks.owner, to, *w.on_ranks.ranks);
     if (bodies.size() == 0) return bodies;
     // the clumps name the run's templates again
     bodies.clumps = w.on_ranks.clumps;
@@ -152,6 +156,10 @@ BodyStore gather_bodies(const World& w) {
         if (bodies.shape[i] == Shape::Clump) bodies.shape_param[i].x() = double(w.on_ranks.clump_template.at(bodies.id[i]));
     return bodies;
 }
+
+}  // namespace
+
+BodyStore gather_bodies(const World& w) { return gather_bodies_on(w, 0); }
 
 BodyStore own_bodies(const World& w) {
     const int me = w.on_ranks.ranks->rank();
@@ -172,18 +180,23 @@ double first_block_edge(const World& w) {
     return r > 0.0 ? 4.0 * r : 1.0;
 }
 
-std::optional<World> gather_whole(const World& w) {
+std::optional<World> gather_whole(const World& w, bool everywhere) {
     Ranks& ranks = *w.on_ranks.ranks;
-    BodyStore bodies = gather_bodies(w);
+    BodyStore bodies;
+    for (int to = 0; to < (everywhere ? ranks.size() : 1); ++to) {
+        BodyStore on = gather_bodies_on(w, to);
+        if (to == ranks.rank()) bodies = std::move(on);
+    }
     // every rank's warm-start entries (a contact across two ranks comes from both, once)
     std::string mine;
     put_bytes(mine, uint64_t(w.warm_start().entries().size()));
     for (const WarmStartCache::Entry& e : w.warm_start().entries()) put_entry(mine, e);
     for (const WarmStartCache::TorqueEntry& e : w.warm_start().torque_entries()) put_torque(mine, e);
     std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
-    outbox[0] = std::move(mine);
+    if (everywhere) outbox.assign(outbox.size(), mine);
+    else outbox[0] = std::move(mine);
     ranks.exchange(outbox, inbox);
-    if (!ranks.root()) return std::nullopt;
+    if (!everywhere && !ranks.root()) return std::nullopt;
     std::vector<WarmStartCache::Entry> entries;
     std::vector<WarmStartCache::TorqueEntry> torques;
     for (const std::string& m : inbox) {
@@ -245,9 +258,41 @@ void rebalance(World& w, bool decompose_again) {
     w.on_ranks.owner = std::move(held.owner);
 }
 
+namespace {
+
+/// The step taken by every rank on the whole world, its solves over the ranks as when
+/// every rank steps the whole world (solve_over_ranks, which runs the over-constrained
+/// check on the whole problem): the one-process step, bit for bit. Then every rank holds
+/// its part again, cut afresh.
+StepStatus step_whole_on_ranks(World& w, double until) {
+    Ranks& ranks = *w.on_ranks.ranks;
+    World whole = std::move(*gather_whole(w, true));
+    whole.contact_solve = [&ranks](AssembledBatch& batch, BodyStore& bodies, const SolverSettings& settings,
+                                   SolverWorkspace& work) {
+        return solve_over_ranks(batch, bodies, settings, work, ranks, kRankSolveMinContacts, nullptr);
+    };
+    const StepStatus s = whole.step(until);
+    whole.contact_solve = nullptr;
+    World::OnRanks before = std::move(w.on_ranks);
+    hold_part(whole, before.block_edge, ranks);
+    // what the run's end reports counts on
+    World::OnRanks& now = whole.on_ranks;
+    now.decompositions = before.decompositions + 1;
+    now.solve_iterations = before.solve_iterations;
+    now.solve_messages = before.solve_messages;
+    now.solve_bytes = before.solve_bytes;
+    now.between_bytes = before.between_bytes;
+    now.whole_steps = before.whole_steps + 1;
+    w = std::move(whole);
+    return s;
+}
+
+}  // namespace
+
 StepStatus step_on_ranks(World& w, double until) {
     for (int widened = 0;; ++widened) {
         StepStatus s = w.step(until);
+        if (!s.ok && s.has(StepFault::CheckWhole)) return step_whole_on_ranks(w, until);
         if (s.ok || !s.has(StepFault::BlocksTooSmall) || widened == kMaxWidenings) {
             if (s.ok) {
                 const auto start = std::chrono::steady_clock::now();

@@ -30,15 +30,20 @@ double first_block_edge(const World& w);
 /// (migrate_warm_start) and the bodies where the decomposition puts them (redistribute),
 /// their time in the step's diagnostics (StepDiagnostics::time_ranks). A step that finds a reach beyond half a block
 /// (StepFault::BlocksTooSmall) is taken again, from the same state, with blocks twice as
-/// wide, up to kMaxWidenings times. On failure the bodies stay where they were.
+/// wide, up to kMaxWidenings times. A step whose solve hit its cap with a contact's impulse
+/// growing (StepFault::CheckWhole: the over-constrained check follows clusters of contacts
+/// across the ranks) is taken again by every rank on the whole world (gather_whole
+/// everywhere), its solves over the ranks with that check, as one process takes it; then
+/// every rank holds its part again, cut afresh. On failure the bodies stay where they were.
 StepStatus step_on_ranks(World& w, double until = World::kNoTimeLimit);
 inline constexpr int kMaxWidenings = 8;
 
 /// What one process would hold of a World stepped over ranks (a collective), for the
 /// output: on rank 0 a copy of `w` with every rank's own bodies by ascending stable id (the
 /// clumps' templates the run's own table, as one process has them), the warm start of every
-/// contact, and nothing of the ranks; nothing on the other ranks.
-std::optional<World> gather_whole(const World& w);
+/// contact, and nothing of the ranks; nothing on the other ranks. `everywhere`: the same
+/// on every rank.
+std::optional<World> gather_whole(const World& w, bool everywhere = false);
 /// Its bodies alone (a collective): on rank 0 gather_whole's store, elsewhere an empty one.
 BodyStore gather_bodies(const World& w);
 /// The bodies this rank owns (no collective): its dynamic bodies, and on rank 0 every

@@ -39,6 +39,11 @@ enum class StepFault : uint32_t {
     /// over MPI ranks: a body's reach passed half a block of the decomposition, so a rank's
     /// ghosts may miss a contact (the run decomposes with wider blocks and takes the step again)
     BlocksTooSmall = 1u << 11,
+    /// over MPI ranks, each holding its part: the solve hit its cap and a contact's impulse
+    /// grew as in an over-constrained problem, whose check follows clusters of contacts
+    /// across the ranks (the step is taken again by every rank on the whole world, with
+    /// that check: step_on_ranks)
+    CheckWhole = 1u << 12,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

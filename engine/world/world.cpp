@@ -212,6 +212,8 @@ StepStatus World::take_step(double h, double t1) {
     // the take-back's colouring and assembly are that stage's work, not the solver's
     diag_.solver_wall_time -= p.reassemble_seconds;
     diag_.time_assemble += p.reassemble_seconds;
+    if (distributed() && check_whole_)  // (agreed: every rank knows it)
+        return fail(StepError::of(StepFault::CheckWhole, "the over-constrained check is owed on the whole problem"));
     if (StepError e = agreed(check_solution(result_, bodies, contacts_, batch_, walls,
                                             simulation.max_speed, at));
         !e.ok)
@@ -295,8 +297,23 @@ SolverSettings World::step_solver(double h) const {
 SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings) {
     if (distributed()) {
         RankTraffic traffic;
+        RankCapped capped;
+        SolverWorkspace& work = pipeline_.solver;
         SolverResult r =
-            solve_ccp_on_rank(batch, store, on_ranks.owner, settings, pipeline_.solver, *on_ranks.ranks, &traffic);
+            solve_ccp_on_rank(batch, store, on_ranks.owner, settings, work, *on_ranks.ranks, &traffic, &capped);
+        // The over-constrained check (docs/design.md §4) follows clusters of contacts across
+        // the ranks. Its first test, contact by contact, almost always finds nothing, and
+        // then neither would the whole check; when it finds a candidate on any rank, the step
+        // is taken again on the whole world (check_whole_, step_on_ranks).
+        check_whole_ = false;
+        if (capped.check_unbounded) {  // the same on every rank: they iterate in step
+            const std::size_t n = batch.size();
+            const bool snapshots = work.gn_quarter.size() == n && work.gamma_half.size() == n && capped.gamma.size() == n;
+            check_whole_ = on_ranks.ranks->any(
+                snapshots && !detail::unbounded_candidates(batch, store, capped.gamma, work.gn_quarter,
+                                                           work.gamma_half, capped.tolerance)
+                                  .empty());
+        }
         on_ranks.solve_iterations += uint64_t(r.iterations);
         on_ranks.solve_messages += traffic.messages;
         on_ranks.solve_bytes += traffic.bytes;

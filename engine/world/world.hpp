@@ -84,6 +84,9 @@ public:
         /// and halo messages and bytes (every solve of the steps), and the bytes of bodies and
         /// warm start between the steps
         uint64_t solve_iterations = 0, solve_messages = 0, solve_bytes = 0, between_bytes = 0;
+        /// steps taken again by every rank on the whole world, for the over-constrained
+        /// check (StepFault::CheckWhole)
+        uint64_t whole_steps = 0;
         /// the whole run's clump templates, and each clump body's among them by stable id
         /// (a held body carries a copy of its template: the whole state gathered for the
         /// output names the run's, as one process does; gather_whole)
@@ -301,6 +304,10 @@ private:
     AssembledBatch batch_;
     SolverResult result_;
     bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
+    /// Over ranks in parts: the last solve hit its cap with a contact's impulse growing on
+    /// some rank (the same on every rank), so the over-constrained check is owed on the whole
+    /// problem (StepFault::CheckWhole).
+    bool check_whole_ = false;
     SolverSettings step_solver_;  ///< the step's solver settings (step_solver), for its solves
     StepControl control_;
     WarmStartCache warm_;

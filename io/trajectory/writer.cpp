@@ -39,6 +39,8 @@
 //   had never stopped.
 // The HDF5 C API is used directly; every call is checked and a failure becomes an IoError
 // naming the file and HDF5's innermost error description.
+#include <optional>
+
 #include "core/ranks.hpp"
 #include "io/trajectory/writer_impl.hpp"
 
@@ -80,7 +82,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
         meta.compression = 0;
     }
 
-    QuietHdf5 quiet;
+    std::optional<QuietHdf5> quiet(std::in_place);
     m.create_file(path, force);
     // A sidecar left by an earlier run would describe frames this file does not have.
     if (m.writes_shared()) std::filesystem::remove(xdmf_sidecar_path(path), ec);
@@ -92,6 +94,10 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     if (!m.parallel) m.check(H5Fstart_swmr_write(m.file.get()), "start SWMR write mode");
     m.open_columns();
     m.background = metadata.background_writer && !m.parallel;
+    // From here on the writer thread makes every HDF5 call: this thread's last one (giving
+    // HDF5 its error printing back) comes before it starts, since HDF5 built for MPI is not
+    // thread-safe (calls from two threads at once are a data race there)
+    quiet.reset();
     if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
 
@@ -105,7 +111,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
         throw IoError(fmt::format("cannot continue trajectory '{}': no such file", path.string()));
-    QuietHdf5 quiet;
+    std::optional<QuietHdf5> quiet(std::in_place);
     // A cleanly closed file opens for plain reading and is continued in place; one left by
     // a killed run refuses that (its "being written" mark: readers open it in SWMR mode)
     // and is copied instead.
@@ -149,6 +155,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     write_xdmf_sidecar(path, m.frames, m.rows, m.float32 ? 4 : 8, m.sidecar_extras());
     m.sidecar_frames = m.frames.size();
     m.background = metadata.background_writer;
+    quiet.reset();  // before the writer thread starts, as above
     if (m.background) m.worker = std::thread([&m] { m.run_worker(); });
 }
 

@@ -48,7 +48,8 @@ parallel: the pour with --parallel-output (every rank writes its own bodies' row
   docs/output-format.md) in parts at np 2 and 3 and with every rank stepping the whole world
   at np 2: every frame holds the one-process frame's bodies with the same bits (compared by
   id: rows come rank after rank), every other record is the one-process file's, and the
-  file says it was closed.
+  file says it was closed; and the run in parts at np 2 stopped with its checkpoint and
+  resumed in one process is the uninterrupted run.
 Exit status 0 when all hold; 77 (skipped) when mpirun is missing.
 """
 import os
@@ -183,7 +184,7 @@ def mode_pour(talus, scene, outdir):
               f"as bytes and by h5diff\n  {ranks_line}")
 
 
-def compare_parallel(ref, out, what):
+def compare_parallel(ref, out, what, written_in_parallel=True):
     """A file written with --parallel-output against the one-process file `ref`: the same
     frames, each frame's rows the same bodies with the same bits (rank after rank in the
     parallel file, so compared by id), and every other dataset's rows equal to ref's (the
@@ -214,7 +215,7 @@ def compare_parallel(ref, out, what):
                     fail(f"{what}: frame {k}: {key} differs from the one-process frame")
         frames = len(a)
     with h5py.File(ref, "r") as fa, h5py.File(out, "r") as fb:
-        committed = fb["frames/committed"][:]
+        committed = fb["frames/committed"][:] if written_in_parallel else [frames, 1]
         if committed[0] != frames or committed[1] != 1:
             fail(f"{what}: /frames/committed is {committed.tolist()}, expected [{frames}, 1]")
 
@@ -261,6 +262,17 @@ def mode_parallel(talus, scene, outdir):
         if info.returncode != 0 or "closed (written in parallel)" not in info.stdout:
             fail(f"{what}: talus info (exit {info.returncode}) does not say closed, written in parallel:\n{info.stdout}")
         print(f"{what} ({t:.0f} s): {n} frames, the one-process frames and records")
+    # stopped at np 2 with its checkpoint, resumed in one process (which copies the committed
+    # frames into a file of its own): the uninterrupted run
+    out = os.path.join(outdir, "stopped_np2.h5")
+    what = "pour at np 2 --parallel-output, stopped at step 1000 and resumed in one process"
+    run(mpirun(2, talus, "run", pour, "-o", out, "--force", "--threads", "1", "--parallel-output",
+               "--set", "output.checkpoint_interval=0.1", "--stop-after-steps", "1000", *NO_RECORDS),
+        143, what + " (the stop)")
+    run([talus, "run", "--resume", os.path.join(outdir, "stopped_np2.checkpoint.h5"), "--threads", "2"], 0,
+        what + " (the resume)")
+    n = compare_parallel(ref_parts, out, what, written_in_parallel=False)
+    print(f"{what}: {n} frames, the one-process frames and records")
 
 
 def mode_stop(talus, scene, outdir):

@@ -20,6 +20,7 @@
 #include "engine/world/rank_world.hpp"
 #include "io/scene.hpp"
 #include "tests/support/instrumented.hpp"
+#include "tests/support/world_builder.hpp"
 
 namespace talus {
 namespace {
@@ -333,6 +334,52 @@ TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
                 EXPECT_TRUE(s.has(StepFault::InvalidSettings)) << s.message;
                 EXPECT_EQ(s.message, "over MPI ranks: contact recording does not run over ranks yet");
             }
+        }
+    }
+}
+
+// A sphere squeezed between the floor and a descending press is over-constrained. Held in
+// parts, the ranks find a contact's impulse growing when the solve hits its cap, take the
+// step again on the whole world with the whole check (StepFault::CheckWhole), and report it
+// at the same step with the same message (impulses and gaps in it) as one process, with
+// each solver.
+TEST(RankWorld, AnOverConstrainedSphereIsReportedAsInOneProcess) {
+    using namespace testing;
+    for (SolverType t : {SolverType::PGS, SolverType::BGS, SolverType::PJ, SolverType::APGD}) {
+        const auto make = [t] {
+            const double r = 0.01;
+            World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 100);
+            w.solver.type = t;
+            const uint32_t m = add_material(w, 2500.0, 0.5);
+            add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+            add_plane(w, Vec3(0, 0, 2 * r + 0.002), -Vec3::UnitZ(), m, Vec3(0, 0, -0.1));
+            add_sphere(w, Vec3(0, 0, r), r, m);
+            for (int k = 0; k < 3; ++k) add_sphere(w, Vec3(0.1 + 0.05 * k, 0, r), r, m);  // free, resting
+            return w;
+        };
+        World serial = make();
+        StepStatus status;
+        int steps = 0;
+        for (; steps < 500 && status.ok; ++steps) status = serial.step();
+        ASSERT_LT(steps, 500) << solver_name(t);
+        ASSERT_TRUE(status.has(StepFault::OverConstrained)) << status.message;
+        std::vector<std::pair<int, std::string>> got(2);
+        std::vector<uint64_t> whole_steps(2), own(2);
+        run_local_ranks(2, [&](Ranks& rk) {
+            const std::size_t q = std::size_t(rk.rank());
+            World w = make();
+            hold_part(w, first_block_edge(w), rk);
+            StepStatus s;
+            int k = 0;
+            for (; k < 500 && s.ok; ++k) s = step_on_ranks(w);
+            got[q] = {k, s.message};
+            whole_steps[q] = w.on_ranks.whole_steps;
+            for (std::size_t i = 0; i < w.bodies.size(); ++i) own[q] += w.on_ranks.owner[i] == rk.rank();
+        });
+        for (std::size_t q = 0; q < 2; ++q) {
+            EXPECT_EQ(got[q], std::pair(steps, status.message)) << solver_name(t) << ", rank " << q;
+            EXPECT_GE(whole_steps[q], 1u) << solver_name(t) << ": the step taken again on the whole world";
+            EXPECT_GE(own[q], 1u) << solver_name(t) << ": each rank holds a part, " << q;
         }
     }
 }
