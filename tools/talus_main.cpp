@@ -737,20 +737,23 @@ int cmd_run(RunOptions opt) {
         tally.print_stages(loop);
         tally.print(world, scene.world.solver);
         if (parted) {
+            // (a step whose solve hit its cap with an impulse growing is taken again whole,
+            // for the over-constrained check)
+            const std::string whole_steps =
+                world.on_ranks.whole_steps == 0
+                    ? std::string()
+                    : fmt::format("; {} taken again on the whole world by every rank, for the over-constrained check",
+                                  talus::count_of(world.on_ranks.whole_steps, "step"));
             std::fprintf(stderr, "talus: ranks: each of the %d ranks held and stepped its part of the bodies "
                                  "(blocks %.3g m wide; the bodies cut again %s of %s steps, when the load "
-                                 "drifted past %g times even); rank 0 sent %.1f messages and %.1f kB a "
+                                 "drifted past %g times even%s); rank 0 sent %.1f messages and %.1f kB a "
                                  "solver iteration, and %.1f kB a step of bodies and warm start\n",
                          g_ranks->size(), world.on_ranks.block_edge,
                          talus::group_digits(world.on_ranks.decompositions).c_str(),
-                         talus::group_digits(steps).c_str(), talus::kRebalanceAbove,
+                         talus::group_digits(steps).c_str(), talus::kRebalanceAbove, whole_steps.c_str(),
                          double(world.on_ranks.solve_messages) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)),
                          double(world.on_ranks.solve_bytes) / double(std::max<uint64_t>(1, world.on_ranks.solve_iterations)) / 1e3,
                          double(world.on_ranks.between_bytes) / double(std::max<uint64_t>(1, steps)) / 1e3);
-            if (world.on_ranks.whole_steps > 0)
-                std::fprintf(stderr, "talus: ranks: %s taken again on the whole world by every rank, for the "
-                                     "over-constrained check (a solve at its cap with an impulse growing)\n",
-                             talus::count_of(world.on_ranks.whole_steps, "step").c_str());
         } else if (g_ranks->size() > 1) {
             const talus::RanksSolveCount& c = rank_solves;
             const double per = double(std::max<uint64_t>(1, c.iterations));
