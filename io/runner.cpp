@@ -159,17 +159,19 @@ void Runner::write_own_frame() {
 void Runner::close_after_failure() {
     World& world = scene_.world;
     const bool adaptive = world.simulation.adaptive;
+    // whether the last good state is not a frame yet (asked where the writer is)
+    const auto frame_missing = [&] {
+        return adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0;
+    };
     if (parallel_writer()) {  // every rank, as at every frame
-        if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
-            write_own_frame();
+        if (frame_missing()) write_own_frame();
         writer_->close();
         return;
     }
     const std::optional<BodyStore> whole = gathered_bodies();  // over ranks: rank 0 decides
     on_writing_rank([&] {
         if (!writer_) return;
-        if (adaptive ? writer_->last_frame_step() != world.step_count : world.step_count % frame_every_ != 0)
-            write_world_frame(*writer_, world, whole ? &*whole : nullptr);
+        if (frame_missing()) write_world_frame(*writer_, world, whole ? &*whole : nullptr);
         writer_->close();
     });
 }

@@ -147,13 +147,16 @@ void hold_part(World& w, double edge, Ranks& ranks) {
 namespace {
 
 /// gather_bodies onto rank `to`.
-BodyStore gather_bodies_on(const World& w, int to) {
-    BodyStore bodies = gather_own(w.bodies, w.on_ranks.owner, to, *w.on_ranks.ranks);
-    if (bodies.size() == 0) return bodies;
-    // the clumps name the run's templates again
+/// `bodies`' clumps name the run's templates again (a held body carries a copy of its own).
+void name_run_templates(BodyStore& bodies, const World& w) {
     bodies.clumps = w.on_ranks.clumps;
     for (std::size_t i = 0; i < bodies.size(); ++i)
         if (bodies.shape[i] == Shape::Clump) bodies.shape_param[i].x() = double(w.on_ranks.clump_template.at(bodies.id[i]));
+}
+
+BodyStore gather_bodies_on(const World& w, int to) {
+    BodyStore bodies = gather_own(w.bodies, w.on_ranks.owner, to, *w.on_ranks.ranks);
+    if (bodies.size() > 0) name_run_templates(bodies, w);
     return bodies;
 }
 
@@ -166,9 +169,7 @@ BodyStore own_bodies(const World& w) {
     BodyStore mine;
     for (std::size_t i = 0; i < w.bodies.size(); ++i)
         if (w.bodies.kinematic(i) ? me == 0 : w.on_ranks.owner[i] == me) mine.append_from(w.bodies, i);
-    mine.clumps = w.on_ranks.clumps;
-    for (std::size_t i = 0; i < mine.size(); ++i)
-        if (mine.shape[i] == Shape::Clump) mine.shape_param[i].x() = double(w.on_ranks.clump_template.at(mine.id[i]));
+    name_run_templates(mine, w);
     return mine;
 }
 

@@ -14,6 +14,7 @@
 #include "engine/world/world.hpp"
 #include "io/scene.hpp"
 #include "tests/support/instrumented.hpp"
+#include "tests/support/squeezed_sphere.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -175,14 +176,7 @@ TEST(RankStep, AnOverConstrainedSphereIsReportedAsInOneProcess) {
     using namespace testing;
     for (SolverType t : {SolverType::PGS, SolverType::BGS, SolverType::PJ, SolverType::APGD}) {
         auto squeeze = [t](Ranks* ranks, RanksSolveCount* count) {
-            const double r = 0.01;
-            World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 100);
-            w.solver.type = t;
-            const uint32_t m = add_material(w, 2500.0, 0.5);
-            add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
-            add_plane(w, Vec3(0, 0, 2 * r + 0.002), -Vec3::UnitZ(), m, Vec3(0, 0, -0.1));
-            add_sphere(w, Vec3(0, 0, r), r, m);
-            for (int k = 0; k < 3; ++k) add_sphere(w, Vec3(0.1 + 0.05 * k, 0, r), r, m);  // free, resting
+            World w = squeezed_sphere(t);
             if (ranks)
                 w.contact_solve = [ranks, count](AssembledBatch& batch, BodyStore& bodies, const SolverSettings& s,
                                                  SolverWorkspace& work) {

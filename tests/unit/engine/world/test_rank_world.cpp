@@ -20,7 +20,7 @@
 #include "engine/world/rank_world.hpp"
 #include "io/scene.hpp"
 #include "tests/support/instrumented.hpp"
-#include "tests/support/world_builder.hpp"
+#include "tests/support/squeezed_sphere.hpp"
 
 namespace talus {
 namespace {
@@ -346,18 +346,7 @@ TEST(RankWorld, RefusalsAndBlocksTooSmallAreEveryRanksAndChangeNothing) {
 TEST(RankWorld, AnOverConstrainedSphereIsReportedAsInOneProcess) {
     using namespace testing;
     for (SolverType t : {SolverType::PGS, SolverType::BGS, SolverType::PJ, SolverType::APGD}) {
-        const auto make = [t] {
-            const double r = 0.01;
-            World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-6, 100);
-            w.solver.type = t;
-            const uint32_t m = add_material(w, 2500.0, 0.5);
-            add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
-            add_plane(w, Vec3(0, 0, 2 * r + 0.002), -Vec3::UnitZ(), m, Vec3(0, 0, -0.1));
-            add_sphere(w, Vec3(0, 0, r), r, m);
-            for (int k = 0; k < 3; ++k) add_sphere(w, Vec3(0.1 + 0.05 * k, 0, r), r, m);  // free, resting
-            return w;
-        };
-        World serial = make();
+        World serial = squeezed_sphere(t);
         StepStatus status;
         int steps = 0;
         for (; steps < 500 && status.ok; ++steps) status = serial.step();
@@ -367,7 +356,7 @@ TEST(RankWorld, AnOverConstrainedSphereIsReportedAsInOneProcess) {
         std::vector<uint64_t> whole_steps(2), own(2);
         run_local_ranks(2, [&](Ranks& rk) {
             const std::size_t q = std::size_t(rk.rank());
-            World w = make();
+            World w = squeezed_sphere(t);
             hold_part(w, first_block_edge(w), rk);
             StepStatus s;
             int k = 0;
