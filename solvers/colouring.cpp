@@ -46,24 +46,35 @@
 namespace talus {
 namespace {
 
-// v[k] ← v[order[k]] for every k, in place: each cycle of the permutation is walked once
-// with one entry held aside; `done` marks the placed entries. No second copy of the field.
+// v[k] ← v[order[k]] for every k, in place, one 8-byte word of the element at a time:
+// that word of every element is gathered in the new order into `words`, then written back
+// (a Vec3 in three passes, one per component). Parallel, and no second copy of any field:
+// n × 8 bytes beside the list. (Walking the permutation's cycles serially, as before,
+// took 5–7 % of a step at a million grains, in cache misses.)
 template <class T>
-void permute_in_place(std::vector<T>& v, const std::vector<uint32_t>& order,
-                      std::vector<uint8_t>& done) {
+uint64_t to_word(const T& x) {
+    if constexpr (sizeof(T) == 8) return std::bit_cast<uint64_t>(x);
+    else return uint64_t(std::bit_cast<uint32_t>(x));
+}
+template <class T>
+T from_word(uint64_t w) {
+    if constexpr (sizeof(T) == 8) return std::bit_cast<T>(w);
+    else return std::bit_cast<T>(uint32_t(w));
+}
+
+template <class T>
+void permute_in_place(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<uint64_t>& words) {
     const std::size_t n = order.size();
-    done.assign(n, 0);
-    for (std::size_t start = 0; start < n; ++start) {
-        if (done[start] || order[start] == start) continue;
-        T held = std::move(v[start]);
-        std::size_t k = start;
-        while (order[k] != start) {
-            v[k] = std::move(v[order[k]]);
-            done[k] = 1;
-            k = order[k];
+    words.resize(n);
+    if constexpr (std::is_same_v<T, Vec3>) {
+        for (int c = 0; c < 3; ++c) {
+            parallel_each(n, [&](std::size_t k) { words[k] = std::bit_cast<uint64_t>(v[order[k]][c]); });
+            parallel_each(n, [&](std::size_t k) { v[k][c] = std::bit_cast<double>(words[k]); });
         }
-        v[k] = std::move(held);
-        done[k] = 1;
+    } else {
+        static_assert(sizeof(T) == 8 || sizeof(T) == 4);
+        parallel_each(n, [&](std::size_t k) { words[k] = to_word(v[order[k]]); });
+        parallel_each(n, [&](std::size_t k) { v[k] = from_word<T>(words[k]); });
     }
 }
 
@@ -142,7 +153,7 @@ void sort_by_colour(ContactList& c, ColouringScratch& s, std::size_t proper, boo
         if (s.colour[i] == kOverflowColour) s.order[offset[kOverflowColour]++] = i;
     c.for_each_array([&](auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;
-        if (in_place) permute_in_place(v, s.order, s.done);
+        if (in_place) permute_in_place(v, s.order, s.words);
         else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
     });
 }

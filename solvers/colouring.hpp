@@ -16,7 +16,7 @@ struct ColouringScratch {
     std::vector<uint64_t> body_colours;  ///< per body: bit k set = colour k holds the body
     std::vector<uint32_t> colour;        ///< per contact
     std::vector<uint32_t> order;         ///< contacts sorted by colour
-    std::vector<uint8_t> done;           ///< per contact: placed by the in-place reordering
+    std::vector<uint64_t> words;         ///< per contact: one word of a field, the in-place reordering
     std::vector<std::pair<uint64_t, uint32_t>> visit;  ///< (priority, contact), visit order
     /// One spare array per field type of ContactList, for the reordering by copy.
     std::tuple<std::vector<int32_t>, std::vector<uint32_t>, std::vector<uint64_t>,
@@ -32,9 +32,10 @@ uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature);
 /// that order. Then the contacts are reordered colour by colour (stable within a proper
 /// colour) and contacts.colour_start is set. The colours depend only on the contacts'
 /// keys and bodies, not on their order or dense indices; returns the number of colours. The reordering
-/// gathers each field into a spare array in parallel, or with `in_place` walks the
-/// permutation's cycles serially and needs no second copy of any field (large runs, where
-/// that copy would add to the peak memory). Both give the same order.
+/// gathers each field into a spare array in parallel, or with `in_place` moves each field
+/// one 8-byte word at a time through one spare word per contact and needs no second copy
+/// of any field (large runs, where that copy would add to the peak memory). Both give the
+/// same order.
 std::size_t colour_contacts(std::size_t body_count, ContactList& contacts, ColouringScratch& s,
                             bool in_place = false);
 

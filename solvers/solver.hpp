@@ -36,6 +36,8 @@ SolverResult solve_ccp(AssembledBatch& batch, BodyStore& bodies, const SolverSet
 /// The largest speed at which a contact of the batch closes at the bodies' velocities with
 /// γ = 0 (−min_i d_n,i; ≤ 0 when none closes) [m/s]: what a solve from ν* must stop.
 double closing_speed(const AssembledBatch& c, const BodyStore& bodies);
+/// The same from solver bodies already loaded at ν*.
+double closing_speed(const AssembledBatch& c, const SolverBodies& sb);
 
 // The iterative methods (PGS, PJ, APGD, maxdiss, nsgs, the De Saxcé fixed point) are
 // templates over a contact operator (solvers/methods.hpp); solve_ccp runs them on the bodies.

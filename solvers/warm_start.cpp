@@ -58,11 +58,18 @@ void WarmStartCache::sort_and_index() {
                 else std::swap(e, entries_[next[home]++]);
             }
     }
-    for (std::size_t k = 0; k + 1 < first_.size(); ++k) {
-        const auto begin = entries_.begin() + std::ptrdiff_t(first_[k]);
-        const auto end = entries_.begin() + std::ptrdiff_t(first_[k + 1]);
-        if (end - begin > 1) std::sort(begin, end, key_less<Entry>);
-    }
+    // A B holds a few entries (a grain's contacts with lower ids): an insertion sort each,
+    // in parallel (the ranges are disjoint). std::sort through a function pointer per range
+    // cost 3 % of a step at a million grains, in the calls.
+    parallel_ranges(0, first_.size() - 1, grain::kBodies, [&](std::size_t k0, std::size_t k1) {
+        for (std::size_t k = k0; k != k1; ++k)
+            for (uint32_t m = first_[k] + 1; m < first_[k + 1]; ++m) {
+                const Entry e = entries_[m];
+                uint32_t j = m;
+                for (; j > first_[k] && key_less(e, entries_[j - 1]); --j) entries_[j] = entries_[j - 1];
+                entries_[j] = e;
+            }
+    });
 }
 
 void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
