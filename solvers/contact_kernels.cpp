@@ -62,6 +62,17 @@ TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb,
     return pj_block(blocks, i, step[i], next[i]);
 }
 
+/// The §6 residual term of contact i at the solver bodies' velocities, read only:
+/// ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i, written as pj_block writes it.
+TALUS_HOT double residual_term(const AssembledBatch& batch, const SolverBodies& sb, std::size_t i) {
+    const Vec3 d = contact_velocity(batch, sb, i);
+    const Vec3& g0 = batch.gamma[i];
+    const double eta = batch.eta[i];
+    const Vec3 full = residual_step(d, g0, eta, batch.mu[i]);
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return std::sqrt((e0 * e0 + e1 * e1) + e2 * e2) / eta;
+}
+
 TALUS_HOT void pj_apply(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
     BodyBlocks blocks(batch, sb);
     pj_apply_block(blocks, i, next[i]);
@@ -341,6 +352,13 @@ double bgs_lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t 
         [&](std::size_t j) { return bgs_update(batch, bodies, j, omega, tol2); });
 }
 
+/// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of four contacts, as residual_term.
+inline V residual_terms4(const V3& g0, V eta, V mu, const V3& d) {
+    const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    return _mm256_sqrt_pd((e0 * e0 + e1 * e1) + e2 * e2) / eta;
+}
+
 /// PJ's contact pass on contacts i … i+3; false when a body is anisotropic.
 inline bool pj_contacts4(const AssembledBatch& batch, SolverBodies& sb, const double* step,
                          Vec3* next, std::size_t i, V& worst) {
@@ -352,10 +370,35 @@ inline bool pj_contacts4(const AssembledBatch& batch, SolverBodies& sb, const do
     const V s = _mm256_loadu_pd(step + i);
     const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
     store3(next[i].data(), project4({g0.x - s * d.x, g0.y - s * d.y, g0.z - s * d.z}, mu));
-    const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
-    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
-    worst = _mm256_max_pd(_mm256_sqrt_pd((e0 * e0 + e1 * e1) + e2 * e2) / eta, worst);
+    worst = _mm256_max_pd(residual_terms4(g0, eta, mu, d), worst);
     return true;
+}
+
+/// The residual terms of contacts i … i+3 folded into `worst` (read only; the four may
+/// share bodies); false when a body is anisotropic.
+inline bool residual4(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
+    Group4 grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
+    worst = _mm256_max_pd(residual_terms4(load3(batch.gamma[i].data()), _mm256_loadu_pd(&batch.eta[i]),
+                                          _mm256_loadu_pd(&batch.mu[i]), d),
+                          worst);
+    return true;
+}
+
+double residual_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
+    SolverBodies& sb = const_cast<SolverBodies&>(bodies);  // load_group only reads here
+    double worst = 0.0;
+    V worst4 = _mm256_setzero_pd();
+    std::size_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
+            prefetch_bodies(batch, bodies, j);
+        if (residual4(batch, sb, i, worst4)) continue;
+        for (std::size_t j = i; j < i + 4; ++j) worst = std::max(worst, residual_term(batch, bodies, j));
+    }
+    for (; i < hi; ++i) worst = std::max(worst, residual_term(batch, bodies, i));
+    return std::max(worst, hmax(worst4));
 }
 
 double pj_contacts_lanes(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
@@ -459,6 +502,17 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
                  double omega, double tol2, bool independent) {
     if (independent && use_lanes()) return bgs_lanes_range(batch, bodies, lo, hi, omega, tol2);
     return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
+}
+
+double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
+                      std::size_t hi, bool lanes) {
+    if (lanes && use_lanes()) return residual_lanes(batch, bodies, lo, hi);
+    double worst = 0.0;
+    for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        worst = std::max(worst, residual_term(batch, bodies, i));
+    }
+    return worst;
 }
 
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,

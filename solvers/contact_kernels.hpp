@@ -44,6 +44,12 @@ double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t 
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
                          Vec3* next, std::size_t lo, std::size_t hi, bool lanes = true);
 
+/// The largest docs/design.md §6 residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i over
+/// contacts [lo, hi) at the solver bodies' velocities (read only: the contacts may share
+/// bodies; 0 for an empty range). `lanes`: allow the AVX kernel (the same bits).
+double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
+                      std::size_t hi, bool lanes = true);
+
 /// PJ's second pass over [lo, hi): ν += M⁻¹ D_i (next_i − γ_i), then γ_i ← next_i.
 /// `independent` as for pgs_range.
 void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,

@@ -193,6 +193,32 @@ TEST(PgsKernels, PjPassesLanesMatchScalarBitForBit) {
     }
 }
 
+// The residual pass (solvers/solver.cpp, ccp_residual): the largest §6 term over a range,
+// read only, on a range whose contacts share bodies (the residual runs over every colour at
+// once): lanes and scalar the same bits, and both the brute-force maximum of the term.
+TEST(PgsKernels, ResidualLanesMatchScalarBitForBit) {
+    for (bool anisotropic : {false, true}) {
+        Case c = random_case(403, anisotropic, 21 + unsigned(anisotropic));
+        for (std::size_t i = 0; i < 403; i += 5) c.batch.b[i] = c.batch.b[(i * 7 + 2) % 403];  // shared bodies
+        for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}, {0, 403}, {7, 7}}) {
+            double brute = 0.0;
+            for (std::size_t i = lo; i < hi; ++i) {
+                const Vec3 d = contact_velocity(c.batch, c.bodies, i);
+                const Vec3& g = c.batch.gamma[i];
+                const Vec3 diff = g - project_friction_cone(g - c.batch.eta[i] * d, c.batch.mu[i]);
+                brute = std::max(brute, diff.norm() / c.batch.eta[i]);
+            }
+            const double rs = residual_range(c.batch, c.bodies, lo, hi, false);
+            EXPECT_NEAR(rs, brute, 1e-15 * brute) << lo << " " << hi;
+            if (hi > lo) EXPECT_GT(rs, 0.0);
+            else EXPECT_EQ(rs, 0.0);
+            if (!pgs_lanes_available()) continue;
+            const double rl = residual_range(c.batch, c.bodies, lo, hi, true);
+            EXPECT_EQ(0, std::memcmp(&rs, &rl, sizeof rs)) << lo << " " << hi;
+        }
+    }
+}
+
 TEST(PgsKernels, DispatchMatchesScalarOnIndependentRange) {
     Case scalar = random_case(64, false, 3);
     Case chosen = scalar;
