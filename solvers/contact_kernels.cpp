@@ -286,14 +286,15 @@ inline bool pgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
     return true;
 }
 
-/// A Gauss–Seidel range four contacts at a time: four(i, excess4) updates contacts i … i+3
-/// (false when it cannot: one(j) then takes them one by one), one(j) the rest; returns the
-/// largest excess of either.
+/// A range four contacts at a time: four(i, excess4) takes contacts i … i+3 (false when it
+/// cannot: one(j) then takes them one by one), one(j) the rest; returns the largest value
+/// of either, or `init` (a Gauss–Seidel sweep's excesses from −1, a read-only pass's
+/// residual terms from 0).
 template <class Four, class One>
 double lanes_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
-                   std::size_t hi, Four&& four, One&& one) {
-    double excess = -1.0;
-    V excess4 = _mm256_set1_pd(-1.0);
+                   std::size_t hi, double init, Four&& four, One&& one) {
+    double excess = init;
+    V excess4 = _mm256_set1_pd(init);
     std::size_t i = lo;
     for (; i + 4 <= hi; i += 4) {
         for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
@@ -309,7 +310,7 @@ double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, 
                    double omega, double tol2) {
     const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
     const bool relaxed = omega != 1.0;
-    return lanes_sweep(batch, bodies, lo, hi,
+    return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e4) { return pgs_update4(batch, bodies, i, omega4, tol24, relaxed, e4); },
         [&](std::size_t j) { return pgs_update(batch, bodies, j, omega, tol2); });
 }
@@ -347,7 +348,7 @@ inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
 double bgs_lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                        double omega, double tol2) {
     const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
-    return lanes_sweep(batch, bodies, lo, hi,
+    return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e4) { return bgs_update4(batch, bodies, i, omega4, tol24, e4); },
         [&](std::size_t j) { return bgs_update(batch, bodies, j, omega, tol2); });
 }
@@ -388,33 +389,16 @@ inline bool residual4(const AssembledBatch& batch, SolverBodies& sb, std::size_t
 
 double residual_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
     SolverBodies& sb = const_cast<SolverBodies&>(bodies);  // load_group only reads here
-    double worst = 0.0;
-    V worst4 = _mm256_setzero_pd();
-    std::size_t i = lo;
-    for (; i + 4 <= hi; i += 4) {
-        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
-            prefetch_bodies(batch, bodies, j);
-        if (residual4(batch, sb, i, worst4)) continue;
-        for (std::size_t j = i; j < i + 4; ++j) worst = std::max(worst, residual_term(batch, bodies, j));
-    }
-    for (; i < hi; ++i) worst = std::max(worst, residual_term(batch, bodies, i));
-    return std::max(worst, hmax(worst4));
+    return lanes_sweep(batch, bodies, lo, hi, 0.0,
+        [&](std::size_t i, V& w4) { return residual4(batch, sb, i, w4); },
+        [&](std::size_t j) { return residual_term(batch, bodies, j); });
 }
 
 double pj_contacts_lanes(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
                          Vec3* next, std::size_t lo, std::size_t hi) {
-    double worst = 0.0;
-    V worst4 = _mm256_setzero_pd();
-    std::size_t i = lo;
-    for (; i + 4 <= hi; i += 4) {
-        for (std::size_t j = i + kLanePrefetch; j < std::min(i + kLanePrefetch + 4, hi); ++j)
-            prefetch_bodies(batch, bodies, j);
-        if (pj_contacts4(batch, bodies, step, next, i, worst4)) continue;
-        for (std::size_t j = i; j < i + 4; ++j)
-            worst = std::max(worst, pj_contact(batch, bodies, step, next, j));
-    }
-    for (; i < hi; ++i) worst = std::max(worst, pj_contact(batch, bodies, step, next, i));
-    return std::max(worst, hmax(worst4));
+    return lanes_sweep(batch, bodies, lo, hi, 0.0,
+        [&](std::size_t i, V& w4) { return pj_contacts4(batch, bodies, step, next, i, w4); },
+        [&](std::size_t j) { return pj_contact(batch, bodies, step, next, j); });
 }
 
 void pj_apply_lanes(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
