@@ -49,8 +49,9 @@ namespace {
 // v[k] ← v[order[k]] for every k, in place, one 8-byte word of the element at a time:
 // that word of every element is gathered in the new order into `words`, then written back
 // (a Vec3 in three passes, one per component). Parallel, and no second copy of any field:
-// n × 8 bytes beside the list. (Walking the permutation's cycles serially, as before,
-// took 5–7 % of a step at a million grains, in cache misses.)
+// n × 8 bytes beside the list. (Walking the permutation's cycles serially, as before, was
+// about a quarter of a step of the million-grain pour at 2 M contacts: cache misses, one
+// core; benchmarks/README.md, "A million grains poured".)
 template <class T>
 uint64_t to_word(const T& x) {
     if constexpr (sizeof(T) == 8) return std::bit_cast<uint64_t>(x);
