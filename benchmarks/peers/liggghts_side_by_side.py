@@ -58,8 +58,9 @@ def ensure_peers():
                     'talus_ensure_packages "$0/tools/debian-packages.txt" peers', TOP], check=True)
 
 
-def run_liggghts(input_path, procs, workdir):
-    """Runs LIGGGHTS; returns (wall seconds, final mean z [m], atoms, steps)."""
+def liggghts_output(input_path, procs, workdir, who="liggghts_side_by_side"):
+    """Runs LIGGGHTS on `procs` MPI processes in `workdir`; returns (its output, wall seconds).
+    A failure ends the script with LIGGGHTS's last words."""
     shutil.copy(input_path, os.path.join(workdir, "in.settle"))
     cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(procs),
            "liggghts", "-in", "in.settle", "-log", "none"]
@@ -67,8 +68,14 @@ def run_liggghts(input_path, procs, workdir):
     out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if out.returncode != 0:
-        sys.exit(f"liggghts_side_by_side: LIGGGHTS failed ({out.returncode}):\n{out.stdout[-2000:]}"
+        sys.exit(f"{who}: LIGGGHTS failed ({out.returncode}):\n{out.stdout[-2000:]}"
                  f"\n{out.stderr[-2000:]}")
+    return out, wall
+
+
+def run_liggghts(input_path, procs, workdir):
+    """Runs LIGGGHTS; returns (wall seconds, final mean z [m], atoms, steps)."""
+    out, wall = liggghts_output(input_path, procs, workdir)
     # thermo_style custom step atoms ke c_zc cpu: the last row before "Loop time"
     rows = []
     header = None

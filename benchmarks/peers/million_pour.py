@@ -48,11 +48,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from liggghts_side_by_side import SHARED, TOP, append_rows, ensure_peers, machine_name  # noqa: E402
+from liggghts_side_by_side import (DIAMETER, SHARED, TOP, append_rows, ensure_peers,  # noqa: E402
+                                   liggghts_output, machine_name)
 import talus_h5  # noqa: E402  (tools/, on the path from liggghts_side_by_side)
-
-DIAMETER = 0.003  # [m]
-
 
 def run_talus(binary, scene, duration, threads, sets, workdir, wall_limit=None):
     """Runs Talus with its progress shown (stopped by SIGTERM after `wall_limit` seconds, if
@@ -103,13 +101,7 @@ def run_liggghts(input_path, procs, workdir):
     if not m:
         sys.exit(f"million_pour: no timestep in {input_path}")
     dt = float(m.group(1))
-    shutil.copy(input_path, os.path.join(workdir, "in.peer"))
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(procs),
-           "liggghts", "-in", "in.peer", "-log", "none"]
-    out = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"million_pour: LIGGGHTS failed ({out.returncode}):\n{out.stdout[-2000:]}"
-                 f"\n{out.stderr[-2000:]}")
+    out, _ = liggghts_output(input_path, procs, workdir, "million_pour")
     loops = re.findall(r"Loop time of (\S+) on \d+ procs for (\d+) steps with (\d+) atoms",
                        out.stdout)
     if not loops:
