@@ -26,6 +26,8 @@
 
 namespace talus {
 
+class Ranks;
+
 /// A step stops with an error when the broad phase finds more candidate pairs than this
 /// per body (plus 100000): the time step is far too long for the speeds (check_crowding).
 inline constexpr std::size_t kMaxPairsPerBody = 64;
@@ -188,9 +190,11 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
 
 /// Stage 5c: moves to `back` (in order) the contacts of `aside` that the bodies' current
 /// (solved) velocities would close within h at more than `allowance` [m/s] (the residual
-/// the solve left its own contacts with), or all of them with `all`. Returns how many.
+/// the solve left its own contacts with), with every other contact of `aside` on a movable
+/// body of theirs (named by stable id, over `ranks` when not null); or all of them with
+/// `all`. Returns how many.
 std::size_t take_back_closing(const BodyStore& bodies, double h, double allowance, bool all,
-                              ContactList& aside, ContactList& back);
+                              ContactList& aside, ContactList& back, Ranks* ranks = nullptr);
 
 /// Appends `more` to `into` (the fields `into` still holds); `into` loses its colours.
 void append_contacts(ContactList& into, const ContactList& more);

@@ -65,5 +65,31 @@ TEST(Speculative, PairClosedByTheSolveIsTakenBackAndSolved) {
     EXPECT_NEAR(p.x(), 1.0, 1e-9);
 }
 
+// A row of four grains (no gravity, no restitution): the left one at 1 m/s, 0.2 mm from the
+// second; the second 0.11 mm from the third, the third 0.15 mm from the fourth, both pairs
+// set aside (more than h v_rec = 0.1 mm apart, the three at rest). The first solve sends the
+// second grain off at 0.4 m/s, which closes the pair of the second and third; solved again
+// with it alone, the third grain would leave at 0.19 m/s and close 0.15 mm on the fourth, a
+// third solve. The closing pair brings back the third grain's other pair with it, so one
+// solve again settles the row, and no two grains overlap.
+TEST(Speculative, ClosingPairBringsItsGrainsOtherPairsBack) {
+    const double h = 1e-3, r = 2e-3;
+    World w = make_world(h, Vec3::Zero(), 1e-12, 2000);
+    w.solver.envelope = 1e-3;
+    const uint32_t m = add_material(w, 2500.0, 0.0);
+    add_sphere(w, Vec3(0, 0, 0), r, m, Vec3(1.0, 0, 0));
+    add_sphere(w, Vec3(2 * r + 2e-4, 0, 0), r, m);
+    add_sphere(w, Vec3(4 * r + 3.1e-4, 0, 0), r, m);
+    add_sphere(w, Vec3(6 * r + 4.6e-4, 0, 0), r, m);
+    ASSERT_TRUE(w.step().ok);
+    EXPECT_EQ(w.diagnostics().resolves, 1u);
+    EXPECT_EQ(w.diagnostics().set_aside, 0u);
+    EXPECT_EQ(w.contacts().size(), 3u);
+    for (int k = 0; k < 3; ++k)
+        EXPECT_GT((w.bodies.position[k + 1] - w.bodies.position[k]).norm(), 2 * r - 1e-9) << "pair " << k;
+    const Vec3 p = w.bodies.velocity[0] + w.bodies.velocity[1] + w.bodies.velocity[2] + w.bodies.velocity[3];
+    EXPECT_NEAR(p.x(), 1.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace talus
