@@ -70,7 +70,7 @@ struct StepPipeline {
     ContactList next_contacts;          ///< its contacts and batch
     AssembledBatch next_batch;
     std::vector<int32_t> joint_a, joint_b;  ///< dense indices of each joint's bodies
-    WarmStartCache resolve_warm;        ///< a solution taken into the next solve (5c.)
+    WarmStartCache resolve_warm;        ///< a solution taken into the next solve when 5c. colours everything again
     double reassemble_seconds = 0.0;    ///< this step's 5c. colouring and assembly (breakdown)
 };
 

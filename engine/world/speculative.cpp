@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "core/parallel.hpp"
@@ -17,6 +18,9 @@
 #include "engine/world/collide_on_rank.hpp"
 #include "engine/world/pipeline.hpp"
 #include "engine/world/world.hpp"
+#include "solvers/assemble.hpp"
+#include "solvers/colouring.hpp"
+#include "solvers/warm_start.hpp"
 
 namespace talus {
 namespace {
@@ -144,6 +148,62 @@ void append_contacts(ContactList& into, const ContactList& more) {
     into.overflow_colour = false;
 }
 
+namespace {
+
+/// Appends `more`'s rows to `into` (both assembled with the same settings), the colour
+/// ranges aside: the caller sets them.
+void append_rows(AssembledBatch& into, const AssembledBatch& more) {
+    auto add = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+    add(into.a, more.a); add(into.b, more.b); add(into.normal, more.normal);
+    add(into.tangent, more.tangent); add(into.lever_a, more.lever_a); add(into.lever_b, more.lever_b);
+    add(into.rhs, more.rhs); add(into.stab, more.stab); add(into.mu, more.mu); add(into.eta, more.eta);
+    add(into.push, more.push); add(into.gamma, more.gamma);
+    into.eta_n.clear();  // bgs's metric: its solve fills it again for every row
+    into.eta_t.clear();
+}
+
+/// The contacts taken back (`back`) in colours of their own after the solve's, appended to
+/// `contacts` and, assembled, to `batch`, whose rows keep their impulses (the solution so
+/// far: the warm start of the solve again) while the new ones start from zero, as a pair
+/// set aside has no impulse to carry. The colours of `back` are colour_contacts' on `back`
+/// alone (Jones and Plassmann's, over the ranks when `ranks` is not null), so the sweep
+/// order is the same whatever the decomposition. Returns the colours of the sweep, or 0
+/// when the solve's colours must be made again over every contact instead: the appended
+/// colours would pass the 63 proper ones (or the solve's own already had the overflow
+/// colour), or rolling resistance, whose rows the batch builds for all its contacts.
+std::size_t colour_and_append(const BodyStore& bodies, std::span<const int32_t> owner, Ranks* ranks,
+                              const MaterialTable& materials, const SolverSettings& solver, double h,
+                              std::size_t colours, ContactList& back, ContactList& contacts,
+                              AssembledBatch& batch) {
+    if (materials.any_rolling() || colours >= kOverflowColour) return 0;
+    const JonesPlassmann jp = ranks != nullptr ? jones_plassmann_on_rank(bodies.size(), back, owner, *ranks)
+                                               : jones_plassmann(bodies.size(), back);
+    int64_t most[2] = {0, 0};  // proper colours, overflow
+    for (uint32_t k : jp.colour) {
+        if (k == kOverflowColour) most[1] = 1;
+        else most[0] = std::max<int64_t>(most[0], int64_t(k) + 1);
+    }
+    if (ranks != nullptr) ranks->max(std::span<int64_t>(most, 2));
+    if (most[1] != 0 || colours + std::size_t(most[0]) >= kOverflowColour) return 0;
+    ColouringScratch scratch;
+    order_by_colour(back, jp.colour, std::size_t(most[0]), scratch);
+    AssembledBatch extra;
+    assemble(bodies, back, materials, solver, h, WarmStartCache{}, extra);
+    const uint32_t base = uint32_t(contacts.size());
+    std::vector<uint32_t> starts = contacts.colour_start;
+    if (starts.empty()) starts = {0, base};
+    for (std::size_t k = 1; k < back.colour_start.size(); ++k) starts.push_back(base + back.colour_start[k]);
+    append_contacts(contacts, back);
+    contacts.colour_start = starts;
+    contacts.overflow_colour = false;
+    append_rows(batch, extra);
+    batch.colour_start = std::move(starts);
+    batch.overflow_colour = false;
+    return colours + std::size_t(most[0]);
+}
+
+}  // namespace
+
 std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colours) {
     // Each round takes back the contacts the solved velocities would close (with their
     // grains' other pairs aside) and solves again; a round moves at least one contact, and
@@ -164,16 +224,22 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         const bool none = take_back_closing(bodies, h, allowance, round == kRounds, aside, back,
                                             on_ranks.ranks) == 0;
         if (!any_over_ranks(!none)) break;
-        p.resolve_warm.store(contacts_, batch_, h);  // the solution so far starts the next
-        append_contacts(contacts_, back);
         std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
         std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
         clock.restart();
-        colours = distributed()
-                      ? colour_and_assemble_on_rank(bodies, on_ranks.owner, contacts_, materials, solver, h,
-                                                    p.resolve_warm, batch_, *on_ranks.ranks)
-                      : colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm, lean,
-                                            p.collide.colouring, batch_);
+        const std::size_t appended = colour_and_append(bodies, on_ranks.owner, on_ranks.ranks, materials,
+                                                       solver, h, colours, back, contacts_, batch_);
+        if (appended != 0) {
+            colours = appended;
+        } else {  // colour and assemble everything again, warm-started by the solution so far
+            p.resolve_warm.store(contacts_, batch_, h);
+            append_contacts(contacts_, back);
+            colours = distributed()
+                          ? colour_and_assemble_on_rank(bodies, on_ranks.owner, contacts_, materials, solver,
+                                                        h, p.resolve_warm, batch_, *on_ranks.ranks)
+                          : colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm,
+                                                lean, p.collide.colouring, batch_);
+        }
         double seconds = 0.0;
         clock.lap(seconds);
         p.reassemble_seconds += seconds;
