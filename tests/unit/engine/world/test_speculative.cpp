@@ -4,6 +4,8 @@
 // the step overlapping.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -40,55 +42,50 @@ TEST(Speculative, PairThatCannotCloseIsSetAsideAndOneThatCanIsSolved) {
     }
 }
 
-// A row of three grains in free flight (no gravity): the left one at 1 m/s, 0.2 mm from the
-// middle one, which rests 0.3 mm from the right one. Before the solve only the left pair
-// can close (the middle grain is at rest, and 0.3 mm is more than h v_rec = 0.1 mm), so the
-// right pair is set aside; the solve lets the left pair close its 0.2 mm and no more, which
-// sends the middle grain off at 0.4 m/s, closing 0.4 mm on the right one: the right pair is
-// taken back and solved again, and no two grains overlap at the end of the step.
-TEST(Speculative, PairClosedByTheSolveIsTakenBackAndSolved) {
-    const double h = 1e-3, r = 2e-3;
-    World w = make_world(h, Vec3::Zero(), 1e-12, 2000);
+// A row of grains of radius r on the x axis in free flight (no gravity, no restitution,
+// h = 1 ms, a 1 mm envelope): the first at 1 m/s, the others at rest, `gaps[k]` between
+// grain k and k + 1. Steps once; then no two grains overlap, and momentum is kept (the
+// impulses are internal).
+World step_row(const std::vector<double>& gaps, double r) {
+    World w = make_world(1e-3, Vec3::Zero(), 1e-12, 2000);
     w.solver.envelope = 1e-3;
     const uint32_t m = add_material(w, 2500.0, 0.0);
-    add_sphere(w, Vec3(0, 0, 0), r, m, Vec3(1.0, 0, 0));
-    add_sphere(w, Vec3(2 * r + 2e-4, 0, 0), r, m);
-    add_sphere(w, Vec3(4 * r + 5e-4, 0, 0), r, m);
-    ASSERT_TRUE(w.step().ok);
+    double x = 0.0;
+    add_sphere(w, Vec3(x, 0, 0), r, m, Vec3(1.0, 0, 0));
+    for (const double gap : gaps) add_sphere(w, Vec3(x += 2 * r + gap, 0, 0), r, m);
+    EXPECT_TRUE(w.step().ok);
+    Vec3 p = w.bodies.velocity[0];
+    for (std::size_t k = 0; k < gaps.size(); ++k) {
+        EXPECT_GT((w.bodies.position[k + 1] - w.bodies.position[k]).norm(), 2 * r - 1e-9) << "pair " << k;
+        p += w.bodies.velocity[k + 1];
+    }
+    EXPECT_NEAR(p.x(), 1.0, 1e-9);
+    return w;
+}
+
+// Three grains: the left one 0.2 mm from the middle one, which rests 0.3 mm from the right
+// one. Before the solve only the left pair can close (the middle grain is at rest, and
+// 0.3 mm is more than h v_rec = 0.1 mm), so the right pair is set aside; the solve lets the
+// left pair close its 0.2 mm and no more, which sends the middle grain off at 0.4 m/s,
+// closing 0.4 mm on the right one: the right pair is taken back and solved again.
+TEST(Speculative, PairClosedByTheSolveIsTakenBackAndSolved) {
+    const World w = step_row({2e-4, 3e-4}, 2e-3);
     EXPECT_GE(w.diagnostics().resolves, 1u);
     EXPECT_EQ(w.diagnostics().set_aside, 0u);
     EXPECT_EQ(w.contacts().size(), 2u);
-    for (int k = 0; k < 2; ++k)
-        EXPECT_GT((w.bodies.position[k + 1] - w.bodies.position[k]).norm(), 2 * r - 1e-9) << "pair " << k;
-    // momentum is kept: the impulses are internal
-    const Vec3 p = w.bodies.velocity[0] + w.bodies.velocity[1] + w.bodies.velocity[2];
-    EXPECT_NEAR(p.x(), 1.0, 1e-9);
 }
 
-// A row of four grains (no gravity, no restitution): the left one at 1 m/s, 0.2 mm from the
-// second; the second 0.11 mm from the third, the third 0.15 mm from the fourth, both pairs
-// set aside (more than h v_rec = 0.1 mm apart, the three at rest). The first solve sends the
-// second grain off at 0.4 m/s, which closes the pair of the second and third; solved again
-// with it alone, the third grain would leave at 0.19 m/s and close 0.15 mm on the fourth, a
-// third solve. The closing pair brings back the third grain's other pair with it, so one
-// solve again settles the row, and no two grains overlap.
+// Four grains: the second 0.11 mm from the third, the third 0.15 mm from the fourth, both
+// pairs set aside (more than h v_rec = 0.1 mm apart, the three at rest). The first solve
+// sends the second grain off at 0.4 m/s, which closes the pair of the second and third;
+// solved again with it alone, the third grain would leave at 0.19 m/s and close 0.15 mm on
+// the fourth, a third solve. The closing pair brings back the third grain's other pair
+// with it, so one solve again settles the row.
 TEST(Speculative, ClosingPairBringsItsGrainsOtherPairsBack) {
-    const double h = 1e-3, r = 2e-3;
-    World w = make_world(h, Vec3::Zero(), 1e-12, 2000);
-    w.solver.envelope = 1e-3;
-    const uint32_t m = add_material(w, 2500.0, 0.0);
-    add_sphere(w, Vec3(0, 0, 0), r, m, Vec3(1.0, 0, 0));
-    add_sphere(w, Vec3(2 * r + 2e-4, 0, 0), r, m);
-    add_sphere(w, Vec3(4 * r + 3.1e-4, 0, 0), r, m);
-    add_sphere(w, Vec3(6 * r + 4.6e-4, 0, 0), r, m);
-    ASSERT_TRUE(w.step().ok);
+    const World w = step_row({2e-4, 1.1e-4, 1.5e-4}, 2e-3);
     EXPECT_EQ(w.diagnostics().resolves, 1u);
     EXPECT_EQ(w.diagnostics().set_aside, 0u);
     EXPECT_EQ(w.contacts().size(), 3u);
-    for (int k = 0; k < 3; ++k)
-        EXPECT_GT((w.bodies.position[k + 1] - w.bodies.position[k]).norm(), 2 * r - 1e-9) << "pair " << k;
-    const Vec3 p = w.bodies.velocity[0] + w.bodies.velocity[1] + w.bodies.velocity[2] + w.bodies.velocity[3];
-    EXPECT_NEAR(p.x(), 1.0, 1e-9);
 }
 
 }  // namespace
