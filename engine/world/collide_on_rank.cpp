@@ -185,6 +185,16 @@ void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner,
     }
 }
 
+std::array<int64_t, 2> colour_counts(const JonesPlassmann& jp, Ranks* ranks) {
+    std::array<int64_t, 2> most = {0, 0};
+    for (uint32_t k : jp.colour) {
+        if (k == kOverflowColour) most[1] = 1;
+        else most[0] = std::max<int64_t>(most[0], int64_t(k) + 1);
+    }
+    if (ranks != nullptr) ranks->max(std::span<int64_t>(most));
+    return most;
+}
+
 std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const int32_t> owner,
                                         ContactList& c, const MaterialTable& materials,
                                         const SolverSettings& solver, double h, const WarmStartCache& warm,
@@ -192,12 +202,7 @@ std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const
     // Jones and Plassmann's colours over the ranks (the one-process colours), the sweep's
     // colour count over the ranks, and the assembly with the warm start.
     const JonesPlassmann jp = jones_plassmann_on_rank(bodies.size(), c, owner, ranks);
-    int64_t most[2] = {0, 0};  // proper colours, overflow
-    for (uint32_t k : jp.colour) {
-        if (k == kOverflowColour) most[1] = 1;
-        else most[0] = std::max<int64_t>(most[0], int64_t(k) + 1);
-    }
-    ranks.max(std::span<int64_t>(most, 2));
+    const std::array<int64_t, 2> most = colour_counts(jp, &ranks);  // proper colours, overflow
     ColouringScratch colouring;
     order_by_colour(c, jp.colour, std::size_t(most[0]), colouring);
     std::size_t colours = std::size_t(most[0]);

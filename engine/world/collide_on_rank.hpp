@@ -9,7 +9,9 @@
 /// A collective: every rank calls it. What it needs from the other ranks (the largest
 /// margins, the crowding count, a failure anywhere, Jones–Plassmann's rounds, the colour
 /// count) travels through `ranks`; with one rank it is the one-process stages.
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "core/walls.hpp"
 #include "engine/world/pipeline.hpp"
 #include "solvers/assemble.hpp"
+#include "solvers/colouring.hpp"
 #include "solvers/warm_start.hpp"
 
 namespace talus {
@@ -64,6 +67,11 @@ struct RankCollided {
 };
 
 RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks);
+
+/// Jones and Plassmann's colours counted: {the proper colours (largest colour + 1), 1 if
+/// some contact has the overflow colour}, the largest over the ranks when `ranks` is not
+/// null (a collective then), so every rank sweeps the same colours.
+std::array<int64_t, 2> colour_counts(const JonesPlassmann& jp, Ranks* ranks);
 
 /// Stage 4 on one rank (a collective): colours the rank's contacts (every contact of an own
 /// body) with Jones–Plassmann over the ranks, cuts an overflow colour into the one-process

@@ -9,10 +9,11 @@
 // a bed at rest sweeps only the pairs that touch.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <array>
 #include <span>
 #include <string>
 
+#include "core/bytes.hpp"
 #include "core/parallel.hpp"
 #include "core/ranks.hpp"
 #include "engine/world/collide_on_rank.hpp"
@@ -114,16 +115,13 @@ std::size_t take_back_closing(const BodyStore& bodies, double h, double allowanc
         if (movable(aside.b[i])) moved.push_back(aside.key_b[i]);
     }
     if (ranks != nullptr) {
-        std::string mine(moved.size() * sizeof(uint64_t), '\0');
-        if (!moved.empty()) std::memcpy(mine.data(), moved.data(), mine.size());
+        std::string mine;
+        for (uint64_t key : moved) put_bytes(mine, key);
         std::vector<std::string> all_ranks;
         ranks->all_gather(mine, all_ranks);
         moved.clear();
-        for (const std::string& s : all_ranks) {
-            const std::size_t base = moved.size();
-            moved.resize(base + s.size() / sizeof(uint64_t));
-            if (!s.empty()) std::memcpy(moved.data() + base, s.data(), s.size());
-        }
+        for (const std::string& m : all_ranks)
+            for (std::size_t at = 0; at < m.size();) moved.push_back(take_bytes<uint64_t>(m, at));
     }
     std::sort(moved.begin(), moved.end());
     moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
@@ -178,12 +176,7 @@ std::size_t colour_and_append(const BodyStore& bodies, std::span<const int32_t> 
     if (materials.any_rolling() || colours >= kOverflowColour) return 0;
     const JonesPlassmann jp = ranks != nullptr ? jones_plassmann_on_rank(bodies.size(), back, owner, *ranks)
                                                : jones_plassmann(bodies.size(), back);
-    int64_t most[2] = {0, 0};  // proper colours, overflow
-    for (uint32_t k : jp.colour) {
-        if (k == kOverflowColour) most[1] = 1;
-        else most[0] = std::max<int64_t>(most[0], int64_t(k) + 1);
-    }
-    if (ranks != nullptr) ranks->max(std::span<int64_t>(most, 2));
+    const std::array<int64_t, 2> most = colour_counts(jp, ranks);  // proper colours, overflow
     if (most[1] != 0 || colours + std::size_t(most[0]) >= kOverflowColour) return 0;
     ColouringScratch scratch;
     order_by_colour(back, jp.colour, std::size_t(most[0]), scratch);
