@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <unordered_map>
@@ -144,7 +146,7 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
         keep_flagged(c, keep);
     }
     if (in.set_aside)
-        set_aside_distant(bodies, in.gravity, in.h, in.solver.recovery_speed, c, out.aside);
+        set_aside_distant(bodies, in.gravity, in.h, in.solver.recovery_speed, c, out.aside, {}, in.owner, &ranks);  // (no joints over ranks yet)
     out.error = agree_over_ranks(mine, ranks);
     if (!out.error.ok) return out;
 
@@ -153,9 +155,17 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     return out;
 }
 
-void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a_of,
-                              std::span<const int32_t> b_of, Ranks& ranks) {
-    if (ranks.size() == 1) return;
+namespace {
+
+/// For each contact (a[i], b[i]) of an own body with another rank's, `put` writes the own
+/// body's record for the other's rank; each record received is read by `take(message, at,
+/// ghost)`, ghost being the body held here under the record's stable id (or kNotHeld: the
+/// record must still be read past).
+constexpr std::size_t kNotHeld = std::numeric_limits<std::size_t>::max();
+void send_to_ghost_holders(const BodyStore& bodies, std::span<const int32_t> owner,
+                           std::span<const int32_t> a_of, std::span<const int32_t> b_of, Ranks& ranks,
+                           const std::function<void(std::string&, std::size_t)>& put,
+                           const std::function<void(const std::string&, std::size_t&, std::size_t)>& take) {
     const int me = ranks.rank();
     std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
     for (std::size_t i = 0; i < a_of.size(); ++i) {
@@ -165,8 +175,7 @@ void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner,
             if (owner[std::size_t(mine)] != me || owner[std::size_t(other)] == me) continue;
             std::string& out = outbox[std::size_t(owner[std::size_t(other)])];
             put_bytes(out, bodies.id[std::size_t(mine)]);
-            put_vec(out, bodies.velocity[std::size_t(mine)]);
-            put_vec(out, bodies.angular_velocity[std::size_t(mine)]);
+            put(out, std::size_t(mine));
         }
     }
     ranks.exchange(outbox, inbox);
@@ -175,14 +184,39 @@ void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner,
         if (owner[b] != me) held.emplace(bodies.id[b], uint32_t(b));
     for (const std::string& m : inbox) {
         for (std::size_t at = 0; at < m.size();) {
-            const uint64_t id = take_bytes<uint64_t>(m, at);
-            const Vec3 v = take_vec(m, at), w = take_vec(m, at);
-            const auto it = held.find(id);
-            if (it == held.end()) continue;
-            bodies.velocity[it->second] = v;
-            bodies.angular_velocity[it->second] = w;
+            const auto it = held.find(take_bytes<uint64_t>(m, at));
+            take(m, at, it == held.end() ? kNotHeld : std::size_t(it->second));
         }
     }
+}
+
+}  // namespace
+
+void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a_of,
+                              std::span<const int32_t> b_of, Ranks& ranks) {
+    if (ranks.size() == 1) return;
+    send_to_ghost_holders(bodies, owner, a_of, b_of, ranks,
+        [&](std::string& out, std::size_t body) {
+            put_vec(out, bodies.velocity[body]);
+            put_vec(out, bodies.angular_velocity[body]);
+        },
+        [&](const std::string& m, std::size_t& at, std::size_t ghost) {
+            const Vec3 v = take_vec(m, at), w = take_vec(m, at);
+            if (ghost == kNotHeld) return;
+            bodies.velocity[ghost] = v;
+            bodies.angular_velocity[ghost] = w;
+        });
+}
+
+void refresh_ghost_flags(const BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a_of,
+                         std::span<const int32_t> b_of, std::vector<uint8_t>& flag, Ranks& ranks) {
+    if (ranks.size() == 1) return;
+    send_to_ghost_holders(bodies, owner, a_of, b_of, ranks,
+        [&](std::string& out, std::size_t body) { put_bytes(out, flag[body]); },
+        [&](const std::string& m, std::size_t& at, std::size_t ghost) {
+            const uint8_t f = take_bytes<uint8_t>(m, at);
+            if (ghost != kNotHeld) flag[ghost] = f;
+        });
 }
 
 std::array<int64_t, 2> colour_counts(const JonesPlassmann& jp, Ranks* ranks) {

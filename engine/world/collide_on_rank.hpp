@@ -12,6 +12,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <limits>
 #include <span>
 #include <vector>
@@ -91,6 +93,13 @@ std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const
 /// (it is its own body's too).
 void refresh_ghost_velocities(BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a,
                               std::span<const int32_t> b, Ranks& ranks);
+
+/// The same exchange for a flag per body (a collective): for each contact (a[i], b[i]) of an
+/// own body with another rank's, the own body's flag goes to the other's rank, which sets
+/// its ghost's flag to it. The owner holds every contact of its body, so its flag is the
+/// body's whole answer where a ghost's, computed from the contacts held here, is a part.
+void refresh_ghost_flags(const BodyStore& bodies, std::span<const int32_t> owner, std::span<const int32_t> a,
+                         std::span<const int32_t> b, std::vector<uint8_t>& flag, Ranks& ranks);
 
 /// Every rank's step error, the same on every rank (a collective): that of the lowest rank
 /// that failed, its message led by "rank R: " when there are several ranks; ok when none

@@ -263,9 +263,12 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
     forget_kinematic_unsupported(in.bodies, in.pairs, scratch.narrow);
     out.error = unsupported_error(in.bodies, in.pairs, scratch.narrow, in.at);
     scratch.aside.clear();
-    if (in.set_aside)
+    if (in.set_aside) {
+        std::vector<int32_t> joined(in.joint_a.begin(), in.joint_a.end());
+        joined.insert(joined.end(), in.joint_b.begin(), in.joint_b.end());
         set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
-                          scratch.aside);  // 3b.
+                          scratch.aside, joined);  // 3b.
+    }
     clock.lap(out.narrow_seconds);
     out.colours = colour_and_assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm,
                                       in.lean, scratch.colouring, batch);  // 4.

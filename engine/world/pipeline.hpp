@@ -6,6 +6,7 @@
 /// A stage that can fail returns a StepError (step_error.hpp); none throws.
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "collision/broad_phase.hpp"
@@ -156,6 +157,9 @@ struct CollideInput {
     bool set_aside = false;
     Vec3 gravity = Vec3::Zero();  ///< [m/s²]
     StepAt at;
+    /// the bodies of the joints (dense indices; kNoBody for the world), whose speeds the
+    /// solve changes whatever their contacts (set_aside_distant)
+    std::span<const int32_t> joint_a, joint_b;
 };
 
 /// What collide_and_assemble hands on besides the contacts and the batch.
@@ -184,9 +188,15 @@ std::size_t colour_and_assemble(const BodyStore& bodies, ContactList& contacts,
 
 /// Stage 3b (engine/world/speculative.cpp): moves to `aside` (in order) every contact whose
 /// gap exceeds what its two sides can move in the step (the motion part of their collision
-/// margins, choose_margins): it cannot close within the step. Returns how many.
+/// margins, choose_margins): it cannot close within the step; and every contact that the
+/// free velocities do not close between two bodies none of whose pairs they close (nothing
+/// in the solve can change their speeds; `joined` lists bodies the joints move, kNoBody and
+/// indices out of range ignored). Returns how many. On ranks (`ranks` not null,
+/// `owner` each held body's rank) the ghosts' part of the second test comes from their owners.
 std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
-                              double recovery_speed, ContactList& contacts, ContactList& aside);
+                              double recovery_speed, ContactList& contacts, ContactList& aside,
+                              std::span<const int32_t> joined = {}, std::span<const int32_t> owner = {},
+                              Ranks* ranks = nullptr);
 
 /// Stage 5c: moves to `back` (in order) the contacts of `aside` that the bodies' current
 /// (solved) velocities would close within h at more than `allowance` [m/s] (the residual

@@ -61,16 +61,27 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to)
 }  // namespace
 
 std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
-                              double recovery_speed, ContactList& contacts, ContactList& aside) {
+                              double recovery_speed, ContactList& contacts, ContactList& aside,
+                              std::span<const int32_t> joined, std::span<const int32_t> owner, Ranks* ranks) {
     // The envelope has two parts (choose_margins, docs/design.md §3): what a body can move
     // in the step, 1.25 h ‖ν*_i − h g‖ + ½ ‖g‖ h² (plus ‖ω‖ r for a non-sphere), and the
     // scene's floor δ_min/2 under it. A pair whose gap exceeds the sum of its two bodies'
     // motion parts (a wall's: 1.25 h ‖v_wall‖ + ½ ‖g‖ h²) is a candidate only through the
     // floor: it cannot close within the step, whatever the solve does to speeds within
-    // the bound the envelope trusts. take_back_closing checks that after the solve.
+    // the bound the envelope trusts.
+    //
+    // That bound lets each side turn round, which only the solve can make it do, and only
+    // to a body that meets something in it. A body none of whose pairs closes at the free
+    // velocities (Φ ≤ h (max(0, −v_n(ν*)) + ‖g‖ h) + h v_rec: what ν* closes, with a step's
+    // gravity and the push-out's speed to spare) meets nothing: the solve leaves it at ν*.
+    // So a pair of two such bodies is set aside too unless ν* itself closes it: the grains
+    // of a falling cloud, side by side at one speed, no longer enter the solve by the
+    // thousand. A body held by a joint counts as meeting something (its rows are in the
+    // solve). take_back_closing checks every pair set aside after the solve, so a
+    // body that met something after all (a pair set aside, taken back) is caught there.
     aside.clear();
     const std::size_t n = contacts.size();
-    if (n == 0) return 0;
+    if (n == 0 && ranks == nullptr) return 0;  // over ranks, every rank takes part in the exchange below
     const Vec3 dv = h * gravity;
     const double fall = 0.5 * dv.norm() * h;
     const double push = h * recovery_speed;
@@ -79,11 +90,30 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
         if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
         return 1.25 * h * speed + fall;
     };
+    // keep: 0 apart whatever the solve does, 1 may close if a side turns, 2 closes at ν*
     std::vector<uint8_t> keep(n);
     parallel_each(n, [&](std::size_t i) {
         const double a = contacts.a[i] == kNoBody ? 1.25 * h * contacts.velocity_a[i].norm() + fall
                                                   : motion(std::size_t(contacts.a[i]));
-        keep[i] = contacts.gap[i] <= a + motion(std::size_t(contacts.b[i])) + push ? 1 : 0;
+        if (contacts.gap[i] > a + motion(std::size_t(contacts.b[i])) + push) keep[i] = 0;
+        else if (contacts.gap[i] <= h * (std::max(0.0, -normal_velocity(bodies, contacts, i)) + dv.norm()) + push)
+            keep[i] = 2;
+        else keep[i] = 1;
+    }, grain::kContacts);
+    std::vector<uint8_t> meets(bodies.size(), 0);  // has a pair that closes at ν*, or a joint
+    for (const int32_t j : joined)
+        if (j != kNoBody && std::size_t(j) < meets.size()) meets[std::size_t(j)] = 1;
+    for (std::size_t i = 0; i < n; ++i)
+        if (keep[i] == 2) {
+            if (contacts.a[i] != kNoBody) meets[std::size_t(contacts.a[i])] = 1;
+            meets[std::size_t(contacts.b[i])] = 1;
+        }
+    // over ranks: a ghost's pairs with a third rank's bodies are its owner's to see
+    if (ranks != nullptr) refresh_ghost_flags(bodies, owner, contacts.a, contacts.b, meets, *ranks);
+    parallel_each(n, [&](std::size_t i) {
+        if (keep[i] == 1)
+            keep[i] = (contacts.a[i] != kNoBody && meets[std::size_t(contacts.a[i])]) ||
+                      meets[std::size_t(contacts.b[i])];
     }, grain::kContacts);
     split(contacts, keep, aside);
     return aside.size();

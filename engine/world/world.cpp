@@ -362,6 +362,10 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
         contacts_.clear();
         return out;
     }
+    // the joints' bodies first (build_joint_rows reports any that are gone): the set-aside
+    // test needs to know which bodies the solve moves through them
+    if (!joints.empty()) map_joint_bodies(joints, bodies, p.joint_a, p.joint_b);
+    else p.joint_a.clear(), p.joint_b.clear();
     Collided collided = collide_and_assemble({.bodies = bodies,                 // 3.–4.
                                               .walls = walls,
                                               .states = wall_at,
@@ -377,7 +381,9 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
                                               // contacts change with the estimate
                                               .set_aside = !relinearising(),
                                               .gravity = simulation.gravity,
-                                              .at = at},
+                                              .at = at,
+                                              .joint_a = p.joint_a,
+                                              .joint_b = p.joint_b},
                                              contacts_, batch_, p.collide);
     diag_.time_narrow = collided.narrow_seconds;
     out.colours = collided.colours;

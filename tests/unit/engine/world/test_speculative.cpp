@@ -88,5 +88,39 @@ TEST(Speculative, ClosingPairBringsItsGrainsOtherPairsBack) {
     EXPECT_EQ(w.contacts().size(), 3u);
 }
 
+// Two grains falling side by side at 2 m/s, 0.4 mm apart, in a 1 ms step: each could move
+// 2.5 mm, so the pair is within their margins, but nothing in the step changes either
+// grain's speed (no other pair, no floor within reach) and their free velocities do not
+// close it: it is set aside, and they end the step apart as they began. Then the same two
+// grains one above the other, the lower one 0.5 mm above the floor: it lands in this step,
+// so the pair above it may close (it does: the upper grain runs into the stopped one) and
+// is solved from the start, without a second solve.
+TEST(Speculative, PairOfGrainsThatMeetNothingIsSetAside) {
+    const double h = 1e-3, r = 2e-3, gap = 4e-4, speed = 2.0;
+    for (const bool landing : {false, true}) {
+        World w = make_world(h, Vec3(0, 0, -9.81), 1e-10, 500);
+        w.solver.envelope = 1e-3;
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        const Vec3 v(0, 0, -speed);
+        const double z0 = landing ? r + 5e-4 : 0.1;
+        add_sphere(w, Vec3(0, 0, z0), r, m, v);
+        add_sphere(w, landing ? Vec3(0, 0, z0 + 2 * r + gap) : Vec3(2 * r + gap, 0, z0), r, m, v);
+        ASSERT_TRUE(w.step().ok);
+        std::size_t between = 0;
+        for (std::size_t k = 0; k < w.contacts().size(); ++k) between += w.contacts().a[k] >= 0;
+        if (!landing) {
+            EXPECT_EQ(w.diagnostics().set_aside, 1u) << "two grains in free flight side by side";
+            EXPECT_EQ(w.diagnostics().contacts, 0u);
+            EXPECT_NEAR((w.bodies.position[1] - w.bodies.position[0]).norm(), 2 * r + gap, 1e-12);
+        } else {
+            EXPECT_EQ(between, 1u) << "the pair above a landing grain must be solved";
+            EXPECT_EQ(w.diagnostics().resolves, 0u);
+            EXPECT_GT(w.bodies.position[0].z(), r - 1e-9);
+            EXPECT_GT((w.bodies.position[1] - w.bodies.position[0]).norm(), 2 * r - 1e-9);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace talus
