@@ -27,15 +27,18 @@ namespace talus {
 namespace {
 
 /// Normal velocity of contact i, B relative to A along n (A → B) [m/s]: negative = closing.
-/// The store keeps ω̄ in the body frame: ω = R ω̄ turns it into the world's.
+/// The store keeps ω̄ in the body frame: ω = R ω̄ turns it into the world's. A sphere's
+/// contact point lies on the line through its centre along n, so its spin adds nothing
+/// along n (ω × r ⊥ n) and only its centre's velocity counts.
 double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_t i) {
-    auto point_velocity = [&](int32_t body, const Vec3& lever) {
+    auto point_velocity = [&](int32_t body, const Vec3& centre) {
+        if (bodies.shape[body] == Shape::Sphere) return Vec3(bodies.velocity[body]);
         return Vec3(bodies.velocity[body] +
-                    (bodies.orientation[body] * bodies.angular_velocity[body]).cross(lever));
+                    (bodies.orientation[body] * bodies.angular_velocity[body]).cross(c.point[i] - centre));
     };
     const int32_t a = c.a[i], b = c.b[i];
-    const Vec3 va = a == kNoBody ? c.velocity_a[i] : point_velocity(a, c.point[i] - bodies.position[a]);
-    const Vec3 vb = point_velocity(b, c.point[i] - (bodies.position[b] + c.shift_b[i]));
+    const Vec3 va = a == kNoBody ? c.velocity_a[i] : point_velocity(a, bodies.position[a]);
+    const Vec3 vb = point_velocity(b, bodies.position[b] + c.shift_b[i]);
     return c.normal[i].dot(vb - va);
 }
 
