@@ -124,8 +124,10 @@ void expect_same_run(const std::string& scene, const std::string& solver, int st
 
 // The 3,000-grain pour of the MPI tests with its defaults (bgs, the adaptive step, the
 // take-back of set-aside contacts): an emitter, an outlet, bodies arriving and leaving.
+// All 700 steps in every build: under a sanitizer's 175 the solves held at most 96
+// contacts (the grains still falling side by side are set aside), too few to mean much.
 TEST(RankStep, ThePourWithItsSolvesOverRanksIsTheOneProcessRun) {
-    const int steps = testing::steps_for_build(700);
+    const int steps = 700;
     for (int ranks : {2, 3})
         expect_same_run(TALUS_SOURCE_DIR "/tests/scenes/mpi_pour.toml", "", steps, ranks);
 }
