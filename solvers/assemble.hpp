@@ -36,7 +36,8 @@ struct AssembledBatch {
     /// The block step of "bgs" (solvers/bgs.cpp): P_ii⁻¹ = diag(eta_n, eta_t, eta_t), where
     /// P_ii = diag(p_n, p_t, p_t) ⪰ W_ii is W_ii's Gershgorin majorant in the contact frame
     /// (W_ii itself for a sphere, whose W_ii is diagonal there) [kg]. Empty after assemble();
-    /// a bgs solve fills them (BodyOperator::bgs_prepare), so no other solver pays for them.
+    /// a bgs solve fills them (BodyOperator::bgs_prepare), so no other solver pays for them,
+    /// and rows appended later (a resolve) keep the first rows' and get their own.
     std::vector<double> eta_n, eta_t;
     /// With SolverSettings::split_push_out, the separate push-out pass's b_i: max(γ_s Φ/h,
     /// −v_rec) for an overlap, Φ/h for an open gap (the push may close it, not pass it)

@@ -31,10 +31,16 @@ double BodyOperator::pgs_sweep(double omega, double tol2) {
 }
 
 void BodyOperator::bgs_prepare() {
+    // Only the rows that lack their metric: the batch's first `from` rows kept theirs from
+    // an earlier solve of the same step (rows appended for a resolve, the push-out's pass),
+    // whose blocks have not changed since (same bodies, same orientations).
     const std::size_t n = batch_.size();
+    const std::size_t kept = batch_.eta_n.size();
+    const std::size_t from = kept == batch_.eta_t.size() && kept <= n ? kept : 0;
     batch_.eta_n.resize(n);
     batch_.eta_t.resize(n);
-    parallel_each(n, [&](std::size_t i) {
+    parallel_each(n - from, [&](std::size_t k) {
+        const std::size_t i = from + k;
         const BlockMetric m = block_metric(delassus_block(batch_, sb_, i));
         batch_.eta_n[i] = m.n;
         batch_.eta_t[i] = m.t;

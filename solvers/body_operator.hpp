@@ -112,7 +112,8 @@ public:
     /// One block Gauss–Seidel sweep ("bgs": bgs_block on the contacts, PGS's step on their
     /// rolling rows and on the joint rows, colour by colour); returns what pgs_sweep does.
     double bgs_sweep(double omega, double tol2);
-    /// bgs's metric of each contact (batch eta_n, eta_t) from its block W_ii.
+    /// bgs's metric of each contact (batch eta_n, eta_t) from its block W_ii, for the rows
+    /// past those that already hold it (a batch's rows appended after an earlier solve).
     void bgs_prepare();
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
     void pj_prepare(double omega) { pj_steps(omega, block_counts()); }

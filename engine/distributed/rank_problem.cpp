@@ -121,8 +121,11 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
         c.stab.push_back(batch.stab[i]);
         c.mu.push_back(batch.mu[i]);
         c.eta.push_back(batch.eta[i]);
-        if (!batch.eta_n.empty()) c.eta_n.push_back(batch.eta_n[i]);
-        if (!batch.eta_t.empty()) c.eta_t.push_back(batch.eta_t[i]);
+        // bgs's metric only when every row has it (rows appended for a resolve lack theirs)
+        if (batch.eta_n.size() == batch.size() && batch.eta_t.size() == batch.size()) {
+            c.eta_n.push_back(batch.eta_n[i]);
+            c.eta_t.push_back(batch.eta_t[i]);
+        }
         if (!batch.push.empty()) c.push.push_back(batch.push[i]);
         c.gamma.push_back(batch.gamma[i]);
     }

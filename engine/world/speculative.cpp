@@ -189,8 +189,8 @@ void append_rows(AssembledBatch& into, const AssembledBatch& more) {
     add(into.tangent, more.tangent); add(into.lever_a, more.lever_a); add(into.lever_b, more.lever_b);
     add(into.rhs, more.rhs); add(into.stab, more.stab); add(into.mu, more.mu); add(into.eta, more.eta);
     add(into.push, more.push); add(into.gamma, more.gamma);
-    into.eta_n.clear();  // bgs's metric: its solve fills it again for every row
-    into.eta_t.clear();
+    // bgs's metric (eta_n, eta_t) stays as the last solve left it, for the rows before
+    // these: the next bgs solve computes it for the new rows only (BodyOperator::bgs_prepare)
 }
 
 /// The contacts taken back (`back`) in colours of their own after the solve's, appended to
