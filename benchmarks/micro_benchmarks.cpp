@@ -11,6 +11,7 @@
 #include "engine/world/world.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/contact_kernels.hpp"
+#include "solvers/contact_operator.hpp"
 #include "solvers/solver.hpp"
 
 namespace {
@@ -91,9 +92,9 @@ void BM_AssemblyStage(benchmark::State& state) {
 }
 BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 
-void BM_PgsKernel(benchmark::State& state) {
-    // One colour of `contacts` sphere–sphere contacts over distinct bodies, small enough to
-    // stay in L2: the kernel's arithmetic cost without the memory system. Arg 1: lanes.
+/// One colour of `contacts` sphere–sphere contacts over distinct bodies, small enough to
+/// stay in L2: a kernel's arithmetic cost without the memory system. Arg 1: lanes.
+void kernel_benchmark(benchmark::State& state, bool bgs) {
     const std::size_t contacts = std::size_t(state.range(0));
     const bool lanes = state.range(1) != 0;
     if (lanes && !pgs_lanes_available()) {
@@ -121,16 +122,26 @@ void BM_PgsKernel(benchmark::State& state) {
         B.eta.push_back(0.0);
     }
     B.colour_start = {0, uint32_t(contacts)};
-    for (std::size_t i = 0; i < contacts; ++i) B.eta[i] = 3.0 / delassus_block(B, sb, i).trace();
+    for (std::size_t i = 0; i < contacts; ++i) {
+        B.eta[i] = 3.0 / delassus_block(B, sb, i).trace();
+        const BlockMetric m = block_metric(delassus_block(B, sb, i));
+        B.eta_n.push_back(m.n);
+        B.eta_t.push_back(m.t);
+    }
     for (auto _ : state) {
-        const double e = lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
-                               : pgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0);
+        const double e = bgs ? (lanes ? bgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
+                                      : bgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0))
+                             : (lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
+                                      : pgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0));
         benchmark::DoNotOptimize(e);
     }
     state.counters["contacts/s"] = benchmark::Counter(double(contacts) * state.iterations(),
                                                       benchmark::Counter::kIsRate);
 }
+void BM_PgsKernel(benchmark::State& state) { kernel_benchmark(state, false); }
+void BM_BgsKernel(benchmark::State& state) { kernel_benchmark(state, true); }
 BENCHMARK(BM_PgsKernel)->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BgsKernel)->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -154,21 +154,24 @@ inline void store_bodies(Bodies4 b, SolverBody* const p[4], const bool exists[4]
     }
 }
 
-/// Π_K per lane, as project_friction_cone: polar cone → 0, inside → unchanged, else the
-/// cone's surface (computed for every lane, selected by blends).
-inline V3 project4(const V3& g, V mu) {
+/// Π_K per lane, as project_friction_cone (q: its metric, 1 for the Euclidean projection):
+/// polar cone → 0, inside → unchanged, else the cone's surface (computed for every lane,
+/// selected by blends).
+inline V3 project4(const V3& g, V mu, V q = _mm256_set1_pd(1.0)) {
     const V zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
     const V gn = g.x;
     const V t2 = g.y * g.y + g.z * g.z;
     const V mu2 = mu * mu;
+    const V mq = mu * q;
     const V polar = _mm256_and_pd(_mm256_cmp_pd(gn, zero, _CMP_LE_OQ),
-                                  _mm256_cmp_pd(mu2 * t2, gn * gn, _CMP_LE_OQ));
+                                  _mm256_cmp_pd(mq * mq * t2, gn * gn, _CMP_LE_OQ));
     const V inside = _mm256_and_pd(_mm256_cmp_pd(gn, zero, _CMP_GE_OQ),
                                    _mm256_cmp_pd(t2, mu2 * gn * gn, _CMP_LE_OQ));
     const V t = _mm256_sqrt_pd(t2);
-    const V n = (gn + mu * t) / (one + mu2);
-    const V s = mu * n / t;
-    V3 r{n, s * g.y, s * g.z};
+    const V m = gn + mq * t;
+    const V k = one / ((one + mq * mu) * t);
+    const V s = mu * m * k;
+    V3 r{m * t * k, s * g.y, s * g.z};
     r.x = _mm256_blendv_pd(_mm256_blendv_pd(r.x, gn, inside), zero, polar);
     r.y = _mm256_blendv_pd(_mm256_blendv_pd(r.y, g.y, inside), zero, polar);
     r.z = _mm256_blendv_pd(_mm256_blendv_pd(r.z, g.z, inside), zero, polar);
@@ -316,7 +319,7 @@ double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, 
 }
 
 /// bgs on contacts i … i+3, as bgs_block lane by lane: the step in the metric
-/// diag(eta_n, eta_t, eta_t), the cone scaled by s = √(eta_n / eta_t) (a lane without a
+/// diag(eta_n, eta_t, eta_t), the projection in it with q = eta_n / eta_t (a lane without a
 /// metric gets γ = 0, as the scalar rule gives it). False, touching nothing, when one of
 /// their bodies is anisotropic; otherwise folds their excesses into `excess`.
 inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
@@ -331,10 +334,10 @@ inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
 
     const V zero = _mm256_setzero_pd();
     const V has = _mm256_and_pd(_mm256_cmp_pd(en, zero, _CMP_GT_OQ), _mm256_cmp_pd(et, zero, _CMP_GT_OQ));
-    const V s = _mm256_sqrt_pd(en / et);
+    const V q = en / et;
     const V sn = omega * en, st = omega * et;
-    const V3 x = project4({g0.x - sn * d.x, s * (g0.y - st * d.y), s * (g0.z - st * d.z)}, mu * s);
-    const V3 g{_mm256_and_pd(x.x, has), _mm256_and_pd(x.y / s, has), _mm256_and_pd(x.z / s, has)};
+    const V3 x = project4({g0.x - sn * d.x, g0.y - st * d.y, g0.z - st * d.z}, mu, q);
+    const V3 g{_mm256_and_pd(x.x, has), _mm256_and_pd(x.y, has), _mm256_and_pd(x.z, has)};
     const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
     store3(batch.gamma[i].data(), g);
     apply4(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});

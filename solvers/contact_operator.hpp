@@ -125,7 +125,8 @@ inline BlockMetric block_metric(const Mat3& W) {
 /// Block Gauss–Seidel on block i in the metric P = diag(p_n, p_t, p_t) ⪰ W_ii (solvers/bgs.cpp):
 /// γ_i ← Π_K^P(γ_i − ω P⁻¹ d_i), the projection onto the cone in P's norm, the change applied
 /// at once. With s = √(p_t / p_n) the cone in the scaled coordinates (γ_n, s γ_t) has the
-/// friction coefficient μ s, so Π_K^P(y) = diag(1, 1/s, 1/s) Π_K'(y_n, s y_t): closed form.
+/// friction coefficient μ s, so Π_K^P(y) = diag(1, 1/s, 1/s) Π_K'(y_n, s y_t): closed form,
+/// project_friction_cone with q = s² = p_t / p_n (which needs neither s nor a division by it).
 /// Returns, like pgs_block, the docs/design.md §6 residual term's excess before the update.
 template <class Op>
 TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
@@ -135,11 +136,9 @@ TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
     const double mu = op.mu(i);
     Vec3 g = Vec3::Zero();
     if (m.n > 0.0 && m.t > 0.0) {
-        const double s = std::sqrt(m.n / m.t);
+        const double q = m.n / m.t;
         const double sn = omega * m.n, st = omega * m.t;
-        const Vec3 x = project_friction_cone(
-            Vec3(g0[0] - sn * d[0], s * (g0[1] - st * d[1]), s * (g0[2] - st * d[2])), mu * s);
-        g = Vec3(x[0], x[1] / s, x[2] / s);
+        g = project_friction_cone(Vec3(g0[0] - sn * d[0], g0[1] - st * d[1], g0[2] - st * d[2]), mu, q);
     }
     return commit_block(op, i, g0, g, residual_step(d, g0, op.rho(i), mu), tol2);
 }

@@ -10,13 +10,16 @@ namespace talus {
 namespace {
 
 // Brute force: the cone is the union of rays t (1, μ cos φ, μ sin φ) ·s, s ≥ 0 plus the
-// axis; the nearest point on a ray has s = max(0, g·r / r·r). Scan φ finely, then refine.
-Vec3 brute_force_projection(const Vec3& g, double mu) {
+// axis; the nearest point on a ray has s = max(0, ⟨g, r⟩ / ⟨r, r⟩). Scan φ finely, then
+// refine. The distance is that of the inner product ⟨x, y⟩ = x_n y_n + q x_tᵀ y_t (q = 1:
+// Euclidean; bgs's block metric otherwise).
+Vec3 brute_force_projection(const Vec3& g, double mu, double q = 1.0) {
+    auto dot = [q](const Vec3& x, const Vec3& y) { return x[0] * y[0] + q * (x[1] * y[1] + x[2] * y[2]); };
     Vec3 best = Vec3::Zero();
-    double best_d = g.squaredNorm();
+    double best_d = dot(g, g);
     auto try_ray = [&](const Vec3& r) {
-        const double s = std::max(0.0, g.dot(r) / r.squaredNorm());
-        const double d = (g - s * r).squaredNorm();
+        const double s = std::max(0.0, dot(g, r) / dot(r, r));
+        const double d = dot(g - s * r, g - s * r);
         if (d < best_d) { best_d = d; best = s * r; }
     };
     // Interior points: if g is inside the cone it is its own projection.
@@ -30,8 +33,8 @@ Vec3 brute_force_projection(const Vec3& g, double mu) {
         for (int k = 0; k <= steps; ++k) {
             const double phi = lo + k * dphi;
             const Vec3 r(1.0, mu * std::cos(phi), mu * std::sin(phi));
-            const double s = std::max(0.0, g.dot(r) / r.squaredNorm());
-            const double d = (g - s * r).squaredNorm();
+            const double s = std::max(0.0, dot(g, r) / dot(r, r));
+            const double d = dot(g - s * r, g - s * r);
             if (d < local_best) { local_best = d; phi_best = phi; }
         }
         lo = phi_best - 2 * dphi;
@@ -54,6 +57,23 @@ TEST(ConeProjection, MatchesBruteForceOnRandomPoints) {
             EXPECT_LE(std::hypot(p[1], p[2]), mu * p[0] + 1e-12);
         }
     }
+}
+
+TEST(ConeProjection, InABlockMetricMatchesBruteForce) {
+    // bgs's projection (solvers/contact_operator.hpp): nearest in g_n² + q ‖g_t‖², q = p_t / p_n
+    // (3.5 for a solid sphere's block; clumps and capsules give others, below and above 1)
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-2.0, 2.0);
+    for (double q : {0.25, 1.0, 3.5, 12.0})
+        for (double mu : {0.0, 0.3, 1.0}) {
+            for (int k = 0; k < 200; ++k) {
+                const Vec3 g(u(rng), u(rng), u(rng));
+                const Vec3 p = project_friction_cone(g, mu, q);
+                const Vec3 b = brute_force_projection(g, mu, q);
+                EXPECT_NEAR((p - b).norm(), 0.0, 1e-7) << "q " << q << " mu " << mu << " g " << g.transpose();
+                EXPECT_LE(std::hypot(p[1], p[2]), mu * p[0] + 1e-12);
+            }
+        }
 }
 
 TEST(ConeProjection, FrictionlessCases) {
