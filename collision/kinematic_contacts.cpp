@@ -36,7 +36,9 @@ void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
         const bool ka = kinematic(a), kb = kinematic(b);
         if (kb && (a == kNoBody || ka)) continue;  // wall–kinematic or kinematic–kinematic
         // Move contact i to slot k, then fix it up.
-        c.for_each_array([i, k](auto& v) { v[k] = v[i]; });
+        c.for_each_array([i, k, n = c.size()](auto& v) {
+            if (v.size() == n) v[k] = v[i];  // (shift_b is empty without periodic axes)
+        });
         if (ka || kb) {
             const std::size_t kin = std::size_t(ka ? a : b), dyn = std::size_t(ka ? b : a);
             if (kb) {  // K was B: swap the sides and turn the normal round
@@ -55,11 +57,11 @@ void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
             const Vec3 omega = bodies.orientation[kin] * bodies.angular_velocity[kin];
             c.velocity_a[k] = bodies.velocity[kin] + omega.cross(c.point[k] - bodies.position[kin]);
             c.material_a[k] = bodies.material[kin];
-            c.shift_b[k] = Vec3::Zero();
+            if (!c.shift_b.empty()) c.shift_b[k] = Vec3::Zero();
         }
         ++k;
     }
-    c.resize(k);
+    c.resize(k, !c.shift_b.empty());
 }
 
 }  // namespace talus

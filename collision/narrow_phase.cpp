@@ -648,7 +648,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (special && (scratch.wall_flag[i] & kNearThin)) scratch.unsupported_thin.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
-    out.resize(n_pair_contacts + nw);
+    out.resize(n_pair_contacts + nw, periodic);  // shift_b empty without periodic axes
 
     parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
@@ -677,7 +677,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.gap[at] = c[j].gap;
             out.velocity_a[at] = Vec3::Zero();
             out.material_a[at] = bodies.material[a];
-            out.shift_b[at] = shift;
+            if (periodic) out.shift_b[at] = shift;
         }
     }, grain::kPairs);
 
@@ -699,7 +699,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.gap[k] = gap;
             out.velocity_a[k] = states[wall].velocity_at(point);
             out.material_a[k] = walls[wall].material;
-            out.shift_b[k] = Vec3::Zero();
+            if (periodic) out.shift_b[k] = Vec3::Zero();
             ++k;
         };
         for (const Face& f : faces) {

@@ -46,8 +46,9 @@ struct ContactList {
     std::vector<Vec3> velocity_a;     ///< velocity of a non-dynamic A [m/s]
     std::vector<uint32_t> material_a; ///< material of A (wall or body)
     /// Periodic image shift of B: the contact is between A and B displaced by this (whole
-    /// periods, see PairList::shift), so B's lever arm is point − (x_B + shift_b). Zero
-    /// without periodic boundaries and for wall contacts.
+    /// periods, see PairList::shift), so B's lever arm is point − (x_B + shift_b). Zero for
+    /// wall contacts; without periodic boundaries it is empty (no entry per contact: every
+    /// shift is zero, and 24 bytes a contact at a million grains are 35 MB a list).
     std::vector<Vec3> shift_b;
     /// Contacts are grouped by colour (solvers/colouring.hpp): colour k is the range
     /// [colour_start[k], colour_start[k+1]); no two contacts of a colour share a dynamic
@@ -69,9 +70,20 @@ struct ContactList {
         f(gap, more.gap...); f(velocity_a, more.velocity_a...); f(material_a, more.material_a...);
         f(shift_b, more.shift_b...);
     }
-    void resize(std::size_t n) {
-        for_each_array([n](auto& v) { v.resize(n); });
+    /// Every per-contact field to n entries, shift_b only with periodic images (`images`;
+    /// otherwise it is given back, empty). The list's operations skip a field whose size
+    /// is not the list's (an empty shift_b, a released field).
+    void resize(std::size_t n, bool images = true) {
+        for_each_array([&](auto& v) {
+            if (static_cast<const void*>(&v) == static_cast<const void*>(&shift_b) && !images) {
+                std::vector<Vec3>().swap(shift_b);
+                return;
+            }
+            v.resize(n);
+        });
     }
+    /// B's image shift for contact i (zero without periodic images).
+    Vec3 shift_of(std::size_t i) const { return shift_b.empty() ? Vec3::Zero() : Vec3(shift_b[i]); }
     /// Give back what only assembly reads (point, normal, velocity_a, material_a, shift_b),
     /// keeping bodies, keys, features and gaps; a large run does this once the batch is
     /// built (World::lean_bodies).

@@ -250,7 +250,9 @@ std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const
         std::iota(order.begin(), order.end(), 0u);
         std::stable_sort(order.begin() + std::ptrdiff_t(first), order.end(),
                          [&](uint32_t x, uint32_t y) { return levels.level[x] < levels.level[y]; });
-        c.for_each_array([&](auto& v) { apply_order(order, v); });
+        c.for_each_array([&](auto& v) {
+            if (v.size() == order.size()) apply_order(order, v);  // (an empty shift_b: none)
+        });
         // the proper colours' ranges, then one range a level (empty where this rank has none)
         std::vector<uint32_t> per_level(levels.count, 0);
         for (std::size_t i = first; i < levels.level.size(); ++i) ++per_level[levels.level[i]];

@@ -38,7 +38,7 @@ double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_
     };
     const int32_t a = c.a[i], b = c.b[i];
     const Vec3 va = a == kNoBody ? c.velocity_a[i] : point_velocity(a, bodies.position[a]);
-    const Vec3 vb = point_velocity(b, bodies.position[b] + c.shift_b[i]);
+    const Vec3 vb = point_velocity(b, bodies.position[b] + c.shift_of(i));
     return c.normal[i].dot(vb - va);
 }
 
