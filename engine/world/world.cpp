@@ -364,8 +364,12 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
     }
     // the joints' bodies first (build_joint_rows reports any that are gone): the set-aside
     // test needs to know which bodies the solve moves through them
-    if (!joints.empty()) map_joint_bodies(joints, bodies, p.joint_a, p.joint_b);
-    else p.joint_a.clear(), p.joint_b.clear();
+    if (!joints.empty()) {
+        map_joint_bodies(joints, bodies, p.joint_a, p.joint_b);
+    } else {
+        p.joint_a.clear();
+        p.joint_b.clear();
+    }
     Collided collided = collide_and_assemble({.bodies = bodies,                 // 3.–4.
                                               .walls = walls,
                                               .states = wall_at,
