@@ -29,6 +29,7 @@ void forget_kinematic_unsupported(const BodyStore& bodies, const PairList& pairs
 
 void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
     if (!any_kinematic(bodies)) return;
+    if (c.velocity_a.empty()) c.velocity_a.assign(c.size(), Vec3::Zero());  // (no wall moves)
     const auto kinematic = [&](int32_t i) { return i != kNoBody && bodies.kinematic(std::size_t(i)); };
     std::size_t k = 0;
     for (std::size_t i = 0; i < c.size(); ++i) {

@@ -648,7 +648,12 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (special && (scratch.wall_flag[i] & kNearThin)) scratch.unsupported_thin.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
-    out.resize(n_pair_contacts + nw, periodic);  // shift_b empty without periodic axes
+    // shift_b empty without periodic axes, velocity_a while no wall moves (kinematic bodies'
+    // contacts get theirs in route_kinematic_contacts)
+    const bool moving = std::any_of(states.begin(), states.end(), [](const WallState& s) {
+        return s.rotates || !s.velocity.isZero(0.0);
+    });
+    out.resize(n_pair_contacts + nw, periodic, moving);
 
     parallel_each(np, [&](std::size_t k) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
@@ -675,7 +680,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.point[at] = c[j].point;
             out.normal[at] = c[j].normal;
             out.gap[at] = c[j].gap;
-            out.velocity_a[at] = Vec3::Zero();
+            if (moving) out.velocity_a[at] = Vec3::Zero();
             out.material_a[at] = bodies.material[a];
             if (periodic) out.shift_b[at] = shift;
         }
@@ -697,7 +702,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.point[k] = point;
             out.normal[k] = normal;
             out.gap[k] = gap;
-            out.velocity_a[k] = states[wall].velocity_at(point);
+            if (moving) out.velocity_a[k] = states[wall].velocity_at(point);
             out.material_a[k] = walls[wall].material;
             if (periodic) out.shift_b[k] = Vec3::Zero();
             ++k;

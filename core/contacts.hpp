@@ -43,7 +43,9 @@ struct ContactList {
     std::vector<Vec3> point;          ///< contact point, world [m]
     std::vector<Vec3> normal;         ///< unit normal, A -> B
     std::vector<double> gap;          ///< signed gap Φ [m], negative = penetration
-    std::vector<Vec3> velocity_a;     ///< velocity of a non-dynamic A [m/s]
+    /// Velocity of a non-dynamic A (a wall's at the point, a kinematic body's) [m/s]; empty
+    /// when nothing in the step moves that is not dynamic (every such velocity is zero).
+    std::vector<Vec3> velocity_a;
     std::vector<uint32_t> material_a; ///< material of A (wall or body)
     /// Periodic image shift of B: the contact is between A and B displaced by this (whole
     /// periods, see PairList::shift), so B's lever arm is point − (x_B + shift_b). Zero for
@@ -70,13 +72,15 @@ struct ContactList {
         f(gap, more.gap...); f(velocity_a, more.velocity_a...); f(material_a, more.material_a...);
         f(shift_b, more.shift_b...);
     }
-    /// Every per-contact field to n entries, shift_b only with periodic images (`images`;
-    /// otherwise it is given back, empty). The list's operations skip a field whose size
-    /// is not the list's (an empty shift_b, a released field).
-    void resize(std::size_t n, bool images = true) {
+    /// Every per-contact field to n entries, shift_b only with periodic images (`images`)
+    /// and velocity_a only with walls or kinematic bodies in motion (`moving`); otherwise
+    /// they are given back, empty. The list's operations skip a field whose size is not
+    /// the list's (these two when empty, a released field).
+    void resize(std::size_t n, bool images = true, bool moving = true) {
         for_each_array([&](auto& v) {
-            if (static_cast<const void*>(&v) == static_cast<const void*>(&shift_b) && !images) {
-                std::vector<Vec3>().swap(shift_b);
+            const void* field = &v;
+            if ((field == &shift_b && !images) || (field == &velocity_a && !moving)) {
+                std::decay_t<decltype(v)>().swap(v);
                 return;
             }
             v.resize(n);
@@ -84,6 +88,10 @@ struct ContactList {
     }
     /// B's image shift for contact i (zero without periodic images).
     Vec3 shift_of(std::size_t i) const { return shift_b.empty() ? Vec3::Zero() : Vec3(shift_b[i]); }
+    /// A's velocity for contact i when A is not dynamic (zero when nothing such moves).
+    Vec3 velocity_of_a(std::size_t i) const {
+        return velocity_a.empty() ? Vec3::Zero() : Vec3(velocity_a[i]);
+    }
     /// Give back what only assembly reads (point, normal, velocity_a, material_a, shift_b),
     /// keeping bodies, keys, features and gaps; a large run does this once the batch is
     /// built (World::lean_bodies).

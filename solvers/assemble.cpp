@@ -91,7 +91,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
                     const Vec3 w = bodies.orientation[body] * bodies.angular_velocity[body];
                     return bodies.velocity[body] + w.cross(r);
                 };
-                const Vec3 va = a == kNoBody ? contacts.velocity_a[i] : point_velocity(a);
+                const Vec3 va = a == kNoBody ? contacts.velocity_of_a(i) : point_velocity(a);
                 const double vn = nrm.dot(point_velocity(b) - va);
                 if (-vn > settings.bounce_speed && gap + h * vn < 0.0) stab = std::min(stab, e * vn);
             }
@@ -101,7 +101,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.normal[i] = nrm;
             out.tangent[i] = u;
             out.stab[i] = stab;
-            out.rhs[i] = Vec3(stab, 0.0, 0.0) - frame.to_contact(contacts.velocity_a[i]);
+            out.rhs[i] = Vec3(stab, 0.0, 0.0) - frame.to_contact(contacts.velocity_of_a(i));
             out.mu[i] = mu;
             out.eta[i] = 3.0 / trace;
 

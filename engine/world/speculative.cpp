@@ -37,7 +37,7 @@ double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_
                     (bodies.orientation[body] * bodies.angular_velocity[body]).cross(c.point[i] - centre));
     };
     const int32_t a = c.a[i], b = c.b[i];
-    const Vec3 va = a == kNoBody ? c.velocity_a[i] : point_velocity(a, bodies.position[a]);
+    const Vec3 va = a == kNoBody ? c.velocity_of_a(i) : point_velocity(a, bodies.position[a]);
     const Vec3 vb = point_velocity(b, bodies.position[b] + c.shift_of(i));
     return c.normal[i].dot(vb - va);
 }
@@ -86,7 +86,8 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
     const std::size_t n = contacts.size();
     if (n == 0 && ranks == nullptr) return 0;  // over ranks, every rank takes part in the exchange below
     const Vec3 dv = h * gravity;
-    const double fall = 0.5 * dv.norm() * h;
+    const double gh = dv.norm();  // what gravity adds to a speed over the step
+    const double fall = 0.5 * gh * h;
     const double push = h * recovery_speed;
     auto motion = [&](std::size_t i) {
         double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm() : bodies.velocity[i].norm();
@@ -96,10 +97,10 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
     // keep: 0 apart whatever the solve does, 1 may close if a side turns, 2 closes at ν*
     std::vector<uint8_t> keep(n);
     parallel_each(n, [&](std::size_t i) {
-        const double a = contacts.a[i] == kNoBody ? 1.25 * h * contacts.velocity_a[i].norm() + fall
+        const double a = contacts.a[i] == kNoBody ? 1.25 * h * contacts.velocity_of_a(i).norm() + fall
                                                   : motion(std::size_t(contacts.a[i]));
         if (contacts.gap[i] > a + motion(std::size_t(contacts.b[i])) + push) keep[i] = 0;
-        else if (contacts.gap[i] <= h * (std::max(0.0, -normal_velocity(bodies, contacts, i)) + dv.norm()) + push)
+        else if (contacts.gap[i] <= h * (std::max(0.0, -normal_velocity(bodies, contacts, i)) + gh) + push)
             keep[i] = 2;
         else keep[i] = 1;
     }, grain::kContacts);
