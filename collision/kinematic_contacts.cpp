@@ -37,9 +37,7 @@ void route_kinematic_contacts(const BodyStore& bodies, ContactList& c) {
         const bool ka = kinematic(a), kb = kinematic(b);
         if (kb && (a == kNoBody || ka)) continue;  // wall–kinematic or kinematic–kinematic
         // Move contact i to slot k, then fix it up.
-        c.for_each_array([i, k, n = c.size()](auto& v) {
-            if (v.size() == n) v[k] = v[i];  // (shift_b is empty without periodic axes)
-        });
+        c.for_each_filled_array([i, k](auto& v) { v[k] = v[i]; });
         if (ka || kb) {
             const std::size_t kin = std::size_t(ka ? a : b), dyn = std::size_t(ka ? b : a);
             if (kb) {  // K was B: swap the sides and turn the normal round

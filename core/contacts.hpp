@@ -1,6 +1,7 @@
 #pragma once
 /// Data handed between the collision and solver stages (docs/design.md §1, §3), as plain arrays.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "math.hpp"
@@ -72,10 +73,28 @@ struct ContactList {
         f(gap, more.gap...); f(velocity_a, more.velocity_a...); f(material_a, more.material_a...);
         f(shift_b, more.shift_b...);
     }
+    /// As for_each_array, but only over the fields that hold one entry per contact of this
+    /// list: an empty shift_b or velocity_a, or a field given back (release_geometry), is
+    /// passed over. What the list's operations (moving, permuting, appending, splitting
+    /// contacts) go through, so that they leave an unfilled field as it is. The list's
+    /// size is taken before the first call: f may resize the fields it is given.
+    template <class F, class... More>
+    void for_each_filled_array(F&& f, More&... more) {
+        const std::size_t n = size();
+        for_each_array([&](auto& v, auto&... w) {
+            if (v.size() == n) f(v, w...);
+        }, more...);
+    }
+    template <class F, class... More>
+    void for_each_filled_array(F&& f, More&... more) const {
+        const std::size_t n = size();
+        const_cast<ContactList*>(this)->for_each_array([&](auto& v, auto&... w) {
+            if (v.size() == n) f(std::as_const(v), w...);
+        }, more...);
+    }
     /// Every per-contact field to n entries, shift_b only with periodic images (`images`)
     /// and velocity_a only with walls or kinematic bodies in motion (`moving`); otherwise
-    /// they are given back, empty. The list's operations skip a field whose size is not
-    /// the list's (these two when empty, a released field).
+    /// they are given back, empty (for_each_filled_array then passes them over).
     void resize(std::size_t n, bool images = true, bool moving = true) {
         for_each_array([&](auto& v) {
             const void* field = &v;

@@ -152,9 +152,8 @@ void sort_by_colour(ContactList& c, ColouringScratch& s, std::size_t proper, boo
         if (s.colour[i] != kOverflowColour) s.order[offset[s.colour[i]]++] = uint32_t(i);
     for (const auto& [priority, i] : s.visit)
         if (s.colour[i] == kOverflowColour) s.order[offset[kOverflowColour]++] = i;
-    c.for_each_array([&](auto& v) {
+    c.for_each_filled_array([&](auto& v) {
         using T = typename std::decay_t<decltype(v)>::value_type;
-        if (v.size() != n) return;  // shift_b without periodic axes, a released field
         if (in_place) permute_in_place(v, s.order, s.words);
         else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
     });

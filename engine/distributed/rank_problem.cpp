@@ -139,16 +139,14 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
 
 ContactList rank_contacts(const ContactList& c, std::span<const int32_t> owner, int rank,
                           std::vector<uint32_t>& global_body, std::vector<uint32_t>& global_contact) {
-    const std::size_t n = c.size();
     Share share = share_of(c.a, c.b, owner, rank);
     global_contact = std::move(share.contact);
     global_body = std::move(share.body);
     ContactList out;
-    out.for_each_array([&](auto& to, const auto& from) {
-        if (from.size() != n) return;  // a field given back (ContactList::release_geometry)
+    c.for_each_filled_array([&](const auto& from, auto& to) {
         to.reserve(global_contact.size());
         for (uint32_t i : global_contact) to.push_back(from[i]);
-    }, c);
+    }, out);
     for (int32_t& body : out.a) body = share.end(body);
     for (int32_t& body : out.b) body = share.end(body);
     return out;

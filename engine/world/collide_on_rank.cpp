@@ -22,18 +22,17 @@ template <class List>
 void keep_flagged(List& list, const std::vector<uint8_t>& keep) {
     const std::size_t n = keep.size();
     auto compact = [&](auto& v) {
-        if (v.size() != n) return;  // a field not filled (PairList::shift without periodic axes)
         std::size_t to = 0;
         for (std::size_t i = 0; i < n; ++i)
             if (keep[i]) v[to++] = v[i];
         v.resize(to);
     };
-    if constexpr (requires { list.for_each_array(compact); }) {
-        list.for_each_array(compact);
+    if constexpr (requires { list.for_each_filled_array(compact); }) {
+        list.for_each_filled_array(compact);
     } else {
         compact(list.a);
         compact(list.b);
-        compact(list.shift);
+        if (!list.shift.empty()) compact(list.shift);  // (filled only with periodic axes)
     }
 }
 
@@ -250,9 +249,7 @@ std::size_t colour_and_assemble_on_rank(const BodyStore& bodies, std::span<const
         std::iota(order.begin(), order.end(), 0u);
         std::stable_sort(order.begin() + std::ptrdiff_t(first), order.end(),
                          [&](uint32_t x, uint32_t y) { return levels.level[x] < levels.level[y]; });
-        c.for_each_array([&](auto& v) {
-            if (v.size() == order.size()) apply_order(order, v);  // (an empty shift_b: none)
-        });
+        c.for_each_filled_array([&](auto& v) { apply_order(order, v); });
         // the proper colours' ranges, then one range a level (empty where this rank has none)
         std::vector<uint32_t> per_level(levels.count, 0);
         for (std::size_t i = first; i < levels.level.size(); ++i) ++per_level[levels.level[i]];

@@ -49,8 +49,7 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to)
     for (uint8_t k : keep) moved += k ? 0 : 1;
     if (moved == 0) return;
     const std::size_t base = to.size();
-    from.for_each_array([&](auto& src, auto& dst) {
-        if (src.size() != n) return;  // a released field (ContactList::release_geometry)
+    from.for_each_filled_array([&](auto& src, auto& dst) {
         dst.resize(base + moved);
         std::size_t kept = 0, out = base;
         for (std::size_t i = 0; i < n; ++i) {
@@ -171,9 +170,7 @@ std::size_t take_back_closing(const BodyStore& bodies, double h, double allowanc
 }
 
 void append_contacts(ContactList& into, const ContactList& more) {
-    const std::size_t n = into.size();
-    into.for_each_array([&](auto& dst, const auto& src) {
-        if (dst.size() != n) return;  // released in `into` (ContactList::release_geometry)
+    into.for_each_filled_array([&](auto& dst, const auto& src) {
         dst.insert(dst.end(), src.begin(), src.end());
     }, more);
     into.colour_start.clear();
