@@ -5,6 +5,8 @@
 // kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "collision/broad_phase.hpp"
@@ -92,11 +94,15 @@ void BM_AssemblyStage(benchmark::State& state) {
 }
 BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 
-/// One colour of `contacts` sphere–sphere contacts over distinct bodies, small enough to
-/// stay in L2: a kernel's arithmetic cost without the memory system. Arg 1: lanes.
+/// One colour of `contacts` sphere–sphere contacts over distinct bodies. Arg 0: the
+/// contacts (1,024 stay in L2: the kernel's arithmetic cost without the memory system;
+/// 65,536 take 13 MB of batch, in L3 like a 24k-grain bed's; 1M, in memory like the 10⁶
+/// pour's). Arg 1: lanes. Arg 2: 1 scatters the bodies over their array (a random
+/// permutation), as a colour of a real bed reaches them, 0 keeps them in contact order.
 void kernel_benchmark(benchmark::State& state, bool bgs) {
     const std::size_t contacts = std::size_t(state.range(0));
     const bool lanes = state.range(1) != 0;
+    const bool scattered = state.range(2) != 0;
     if (lanes && !pgs_lanes_available()) {
         state.SkipWithError("no AVX");
         return;
@@ -106,11 +112,14 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
     SolverBodies sb;
     sb.body.resize(2 * contacts);
     for (SolverBody& b : sb.body) b = {Vec3(U(rng), U(rng), U(rng)), 1.0, Vec3(U(rng), U(rng), U(rng)), 1e3};
+    std::vector<int32_t> slot(2 * contacts);
+    std::iota(slot.begin(), slot.end(), 0);
+    if (scattered) std::shuffle(slot.begin(), slot.end(), rng);
     AssembledBatch B;
     for (std::size_t i = 0; i < contacts; ++i) {
         const Vec3 n = Vec3(U(rng), U(rng), U(rng)).normalized();
-        B.a.push_back(int32_t(2 * i));
-        B.b.push_back(int32_t(2 * i + 1));
+        B.a.push_back(slot[2 * i]);
+        B.b.push_back(slot[2 * i + 1]);
         B.normal.push_back(n);
         B.tangent.push_back(n.unitOrthogonal());
         B.lever_a.push_back(-0.005 * n);
@@ -140,8 +149,10 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
 }
 void BM_PgsKernel(benchmark::State& state) { kernel_benchmark(state, false); }
 void BM_BgsKernel(benchmark::State& state) { kernel_benchmark(state, true); }
-BENCHMARK(BM_PgsKernel)->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_BgsKernel)->Args({1024, 0})->Args({1024, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PgsKernel)->Args({1024, 0, 0})->Args({1024, 1, 0})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BgsKernel)
+    ->ArgsProduct({{1024, 65536, 1 << 20}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
