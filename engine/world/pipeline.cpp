@@ -268,6 +268,10 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
         joined.insert(joined.end(), in.joint_b.begin(), in.joint_b.end());
         set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
                           scratch.aside, joined);  // 3b.
+        // The narrow phase wrote every pair's contact; most of a pour's are now aside. A
+        // large run gives back the room they took (a million grains mid-pour: 3 M contacts
+        // written, 1.2 M kept, 170 MB) instead of carrying it through the solve.
+        if (in.lean) contacts.for_each_filled_array([](auto& v) { v.shrink_to_fit(); });
     }
     clock.lap(out.narrow_seconds);
     out.colours = colour_and_assemble(in.bodies, contacts, in.materials, in.solver, in.h, in.warm,

@@ -248,8 +248,12 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         const bool none = take_back_closing(bodies, h, allowance, round == kRounds, aside, back,
                                             on_ranks.ranks) == 0;
         if (!any_over_ranks(!none)) break;
-        std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
-        std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
+        if (p.star_v.empty()) {
+            free_velocities(h);
+        } else {
+            std::copy(p.star_v.begin(), p.star_v.end(), bodies.velocity.begin());
+            std::copy(p.star_w.begin(), p.star_w.end(), bodies.angular_velocity.begin());
+        }
         clock.restart();
         const std::size_t appended = colour_and_append(bodies, on_ranks.owner, on_ranks.ranks, materials,
                                                        solver, h, colours, back, contacts_, batch_);

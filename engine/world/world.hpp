@@ -40,8 +40,10 @@ public:
     /// as soon as that stage is done, so that they do not add up at the peak: the broad
     /// phase's grid, the colouring's tables, the candidate pairs and margins and the
     /// previous step's warm-start entries before the solve, the contacts' geometry once
-    /// assembled (contacts() then keeps bodies, keys, features and gaps only) and the
-    /// solver's workspace after it. Small runs keep them across steps and allocate nothing
+    /// assembled (contacts() then keeps bodies, keys, features and gaps only), the room
+    /// of the contacts set aside, the solver's workspace after it and again after the
+    /// push-out, whose copies go too; ν* is computed again for a re-solve instead of kept
+    /// (free_velocities). Small runs keep them across steps and allocate nothing
     /// per step. The trajectory has the same bits either way. Not with the position-level
     /// variant, which reuses them.
     std::size_t lean_bodies = 200000;
@@ -253,6 +255,10 @@ private:
     bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising() && !distributed(); }
     /// contact_solve, or solve_ccp without one, with the pipeline's workspace.
     SolverResult solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings);
+    /// ν* again, as stage 1 made it: the velocities saved at the step's start, kinematic
+    /// bodies placed, forces applied (the same operations on the same values, so the same
+    /// bits as when the step began).
+    void free_velocities(double h);
     /// Restores the velocities saved at the step's start and returns `e`.
     StepError fail(StepError e);
     /// `solver` as the solves of a step of length h run it: relaxed_tolerance set to
