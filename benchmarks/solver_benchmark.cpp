@@ -661,7 +661,7 @@ Traffic pgs_traffic(const World::Problem& p) {
     for (std::size_t i = 0; i < c.size(); ++i) ends += (c.a[i] != kNoBody) + (c.b[i] != kNoBody);
     const double n = double(std::max<std::size_t>(1, c.size()));
     Traffic t;
-    // d_i: a, b, n, u, both levers, rhs; the step: eta, mu; γ read and written.
+    // d_i: a, b, n, u (when stored), both levers, rhs; the step: eta, mu; γ read and written.
     t.streamed = elem(c.a) + elem(c.b) + elem(c.normal) + elem(c.tangent) + elem(c.lever_a) +
                  elem(c.lever_b) + elem(c.rhs) + elem(c.eta) + elem(c.mu) + 2.0 * elem(c.gamma);
     // per body end: one SolverBody line (v, 1/m, ω, 1/J) read and written.

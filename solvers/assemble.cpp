@@ -1,9 +1,9 @@
 // Assembly of the step's cone complementarity problem (docs/design.md §3–§4, §6).
 //
 // For contact i with normal n (A → B), tangents (u, w = n × u) from n alone (Duff et al.
-// 2017), and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B)
+// 2017; not stored: the readers compute u again), and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B)
 // − (v_A + ω_A × r_A)] with A_i = [n u w] and world-frame ω (solvers/solver_bodies.hpp).
-// The batch stores n, u and the world lever arms; the products are in contact_ops.hpp.
+// The batch stores n and the world lever arms; the products are in contact_ops.hpp.
 // W_ii = D_iᵀ M⁻¹ D_i is never formed; only its trace, for η_i = 3 / trace(W_ii):
 // trace = Σ_sides [3/m + Σ_t (r × t)ᵀ I⁻¹ (r × t)], with I⁻¹ = R J̄⁻¹ Rᵀ evaluated in
 // the body frame as Σ_k J̄⁻¹_k (Rᵀ(r × t))_k².
@@ -27,7 +27,8 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
               const SolverSettings& settings, double h, const WarmStartCache& warm,
               AssembledBatch& out) {
     const std::size_t n = contacts.size();
-    out.a.resize(n); out.b.resize(n); out.normal.resize(n); out.tangent.resize(n);
+    out.a.resize(n); out.b.resize(n); out.normal.resize(n);
+    std::vector<Vec3>().swap(out.tangent);  // u from n where read (AssembledBatch::tangent)
     out.lever_a.resize(n); out.lever_b.resize(n); out.rhs.resize(n); out.stab.resize(n); out.mu.resize(n);
     out.eta.resize(n); out.gamma.resize(n);
     out.push.resize(settings.split_push_out ? n : 0);
@@ -42,8 +43,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
         for (std::size_t i = lo; i != hi; ++i) {
             const int32_t a = contacts.a[i], b = contacts.b[i];
             const Vec3& nrm = contacts.normal[i];
-            Vec3 u, w_unused;
-            orthonormal_basis(nrm, u, w_unused);
+            const Vec3 u = first_tangent(nrm);
             const ContactFrame frame{nrm, u, cross(nrm, u)};
 
             // B's centre as the contact sees it: its periodic image next to A, if any.
@@ -99,7 +99,6 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.a[i] = a;
             out.b[i] = b;
             out.normal[i] = nrm;
-            out.tangent[i] = u;
             out.stab[i] = stab;
             out.rhs[i] = Vec3(stab, 0.0, 0.0) - frame.to_contact(contacts.velocity_of_a(i));
             out.mu[i] = mu;

@@ -36,7 +36,6 @@ void for_each_body_impulse(const AssembledBatch& c, const BodyContacts& bc,
                     const uint32_t ahead = bc.entry[k + kGatherPrefetch];
                     const std::size_t j = ahead >> 1;
                     __builtin_prefetch(&c.normal[j]);
-                    __builtin_prefetch(&c.tangent[j]);
                     __builtin_prefetch((ahead & 1) ? &c.lever_b[j] : &c.lever_a[j]);
                     __builtin_prefetch(&gamma[j]);
                 }

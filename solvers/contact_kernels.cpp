@@ -238,7 +238,15 @@ inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_
                                         _mm256_cmp_pd(g.B.ij, zerov, _CMP_LT_OQ))) != 0)
         return false;
     g.n = load3(batch.normal[i].data());
-    g.u = load3(batch.tangent[i].data());
+    if (batch.tangent.empty()) {  // first_tangent(n) in four lanes, the same operations
+        const V one = _mm256_set1_pd(1.0), sign_bit = _mm256_set1_pd(-0.0);
+        const V s = _mm256_or_pd(_mm256_and_pd(g.n.z, sign_bit), one);  // copysign(1, n_z)
+        const V a = _mm256_set1_pd(-1.0) / (s + g.n.z);
+        const V minus_s = _mm256_xor_pd(s, sign_bit);
+        g.u = {one + ((s * g.n.x) * g.n.x) * a, s * ((g.n.x * g.n.y) * a), minus_s * g.n.x};
+    } else {
+        g.u = load3(batch.tangent[i].data());
+    }
     g.w = {g.n.y * g.u.z - g.n.z * g.u.y, g.n.z * g.u.x - g.n.x * g.u.z, g.n.x * g.u.y - g.n.y * g.u.x};
     g.ra = load3(batch.lever_a[i].data());
     g.rb = load3(batch.lever_b[i].data());

@@ -13,7 +13,8 @@ namespace talus {
 
 #define TALUS_HOT inline __attribute__((always_inline))
 
-/// The contact frame A_i = [n u w]: normal and first tangent are stored, w = n × u.
+/// The contact frame A_i = [n u w]: the normal is stored, u stored or (an empty
+/// AssembledBatch::tangent) first_tangent(n), w = n × u.
 struct ContactFrame {
     Vec3 n, u, w;
     /// A Δγ: a contact-frame vector in the world frame.
@@ -34,7 +35,7 @@ TALUS_HOT Vec3 cross(const Vec3& a, const Vec3& b) {
 
 TALUS_HOT ContactFrame contact_frame(const AssembledBatch& c, std::size_t i) {
     const Vec3& n = c.normal[i];
-    const Vec3& u = c.tangent[i];
+    const Vec3 u = c.tangent.empty() ? first_tangent(n) : c.tangent[i];
     return {n, u, cross(n, u)};
 }
 // (Everything below is written on scalars: Eigen's partial packets on 3-vectors made GCC

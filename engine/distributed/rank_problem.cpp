@@ -114,7 +114,7 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
         c.a.push_back(share.end(batch.a[i]));
         c.b.push_back(share.end(batch.b[i]));
         c.normal.push_back(batch.normal[i]);
-        c.tangent.push_back(batch.tangent[i]);
+        if (!batch.tangent.empty()) c.tangent.push_back(batch.tangent[i]);
         c.lever_a.push_back(batch.lever_a[i]);
         c.lever_b.push_back(batch.lever_b[i]);
         c.rhs.push_back(batch.rhs[i]);

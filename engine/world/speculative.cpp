@@ -184,7 +184,8 @@ namespace {
 void append_rows(AssembledBatch& into, const AssembledBatch& more) {
     auto add = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
     add(into.a, more.a); add(into.b, more.b); add(into.normal, more.normal);
-    add(into.tangent, more.tangent); add(into.lever_a, more.lever_a); add(into.lever_b, more.lever_b);
+    add(into.tangent, more.tangent);  // (both empty when assembled: AssembledBatch::tangent)
+    add(into.lever_a, more.lever_a); add(into.lever_b, more.lever_b);
     add(into.rhs, more.rhs); add(into.stab, more.stab); add(into.mu, more.mu); add(into.eta, more.eta);
     add(into.push, more.push); add(into.gamma, more.gamma);
     // bgs's metric (eta_n, eta_t) stays as the last solve left it, for the rows before

@@ -21,6 +21,7 @@
 #include "engine/world/collide_on_rank.hpp"
 #include "solvers/rank_operator.hpp"
 #include "solvers/bilateral.hpp"
+#include "solvers/contact_ops.hpp"
 
 namespace talus {
 
@@ -584,8 +585,9 @@ void World::accumulate_wall_loads(double h) {
     for (std::size_t i = 0; i < batch_.size(); ++i) {
         if (!on_wall(i)) continue;
         const uint64_t w = contacts_.key_a[i] & ~kWallKeyBit;
-        const Vec3& n = batch_.normal[i];
-        const Vec3& u = batch_.tangent[i];
+        const ContactFrame frame = contact_frame(batch_, i);
+        const Vec3& n = frame.n;
+        const Vec3& u = frame.u;
         const Vec3 v = n.cross(u);
         const Vec3& g = batch_.gamma[i];
         const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * v);
@@ -631,8 +633,9 @@ void World::record_step_contacts(double h) {
         const bool wall = on_wall(i);
         const std::size_t b = std::size_t(batch_.b[i]);
         const Vec3 point = contact_point(i);
-        const Vec3& nrm = batch_.normal[i];
-        const Vec3& u = batch_.tangent[i];
+        const ContactFrame frame = contact_frame(batch_, i);
+        const Vec3& nrm = frame.n;
+        const Vec3& u = frame.u;
         const Vec3& g = batch_.gamma[i];
         r.wall.push_back(wall ? int32_t(contacts_.key_a[i] & ~kWallKeyBit) : -1);
         // a body that does not move (fixed or kinematic) is A without an index: its key is its id

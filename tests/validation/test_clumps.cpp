@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/support/mesh_builder.hpp"
+#include "solvers/contact_ops.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -163,7 +164,7 @@ TEST(Clumps, DumbbellDroppedAtAnAngleComesToRestOnBothSpheres) {
         Vec3 impulse = mass * w.simulation.gravity * w.simulation.dt;
         const AssembledBatch& b = w.batch();
         for (std::size_t k = 0; k < b.size(); ++k) {
-            const Vec3 u = b.tangent[k], wv = b.normal[k].cross(u);
+            const Vec3 u = contact_frame(b, k).u, wv = b.normal[k].cross(u);
             impulse += b.gamma[k][0] * b.normal[k] + b.gamma[k][1] * u + b.gamma[k][2] * wv;
         }
         worst_momentum = std::max(worst_momentum, (mass * (w.bodies.velocity[0] - v0) - impulse).norm());

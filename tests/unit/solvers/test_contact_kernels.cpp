@@ -166,6 +166,61 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
     }
 }
 
+// assemble() does not store the first tangent u: the readers compute first_tangent(n), the
+// first vector of orthonormal_basis (Duff et al. 2017), scalar in contact_frame and in four
+// lanes in load_group. Both must give the bits of u stored: for normals of every octant,
+// on the poles (n_z = ±1, ±0) and near the pole where the basis divides by 1 + |n_z| small
+// terms; and the sweeps, scalar and lanes, PGS and bgs, must not tell stored from derived.
+TEST(PgsKernels, TangentFromTheNormalIsTheStoredTangentBitForBit) {
+    std::mt19937_64 rng(23);
+    std::uniform_real_distribution<double> U(-1.0, 1.0);
+    std::vector<Vec3> normals = {Vec3(0, 0, 1), Vec3(0, 0, -1), Vec3(1, 0, 0), Vec3(0, -1, 0),
+                                 Vec3(1, 0, -0.0), Vec3(0, 1, 0.0), Vec3(1e-9, 0, -1).normalized()};
+    for (int k = 0; k < 2000; ++k) normals.push_back(Vec3(U(rng), U(rng), U(rng)).normalized());
+    for (const Vec3& n : normals) {
+        Vec3 u, w;
+        orthonormal_basis(n, u, w);
+        const Vec3 f = first_tangent(n);
+        EXPECT_EQ(0, std::memcmp(f.data(), u.data(), sizeof(Vec3))) << n.transpose();
+        EXPECT_NEAR(f.dot(n), 0.0, 1e-15);
+        EXPECT_NEAR(f.norm(), 1.0, 1e-15);
+    }
+    for (bool bgs : {false, true}) {
+        Case stored = random_case(403, true, 31);
+        AssembledBatch& B = stored.batch;
+        for (std::size_t i = 0; i < B.size(); ++i) B.tangent[i] = first_tangent(B.normal[i]);
+        B.eta.assign(B.size(), 0.0);
+        for (std::size_t i = 0; i < B.size(); ++i) B.eta[i] = 3.0 / delassus_block(B, stored.bodies, i).trace();
+        if (bgs) {
+            for (std::size_t i = 0; i < B.size(); ++i) {
+                const BlockMetric m = block_metric(delassus_block(B, stored.bodies, i));
+                B.eta_n.push_back(m.n);
+                B.eta_t.push_back(m.t);
+            }
+        }
+        Case derived = stored;
+        derived.batch.tangent.clear();
+        Case derived_lanes = derived, stored_lanes = stored;
+        for (int sweep = 0; sweep < 3; ++sweep) {
+            auto run = [&](Case& c, bool lanes) {
+                if (bgs)
+                    return lanes ? bgs_range_lanes(c.batch, c.bodies, 1, 403, 1.0, 1e-6)
+                                 : bgs_range_scalar(c.batch, c.bodies, 1, 403, 1.0, 1e-6);
+                return lanes ? pgs_range_lanes(c.batch, c.bodies, 1, 403, 1.0, 1e-6)
+                             : pgs_range_scalar(c.batch, c.bodies, 1, 403, 1.0, 1e-6);
+            };
+            const double e0 = run(stored, false), e1 = run(derived, false);
+            EXPECT_EQ(0, std::memcmp(&e0, &e1, sizeof e0));
+            expect_same_bits(stored, derived);
+            if (!pgs_lanes_available()) continue;
+            const double e2 = run(stored_lanes, true), e3 = run(derived_lanes, true);
+            EXPECT_EQ(0, std::memcmp(&e2, &e3, sizeof e2));
+            expect_same_bits(stored_lanes, derived_lanes);
+            expect_same_bits(stored, derived_lanes);
+        }
+    }
+}
+
 TEST(PgsKernels, PjPassesLanesMatchScalarBitForBit) {
     if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
     for (bool anisotropic : {false, true}) {
