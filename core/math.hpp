@@ -22,11 +22,12 @@ inline void orthonormal_basis(const Vec3& n, Vec3& u, Vec3& w) {
     w = Vec3(b, s + n.y() * n.y() * a, -n.y());
 }
 
-/// The first vector u of orthonormal_basis(n), alone (the same bits).
+/// The first vector u of orthonormal_basis(n), alone (w's arithmetic, unused, is dropped
+/// when inlined).
 inline Vec3 first_tangent(const Vec3& n) {
-    const double s = std::copysign(1.0, n.z());
-    const double a = -1.0 / (s + n.z());
-    return Vec3(1.0 + s * n.x() * n.x() * a, s * (n.x() * n.y() * a), -s * n.x());
+    Vec3 u, w;
+    orthonormal_basis(n, u, w);
+    return u;
 }
 
 /// eps ⊗ exp(h ω̄ / 2) for a body-frame angular velocity ω̄, normalised (docs/design.md §4).

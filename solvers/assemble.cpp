@@ -1,8 +1,9 @@
 // Assembly of the step's cone complementarity problem (docs/design.md §3–§4, §6).
 //
 // For contact i with normal n (A → B), tangents (u, w = n × u) from n alone (Duff et al.
-// 2017; not stored: the readers compute u again), and lever arms r = p − x, the relative velocity is c_i = A_iᵀ[(v_B + ω_B × r_B)
-// − (v_A + ω_A × r_A)] with A_i = [n u w] and world-frame ω (solvers/solver_bodies.hpp).
+// 2017; not stored: the readers compute u again), and lever arms r = p − x, the relative
+// velocity is c_i = A_iᵀ[(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] with A_i = [n u w] and
+// world-frame ω (solvers/solver_bodies.hpp).
 // The batch stores n and the world lever arms; the products are in contact_ops.hpp.
 // W_ii = D_iᵀ M⁻¹ D_i is never formed; only its trace, for η_i = 3 / trace(W_ii):
 // trace = Σ_sides [3/m + Σ_t (r × t)ᵀ I⁻¹ (r × t)], with I⁻¹ = R J̄⁻¹ Rᵀ evaluated in
