@@ -64,6 +64,17 @@ struct AssembledBatch {
     RollingBatch rolling;
 
     std::size_t size() const { return a.size(); }
+    /// Gives back the contacts' rows and their room (a large run, between two steps: the
+    /// next step assembles afresh); the joints' rows, whose λ the next step starts from,
+    /// and L stay.
+    void release_contact_rows() {
+        std::vector<int32_t>().swap(a);
+        std::vector<int32_t>().swap(b);
+        for (std::vector<Vec3>* v : {&normal, &tangent, &lever_a, &lever_b, &rhs, &gamma}) std::vector<Vec3>().swap(*v);
+        for (std::vector<double>* v : {&stab, &mu, &eta, &eta_n, &eta_t, &push}) std::vector<double>().swap(*v);
+        colour_start.clear();
+        rolling = RollingBatch{};
+    }
 };
 
 /// Build the batch for step size h. Walls' velocities enter rhs; γ⁰ comes from `warm`

@@ -243,6 +243,10 @@ StepStatus World::take_step(double h, double t1) {
     ++step_count;
     // counted before the outlets renumber the bodies the contacts index
     const std::size_t contacts_here = distributed() ? counted_on_rank(contacts_) : contacts_.size();
+    if (lean) {  // the next step writes and assembles its own; these would sit beside its peak
+        contacts_ = ContactList{};
+        batch_.release_contact_rows();
+    }
     apply_flow();                                                        // 7.
 
     diag_.step = step_count;

@@ -40,10 +40,11 @@ public:
     /// as soon as that stage is done, so that they do not add up at the peak: the broad
     /// phase's grid, the colouring's tables, the candidate pairs and margins and the
     /// previous step's warm-start entries before the solve, the contacts' geometry once
-    /// assembled (contacts() then keeps bodies, keys, features and gaps only), the room
-    /// of the contacts set aside, the solver's workspace after it and again after the
-    /// push-out, whose copies go too; ν* is computed again for a re-solve instead of kept
-    /// (free_velocities). Small runs keep them across steps and allocate nothing
+    /// assembled, the room of the contacts set aside, the solver's workspace after it and
+    /// again after the push-out, whose copies go too, and at the step's end the contacts
+    /// and their batch (contacts() and batch() are then empty between steps: the warm
+    /// start holds what the next step needs); ν* is computed again for a re-solve instead
+    /// of kept (free_velocities). Small runs keep them across steps and allocate nothing
     /// per step. The trajectory has the same bits either way. Not with the position-level
     /// variant, which reuses them.
     std::size_t lean_bodies = 200000;
@@ -171,7 +172,8 @@ public:
     Problem next_problem() const;
 
     const StepDiagnostics& diagnostics() const { return diag_; }
-    /// The last step's geometric contacts and assembled, solved batch (tests, output).
+    /// The last step's geometric contacts and assembled, solved batch (tests, output);
+    /// empty between the steps of a large run (lean_bodies).
     const ContactList& contacts() const { return contacts_; }
     const AssembledBatch& batch() const { return batch_; }
     const SolverResult& solver_result() const { return result_; }
