@@ -66,6 +66,12 @@ void write_world_frame(TrajectoryWriter& writer, World& world, const BodyStore* 
     writer.write_frame(bodies ? *bodies : world.bodies, world.time, world.step_count, emitted, removed, &world.wall_loads(),
                        &world.wall_contacts(), &world.contact_record(), &world.walls);
     world.reset_wall_loads();
+    // A large run waits for its frame to reach the file: the packed copy (~130 bytes a body
+    // in float64) would otherwise be held through the next step's peak, which it would raise
+    // by a tenth (docs/memory.md); the run's first frame as much as the others. A frame of a
+    // million bodies takes ~2 s, against steps of several seconds and frames hundreds of
+    // steps apart.
+    if (!world.distributed() && world.bodies.size() >= world.lean_bodies) writer.flush();
 }
 
 Runner::Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup)
@@ -144,11 +150,6 @@ void Runner::write_frame() {
     on_writing_rank([&] {
         if (!writer_) return;
         write_world_frame(*writer_, world, whole ? &*whole : nullptr);
-        // A large run waits for its frame to reach the file: the packed copy (~130 bytes a
-        // body in float64) would otherwise be held through the next step's peak, which it
-        // would raise by a tenth (docs/memory.md). A frame of a million bodies takes ~2 s,
-        // against steps of several seconds and frames hundreds of steps apart.
-        if (!world.distributed() && world.bodies.size() >= world.lean_bodies) writer_->flush();
     });
     if (world.distributed()) world.reset_wall_loads();  // on every rank, as on rank 0
 }

@@ -249,6 +249,9 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         const bool none = take_back_closing(bodies, h, allowance, round == kRounds, aside, back,
                                             on_ranks.ranks) == 0;
         if (!any_over_ranks(!none)) break;
+        // the solve's workspace is built again by the re-solve; a large run does not carry
+        // it through the colouring and the appending, where the batch grows
+        if (lean) p.solver = SolverWorkspace{};
         if (p.star_v.empty()) {
             free_velocities(h);
         } else {

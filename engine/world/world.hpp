@@ -36,17 +36,17 @@ public:
     MaterialTable materials;
     std::vector<Wall> walls;
     BodyStore bodies;
-    /// From this many bodies on, buffers that serve one stage of the step are given back
-    /// as soon as that stage is done, so that they do not add up at the peak: the broad
-    /// phase's grid, the colouring's tables, the candidate pairs and margins and the
-    /// previous step's warm-start entries before the solve, the contacts' geometry once
-    /// assembled, the room of the contacts set aside, the solver's workspace after it and
-    /// again after the push-out, whose copies go too, and at the step's end the contacts
-    /// and their batch (contacts() and batch() are then empty between steps: the warm
-    /// start holds what the next step needs); ν* is computed again for a re-solve instead
-    /// of kept (free_velocities). Small runs keep them across steps and allocate nothing
-    /// per step. The trajectory has the same bits either way. Not with the position-level
-    /// variant, which reuses them.
+    /// From this many bodies on, buffers that serve one stage of the step are given back as
+    /// soon as that stage is done, so that they do not add up at the peak: the broad phase's
+    /// grid, the colouring's tables, the candidate pairs and margins and the previous step's
+    /// warm-start entries before the solve, the contacts' geometry once assembled, the room
+    /// of the contacts set aside, the solver's workspace after each solve (also between the
+    /// take-back's re-solves) and again after the push-out, whose copies go too, and at the
+    /// step's end the contacts and their batch (contacts() and batch() are then empty between
+    /// steps: the warm start holds what the next step needs); ν* is computed again for a
+    /// re-solve instead of kept (free_velocities). Small runs keep them across steps and
+    /// allocate nothing per step. The trajectory has the same bits either way. Not with the
+    /// position-level variant, which reuses them.
     std::size_t lean_bodies = 200000;
     /// Bilateral constraints, by stable body id (core/joints.hpp); each step turns
     /// them into solver rows at the current poses (solvers/bilateral.hpp).
