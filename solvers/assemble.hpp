@@ -77,6 +77,11 @@ struct AssembledBatch {
     }
 };
 
+/// γ⁰ of a contact from `warm` as assemble() makes it: its entry's impulse scaled by h / h
+/// of the entry, on the frame (n, u, w), projected on the cone of μ; zero without an entry.
+Vec3 warm_impulse(const WarmStartCache& warm, uint64_t key_a, uint64_t key_b, uint32_t feature,
+                  const Vec3& n, double mu, double h);
+
 /// Build the batch for step size h. Walls' velocities enter rhs; γ⁰ comes from `warm`
 /// (re-projected on the new tangents, Π_K applied) when settings.warm_start is set.
 void assemble(const BodyStore& bodies, const ContactList& contacts, const MaterialTable& materials,

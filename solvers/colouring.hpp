@@ -39,6 +39,13 @@ uint64_t contact_priority(uint64_t key_a, uint64_t key_b, uint32_t feature);
 std::size_t colour_contacts(std::size_t body_count, ContactList& contacts, ColouringScratch& s,
                             bool in_place = false);
 
+/// Reorders `v`, one entry per contact, as the last colour_contacts with this scratch
+/// reordered its contacts (with the same `in_place`): rows kept beside a contact list, such
+/// as an assembled batch's, follow their contacts into the colour order.
+void follow_colour_order(std::vector<int32_t>& v, ColouringScratch& s, bool in_place);
+void follow_colour_order(std::vector<double>& v, ColouringScratch& s, bool in_place);
+void follow_colour_order(std::vector<Vec3>& v, ColouringScratch& s, bool in_place);
+
 /// Index of the overflow colour (always the last one if present).
 inline constexpr uint32_t kOverflowColour = 63;
 

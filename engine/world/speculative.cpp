@@ -227,6 +227,41 @@ std::size_t colour_and_append(const BodyStore& bodies, std::span<const int32_t> 
     return colours + std::size_t(most[0]);
 }
 
+/// colour_and_append's fallback, colouring and assembling every contact again, for a
+/// contact list whose geometry has been given back (a large run, World::lean_bodies; no
+/// rolling entries): the rows and order colour_and_assemble would make from the geometry.
+/// A row of the solve's contacts depends on its contact's geometry, the bodies' poses, ν*
+/// and the settings, none of which has changed since it was assembled, so it is kept and
+/// only its γ is made again from `warm` (the solution so far), as assembly makes it; the
+/// contacts taken back are assembled; then the rows follow the contacts into the colours
+/// made over all of them.
+std::size_t recolour_rows(const BodyStore& bodies, const MaterialTable& materials, const SolverSettings& solver,
+                          double h, const WarmStartCache& warm, bool in_place, ColouringScratch& scratch,
+                          const ContactList& back, ContactList& contacts, AssembledBatch& batch) {
+    parallel_each(contacts.size(), [&](std::size_t i) {
+        batch.gamma[i] = solver.warm_start ? warm_impulse(warm, contacts.key_a[i], contacts.key_b[i], contacts.feature[i],
+                                                          batch.normal[i], batch.mu[i], h)
+                                           : Vec3::Zero();
+    }, grain::kContacts);
+    AssembledBatch extra;
+    assemble(bodies, back, materials, solver, h, warm, extra);
+    append_rows(batch, extra);
+    append_contacts(contacts, back);
+    const std::size_t colours = colour_contacts(bodies.size(), contacts, scratch, in_place);
+    for (std::vector<int32_t>* v : {&batch.a, &batch.b}) follow_colour_order(*v, scratch, in_place);
+    for (std::vector<Vec3>* v : {&batch.normal, &batch.lever_a, &batch.lever_b, &batch.rhs, &batch.gamma})
+        follow_colour_order(*v, scratch, in_place);
+    for (std::vector<double>* v : {&batch.stab, &batch.mu, &batch.eta, &batch.push})
+        if (!v->empty()) follow_colour_order(*v, scratch, in_place);
+    if (in_place) scratch = ColouringScratch{};
+    batch.colour_start = contacts.colour_start;
+    batch.overflow_colour = contacts.overflow_colour;
+    batch.eta_n.clear();  // bgs's metric, made again for every row as after assemble()
+    batch.eta_t.clear();
+    batch.lipschitz = solver.warm_start ? warm.lipschitz() : 0.0;
+    return colours;
+}
+
 }  // namespace
 
 std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colours) {
@@ -265,12 +300,17 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
             colours = appended;
         } else {  // colour and assemble everything again, warm-started by the solution so far
             p.resolve_warm.store(contacts_, batch_, h);
-            append_contacts(contacts_, back);
-            colours = distributed()
+            if (contacts_.point.size() != contacts_.size()) {  // the geometry is given back (lean)
+                colours = recolour_rows(bodies, materials, solver, h, p.resolve_warm, lean, p.collide.colouring,
+                                        back, contacts_, batch_);
+            } else {
+                append_contacts(contacts_, back);
+                colours = distributed()
                           ? colour_and_assemble_on_rank(bodies, on_ranks.owner, contacts_, materials, solver,
                                                         h, p.resolve_warm, batch_, *on_ranks.ranks)
                           : colour_and_assemble(bodies, contacts_, materials, solver, h, p.resolve_warm,
                                                 lean, p.collide.colouring, batch_);
+            }
         }
         double seconds = 0.0;
         clock.lap(seconds);

@@ -184,6 +184,9 @@ StepStatus World::take_step(double h, double t1) {
         p.pairs = PairList{};
         p.reach = std::vector<double>{};
         warm_.release_entries();  // assembly has read them; store() writes this step's
+        // the batch holds what the solve needs, and the take-back's colouring everything again
+        // keeps the rows (recolour_rows in speculative.cpp), unless it must make rolling rows
+        if (!materials.any_rolling()) contacts_.release_geometry();
     }
     clock.restart();
     const bool relinearise_after = relinearising();
@@ -204,7 +207,7 @@ StepStatus World::take_step(double h, double t1) {
     diag_.set_aside = uint32_t(distributed() ? counted_on_rank(p.collide.aside) : p.collide.aside.size());
     if (lean) {
         p.solver = SolverWorkspace{};
-        contacts_.release_geometry();  // the batch holds what the rest of the step needs
+        contacts_.release_geometry();  // (with rolling resistance, only now)
         p.collide.aside = ContactList{};
         p.collide.back = ContactList{};
     }
