@@ -159,14 +159,12 @@ void sort_by_colour(ContactList& c, ColouringScratch& s, std::size_t proper, boo
     });
 }
 
-}  // namespace
-
-namespace {
 template <class T>
 void follow_order(std::vector<T>& v, ColouringScratch& s, bool in_place) {
     if (in_place) permute_in_place(v, s.order, s.words);
     else permute_by_copy(v, s.order, std::get<std::vector<T>>(s.spare));
 }
+
 }  // namespace
 
 void follow_colour_order(std::vector<int32_t>& v, ColouringScratch& s, bool in_place) { follow_order(v, s, in_place); }
