@@ -25,13 +25,11 @@
 namespace talus {
 
 Vec3 warm_impulse(const WarmStartCache& warm, uint64_t key_a, uint64_t key_b, uint32_t feature,
-                  const Vec3& n, double mu, double h) {
+                  const ContactFrame& frame, double mu, double h) {
     const auto* e = warm.find(key_a, key_b, feature);
     if (e == nullptr) return Vec3::Zero();
-    const Vec3 u = first_tangent(n);
-    const Vec3 w = cross(n, u);
     const double scale = h / e->h;
-    return project_friction_cone(scale * Vec3(e->normal, e->friction.dot(u), e->friction.dot(w)), mu);
+    return project_friction_cone(scale * Vec3(e->normal, e->friction.dot(frame.u), e->friction.dot(frame.w)), mu);
 }
 
 void assemble(const BodyStore& bodies, const ContactList& contacts, const MaterialTable& materials,
@@ -116,7 +114,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             out.eta[i] = 3.0 / trace;
 
             out.gamma[i] = settings.warm_start ? warm_impulse(warm, contacts.key_a[i], contacts.key_b[i],
-                                                             contacts.feature[i], nrm, mu, h)
+                                                             contacts.feature[i], frame, mu, h)
                                                : Vec3::Zero();
         }
     });

@@ -2,6 +2,7 @@
 /// Assembly: from geometric contacts to the solver's batch (docs/design.md §3, §4): contact frame,
 /// body-frame angular Jacobians, stabilisation term b, friction μ, step η, warm start γ⁰.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/body_store.hpp"
@@ -15,6 +16,7 @@
 namespace talus {
 
 class WarmStartCache;
+struct ContactFrame;
 
 /// The CCP of one step, as structure of arrays. Contact i couples bodies a[i] and b[i]
 /// (kNoBody for a static or kinematic side). With world-frame velocities (v, ω) per body
@@ -64,23 +66,34 @@ struct AssembledBatch {
     RollingBatch rolling;
 
     std::size_t size() const { return a.size(); }
+    /// f(v, more.v...) for each per-contact array of this batch and the same array of each
+    /// of `more` (a, b, normal, tangent, lever_a, lever_b, rhs, stab, mu, eta, eta_n, eta_t,
+    /// push, gamma): what gives back, appends, permutes or copies rows goes through it, so
+    /// that a new per-contact field cannot be left out of one of them. An array may be
+    /// empty (tangent after assemble(); eta_n, eta_t before a bgs solve; push without
+    /// split_push_out); the joints' and rolling rows are not per contact and are not visited.
+    template <class F, class... More>
+    void for_each_row_array(F&& f, More&... more) {
+        f(a, more.a...); f(b, more.b...); f(normal, more.normal...); f(tangent, more.tangent...);
+        f(lever_a, more.lever_a...); f(lever_b, more.lever_b...); f(rhs, more.rhs...); f(stab, more.stab...);
+        f(mu, more.mu...); f(eta, more.eta...); f(eta_n, more.eta_n...); f(eta_t, more.eta_t...);
+        f(push, more.push...); f(gamma, more.gamma...);
+    }
     /// Gives back the contacts' rows and their room (a large run, between two steps: the
     /// next step assembles afresh); the joints' rows, whose λ the next step starts from,
     /// and L stay.
     void release_contact_rows() {
-        std::vector<int32_t>().swap(a);
-        std::vector<int32_t>().swap(b);
-        for (std::vector<Vec3>* v : {&normal, &tangent, &lever_a, &lever_b, &rhs, &gamma}) std::vector<Vec3>().swap(*v);
-        for (std::vector<double>* v : {&stab, &mu, &eta, &eta_n, &eta_t, &push}) std::vector<double>().swap(*v);
+        for_each_row_array([](auto& v) { std::decay_t<decltype(v)>().swap(v); });
         colour_start.clear();
         rolling = RollingBatch{};
     }
 };
 
 /// γ⁰ of a contact from `warm` as assemble() makes it: its entry's impulse scaled by h / h
-/// of the entry, on the frame (n, u, w), projected on the cone of μ; zero without an entry.
+/// of the entry, on the contact's frame (n, u, w: solvers/contact_ops.hpp), projected on
+/// the cone of μ; zero without an entry.
 Vec3 warm_impulse(const WarmStartCache& warm, uint64_t key_a, uint64_t key_b, uint32_t feature,
-                  const Vec3& n, double mu, double h);
+                  const ContactFrame& frame, double mu, double h);
 
 /// Build the batch for step size h. Walls' velocities enter rhs; γ⁰ comes from `warm`
 /// (re-projected on the new tangents, Π_K applied) when settings.warm_start is set.

@@ -110,25 +110,16 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
     }
     // the contacts, field by field
     AssembledBatch& c = p.batch;
-    for (uint32_t i : p.global_contact) {
-        c.a.push_back(share.end(batch.a[i]));
-        c.b.push_back(share.end(batch.b[i]));
-        c.normal.push_back(batch.normal[i]);
-        if (!batch.tangent.empty()) c.tangent.push_back(batch.tangent[i]);
-        c.lever_a.push_back(batch.lever_a[i]);
-        c.lever_b.push_back(batch.lever_b[i]);
-        c.rhs.push_back(batch.rhs[i]);
-        c.stab.push_back(batch.stab[i]);
-        c.mu.push_back(batch.mu[i]);
-        c.eta.push_back(batch.eta[i]);
-        // bgs's metric only when every row has it (rows appended for a resolve lack theirs)
-        if (batch.eta_n.size() == batch.size() && batch.eta_t.size() == batch.size()) {
-            c.eta_n.push_back(batch.eta_n[i]);
-            c.eta_t.push_back(batch.eta_t[i]);
-        }
-        if (!batch.push.empty()) c.push.push_back(batch.push[i]);
-        c.gamma.push_back(batch.gamma[i]);
-    }
+    const std::size_t n = batch.size();
+    c.for_each_row_array([&](auto& dst, const auto& src) {
+        // only the arrays every row has: bgs's metric is left out when rows appended for a
+        // resolve lack theirs, and an empty tangent or push stays empty
+        if (src.size() != n) return;
+        dst.reserve(p.global_contact.size());
+        for (uint32_t i : p.global_contact) dst.push_back(src[i]);
+    }, batch);
+    for (int32_t& body : c.a) body = share.end(body);
+    for (int32_t& body : c.b) body = share.end(body);
     c.lipschitz = batch.lipschitz;
     c.overflow_colour = false;
     c.colour_start.assign(std::size_t(sweep.count) + 1, 0);

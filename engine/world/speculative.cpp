@@ -21,6 +21,7 @@
 #include "engine/world/world.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/colouring.hpp"
+#include "solvers/contact_ops.hpp"
 #include "solvers/warm_start.hpp"
 
 namespace talus {
@@ -181,15 +182,13 @@ namespace {
 
 /// Appends `more`'s rows to `into` (both assembled with the same settings), the colour
 /// ranges aside: the caller sets them.
-void append_rows(AssembledBatch& into, const AssembledBatch& more) {
-    auto add = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
-    add(into.a, more.a); add(into.b, more.b); add(into.normal, more.normal);
-    add(into.tangent, more.tangent);  // (both empty when assembled: AssembledBatch::tangent)
-    add(into.lever_a, more.lever_a); add(into.lever_b, more.lever_b);
-    add(into.rhs, more.rhs); add(into.stab, more.stab); add(into.mu, more.mu); add(into.eta, more.eta);
-    add(into.push, more.push); add(into.gamma, more.gamma);
-    // bgs's metric (eta_n, eta_t) stays as the last solve left it, for the rows before
-    // these: the next bgs solve computes it for the new rows only (BodyOperator::bgs_prepare)
+void append_rows(AssembledBatch& into, AssembledBatch& more) {
+    into.for_each_row_array([&](auto& dst, const auto& src) {
+        // bgs's metric (eta_n, eta_t) stays as the last solve left it, for the rows before
+        // these: the next bgs solve computes it for the new rows only (BodyOperator::bgs_prepare)
+        if (static_cast<const void*>(&dst) == &into.eta_n || static_cast<const void*>(&dst) == &into.eta_t) return;
+        dst.insert(dst.end(), src.begin(), src.end());  // (tangent: both empty when assembled)
+    }, more);
 }
 
 /// The contacts taken back (`back`) in colours of their own after the solve's, appended to
@@ -240,7 +239,7 @@ std::size_t recolour_rows(const BodyStore& bodies, const MaterialTable& material
                           const ContactList& back, ContactList& contacts, AssembledBatch& batch) {
     parallel_each(contacts.size(), [&](std::size_t i) {
         batch.gamma[i] = solver.warm_start ? warm_impulse(warm, contacts.key_a[i], contacts.key_b[i], contacts.feature[i],
-                                                          batch.normal[i], batch.mu[i], h)
+                                                          contact_frame(batch, i), batch.mu[i], h)
                                            : Vec3::Zero();
     }, grain::kContacts);
     AssembledBatch extra;
@@ -248,16 +247,15 @@ std::size_t recolour_rows(const BodyStore& bodies, const MaterialTable& material
     append_rows(batch, extra);
     append_contacts(contacts, back);
     const std::size_t colours = colour_contacts(bodies.size(), contacts, scratch, in_place);
-    for (std::vector<int32_t>* v : {&batch.a, &batch.b}) follow_colour_order(*v, scratch, in_place);
-    for (std::vector<Vec3>* v : {&batch.normal, &batch.lever_a, &batch.lever_b, &batch.rhs, &batch.gamma})
-        follow_colour_order(*v, scratch, in_place);
-    for (std::vector<double>* v : {&batch.stab, &batch.mu, &batch.eta, &batch.push})
-        if (!v->empty()) follow_colour_order(*v, scratch, in_place);
+    batch.eta_n.clear();  // bgs's metric, made again for every row as after assemble()
+    batch.eta_t.clear();
+    const std::size_t n = batch.size();
+    batch.for_each_row_array([&](auto& v) {
+        if (v.size() == n) follow_colour_order(v, scratch, in_place);  // empty ones stay so
+    });
     if (in_place) scratch = ColouringScratch{};
     batch.colour_start = contacts.colour_start;
     batch.overflow_colour = contacts.overflow_colour;
-    batch.eta_n.clear();  // bgs's metric, made again for every row as after assemble()
-    batch.eta_t.clear();
     batch.lipschitz = solver.warm_start ? warm.lipschitz() : 0.0;
     return colours;
 }
