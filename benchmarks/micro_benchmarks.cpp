@@ -2,12 +2,16 @@
 //   build/bin/talus_micro_benchmarks
 // broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), the colouring
 // and assembly stage (ns per contact), and the PGS
-// kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s).
+// kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s), and a
+// whole bgs solve of a bed of touching grains on 1 and 2 threads (contact-iterations/s).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <random>
+
+#include <oneapi/tbb/global_control.h>
 
 #include "collision/broad_phase.hpp"
 #include "engine/world/world.hpp"
@@ -157,6 +161,65 @@ BENCHMARK(BM_BgsKernel)
     ->ArgsProduct({{1024}, {0}, {0}, {0, 1}})
     ->ArgsProduct({{1024, 65536, 1 << 20}, {1}, {0, 1}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
+
+/// The next problem of a bed of per_axis³ touching grains in a box (a cubic lattice of
+/// spacing 0.999 d, columns offset at random by up to 2 % of r sideways: every grain has
+/// its six neighbours, three contacts a grain), made once per size: a 10⁶-grain bed takes
+/// some seconds to build and step.
+const World::Problem& lattice_problem(int per_axis) {
+    static std::map<int, World::Problem> made;
+    auto it = made.find(per_axis);
+    if (it != made.end()) return it->second;
+    World w;
+    const double r = 0.005, a = 2.0 * r * 0.999;
+    const uint32_t m = w.materials.add(Material{"glass", 2500.0, 0.5});
+    Wall box;
+    box.type = WallType::Box;
+    box.min = Vec3(-a, -a, 0.0);
+    box.max = Vec3((per_axis + 1) * a, (per_axis + 1) * a, 4.0 * per_axis * a);
+    box.material = m;
+    w.walls.push_back(box);
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> jitter(-0.02 * r, 0.02 * r);
+    for (int j = 0; j < per_axis; ++j)
+        for (int i = 0; i < per_axis; ++i) {
+            const double x = (i + 0.5) * a + jitter(rng), y = (j + 0.5) * a + jitter(rng);
+            for (int k = 0; k < per_axis; ++k)
+                w.bodies.add_sphere(w.bodies.size(), Vec3(x, y, r + k * a), r, 2500.0, m);
+        }
+    w.simulation.dt = 1e-3;
+    w.solver.type = SolverType::BGS;
+    w.solver.max_iterations = 5;
+    w.step();
+    return made.emplace(per_axis, w.next_problem()).first->second;
+}
+
+void BM_BgsSolve(benchmark::State& state) {
+    // The bgs solve of a resting bed's problem, 50 sweeps (the tolerance is never reached),
+    // on Arg 1 threads. Arg 0: grains per axis (30: 27,000 grains, 79,000 contacts, a
+    // 16 MB batch; 100: 10⁶ grains, 3 M contacts, in memory like the 10⁶ pour's). Against
+    // BM_BgsKernel's rate in L2 it shows what the memory system costs a whole sweep, and
+    // against one thread whether two share a limit (benchmarks/README.md).
+    const World::Problem& p = lattice_problem(int(state.range(0)));
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, std::size_t(state.range(1)));
+    SolverSettings s;
+    s.type = SolverType::BGS;
+    s.max_iterations = 50;
+    s.tolerance = 0.0;
+    double contact_iterations = 0.0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        AssembledBatch batch = p.batch;
+        BodyStore bodies = p.bodies;
+        SolverWorkspace work;
+        state.ResumeTiming();
+        const SolverResult r = solve_ccp(batch, bodies, s, work);
+        contact_iterations += double(batch.size()) * r.iterations;
+    }
+    state.counters["contacts"] = double(p.batch.size());
+    state.counters["contact-it/s"] = benchmark::Counter(contact_iterations, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BgsSolve)->ArgsProduct({{30, 100}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
