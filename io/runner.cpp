@@ -71,7 +71,7 @@ void write_world_frame(TrajectoryWriter& writer, World& world, const BodyStore* 
     // by a tenth (docs/memory.md); the run's first frame as much as the others. A frame of a
     // million bodies takes ~2 s, against steps of several seconds and frames hundreds of
     // steps apart.
-    if (!world.distributed() && world.bodies.size() >= world.lean_bodies) writer.flush();
+    if (world.large_run()) writer.flush();
 }
 
 Runner::Runner(Scene& scene, TrajectoryWriter* writer, RunSetup setup)

@@ -595,7 +595,7 @@ void World::accumulate_wall_loads(double h) {
         const ContactFrame frame = contact_frame(batch_, i);
         const Vec3& n = frame.n;
         const Vec3& u = frame.u;
-        const Vec3 v = n.cross(u);
+        const Vec3& v = frame.w;
         const Vec3& g = batch_.gamma[i];
         const Vec3 on_wall = -(g[0] * n + g[1] * u + g[2] * v);
         while (k < rolling.contact.size() && rolling.contact[k] < i) ++k;
@@ -652,7 +652,7 @@ void World::record_step_contacts(double h) {
         r.normal.push_back(nrm);
         r.gap.push_back(contacts_.gap[i]);
         r.normal_impulse.push_back(g[0]);
-        r.tangential_impulse.push_back(g[1] * u + g[2] * nrm.cross(u));
+        r.tangential_impulse.push_back(g[1] * u + g[2] * frame.w);
         // through the levers, so that across a periodic boundary the segment joins images
         r.segment.push_back({batch_.a[i] == kNoBody ? point : Vec3(point - batch_.lever_a[i]),
                              Vec3(point - batch_.lever_b[i])});

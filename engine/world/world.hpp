@@ -100,6 +100,9 @@ public:
     /// (its time between the steps goes into the step's diagnostics)
     friend StepStatus step_on_ranks(World& w, double until);
     bool distributed() const { return on_ranks.ranks != nullptr; }
+    /// A large run (lean_bodies or more bodies, in one process): its steps give their
+    /// buffers back, and its runner waits for each frame to reach the file (io/runner.cpp).
+    bool large_run() const { return bodies.size() >= lean_bodies && !distributed(); }
     /// Why this World cannot step over ranks ("" when it can).
     std::string rank_step_refusal() const;
 
@@ -254,7 +257,7 @@ private:
     StepStatus take_step(double h, double t1);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
-    bool lean_step() const { return bodies.size() >= lean_bodies && !relinearising() && !distributed(); }
+    bool lean_step() const { return large_run() && !relinearising(); }
     /// contact_solve, or solve_ccp without one, with the pipeline's workspace.
     SolverResult solve_contacts(AssembledBatch& batch, BodyStore& store, const SolverSettings& settings);
     /// ν* again, as stage 1 made it: the velocities saved at the step's start, kinematic
