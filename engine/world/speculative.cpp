@@ -182,7 +182,7 @@ namespace {
 
 /// Appends `more`'s rows to `into` (both assembled with the same settings), the colour
 /// ranges aside: the caller sets them.
-void append_rows(AssembledBatch& into, AssembledBatch& more) {
+void append_rows(AssembledBatch& into, const AssembledBatch& more) {
     into.for_each_row_array([&](auto& dst, const auto& src) {
         // bgs's metric (eta_n, eta_t) stays as the last solve left it, for the rows before
         // these: the next bgs solve computes it for the new rows only (BodyOperator::bgs_prepare)
