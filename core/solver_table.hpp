@@ -46,8 +46,9 @@ enum class SolverType : uint8_t { TALUS_SOLVER_TABLE(TALUS_SOLVER_ENUM) };
 /// The friction law the contact solvers enforce (issue 8). "ccp": the cone complementarity
 /// relaxation of docs/design.md §4 (default: convex, fast; a sliding contact separates at μ‖c_t‖).
 /// "coulomb": the exact law in De Saxcé's form, c_n + μ‖c_t‖ in place of c_n
-/// (solvers/coulomb_local.hpp): "nsgs" solves it directly; "pgs", "pj" and "apgd" by a fixed
-/// point over CCP solves whose normal term is shifted by μ‖c_t‖ between solves.
+/// (solvers/coulomb_local.hpp): "nsgs" and "bgs" solve it directly (bgs by its own block
+/// step, coulomb_block_step); "pgs", "pj" and "apgd" by a fixed point over CCP solves whose
+/// normal term is shifted by μ‖c_t‖ between solves.
 enum class FrictionLaw : uint8_t { CCP, Coulomb };
 
 template <>

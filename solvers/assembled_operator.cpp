@@ -59,6 +59,7 @@ double AssembledOperator::seconds() const {
 }
 
 double AssembledOperator::residual() const {
+    if (law_ == FrictionLaw::Coulomb) return coulomb_residual();
     return natural_map_error(gamma_, [&](std::size_t i) { return velocity(i); });
 }
 
@@ -88,7 +89,9 @@ double AssembledOperator::pgs_sweep(double omega, double tol2) {
 
 double AssembledOperator::bgs_sweep(double omega, double tol2) {
     double excess = -1.0;
-    for (std::size_t i = 0; i < size(); ++i) excess = std::max(excess, bgs_block(*this, i, omega, tol2));
+    const bool coulomb = law_ == FrictionLaw::Coulomb;
+    for (std::size_t i = 0; i < size(); ++i)
+        excess = std::max(excess, coulomb ? bgs_block<true>(*this, i, omega, tol2) : bgs_block(*this, i, omega, tol2));
     return excess;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/delassus_problem.hpp"
 #include "core/math.hpp"
+#include "core/solver_table.hpp"
 #include "solvers/contact_operator.hpp"
 #include "solvers/solver_result.hpp"
 
@@ -55,6 +56,8 @@ public:
     int residual_check_interval() const { return 1; }
     /// The same with d_n + μ‖d_t‖ for d_n (zero at a Coulomb solution): FCLIB's measure.
     double coulomb_residual() const;
+    /// The friction law bgs_sweep enforces and residual() then measures (as BodyOperator).
+    void set_friction(FrictionLaw law) { law_ = law; }
     void finish(double tolerance, bool check_unbounded, SolverResult& result) const;
     /// q_n,i += s (the fixed point shifts and restores it).
     void shift_normal(std::size_t i, double s) { q_[i][0] += s; }
@@ -130,6 +133,7 @@ private:
     std::vector<double> step_;
     std::vector<Vec3> scratch_[7];
     std::vector<double> no_rows_;
+    FrictionLaw law_ = FrictionLaw::CCP;
     double lipschitz_ = 0.0;
     const std::vector<Vec3>* last_z_ = nullptr;
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

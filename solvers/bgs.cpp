@@ -14,6 +14,10 @@
 // for ω ≤ 1, and as block SOR for ω < 2 (P/ω − W_ii/2 ≻ 0). The residual is §6's, the same
 // as every solver's, so the methods compare on one measure.
 //
+// Under friction = "coulomb" the contacts' step is coulomb_block_step instead of the cone's
+// projection (normal step, then the tangent clipped to the disc μ γ_n; docs/design.md §6,
+// "Exact Coulomb"), and the residual the operator reports is the law's (ĉ for d).
+//
 // Rolling/spinning torque rows and joint rows take PGS's step (their own scalar η) in the
 // same sweep. On bodies the contacts' rule runs four contacts at a time with AVX where it
 // can (solvers/contact_kernels.cpp, same bits as the scalar rule), and each solve first
@@ -28,6 +32,9 @@ namespace talus {
 
 template <class Op>
 SolverResult bgs_method(Op& op, const SolverSettings& settings) {
+    // Exact Coulomb friction natively (coulomb_block_step): the operator's sweeps and its
+    // residual follow the law. A rank's operator solves the CCP only (solve_ccp_on_rank).
+    if constexpr (requires { op.set_friction(settings.friction); }) op.set_friction(settings.friction);
     op.bgs_prepare();
     return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); });
 }

@@ -53,7 +53,7 @@ double BodyOperator::bgs_sweep(double omega, double tol2) {
     BilateralBatch& rows = batch_.bilateral;
     return sweep_colours(batch_, grain::kContacts, -1.0,
         [&](std::size_t lo, std::size_t hi, bool independent) {
-            const double e = bgs_range(batch_, sb_, lo, hi, omega, tol2, independent);
+            const double e = bgs_range(batch_, sb_, lo, hi, omega, tol2, independent, law_);
             if (batch_.rolling.empty()) return e;
             return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
         },

@@ -78,7 +78,10 @@ public:
     // ---- the solve around the iterations -------------------------------------------------
     /// ν = ν* + M⁻¹ D γ⁰ (+ rolling torques and M⁻¹ G λ⁰): the warm start's velocities.
     void warm_start();
-    double residual() const { return ccp_residual(batch_, sb_); }
+    /// The friction law the sweeps enforce and residual() measures (CCP unless a method
+    /// that solves exact Coulomb natively, bgs, says otherwise).
+    void set_friction(FrictionLaw law) { law_ = law; }
+    double residual() const { return law_residual(batch_, sb_, law_); }
     /// A residual pass costs a sweep here: methods ask for it only behind their gates (0).
     int residual_check_interval() const { return 0; }
     double coulomb_residual() const { return talus::coulomb_residual(batch_, sb_); }
@@ -87,7 +90,7 @@ public:
     /// ν⁺ into the store; residual, convergence, wall time and (check_unbounded) the
     /// over-constrained contacts into `result`.
     void finish(double tolerance, bool check_unbounded, SolverResult& result) {
-        scope_->finish(batch_, store_, tolerance, check_unbounded, result);
+        scope_->finish(batch_, store_, tolerance, check_unbounded, result, law_);
     }
 
     /// Keep the store's ν*, for restart().
@@ -206,6 +209,7 @@ private:
     BodyStore& store_;
     SolverWorkspace& work_;
     std::optional<detail::SolveScope> scope_;
+    FrictionLaw law_ = FrictionLaw::CCP;
     std::vector<Vec3> kept_v_, kept_w_;  // the store's ν* (keep_free_velocities)
     // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
     std::vector<Vec3> next_r_;

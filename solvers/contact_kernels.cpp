@@ -50,10 +50,11 @@ TALUS_HOT double pgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
     return pgs_block(blocks, i, omega, tol2);
 }
 
+template <bool Coulomb>
 TALUS_HOT double bgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t i,
                             double omega, double tol2) {
     BodyBlocks blocks(batch, sb);
-    return bgs_block(blocks, i, omega, tol2);
+    return bgs_block<Coulomb>(blocks, i, omega, tol2);
 }
 
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
@@ -63,9 +64,12 @@ TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb,
 }
 
 /// The §6 residual term of contact i at the solver bodies' velocities, read only:
-/// ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i, written as pj_block writes it.
+/// ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i, written as pj_block writes it (`Coulomb`: with De
+/// Saxcé's ĉ_i for d_i).
+template <bool Coulomb = false>
 TALUS_HOT double residual_term(const AssembledBatch& batch, const SolverBodies& sb, std::size_t i) {
-    const Vec3 d = contact_velocity(batch, sb, i);
+    const Vec3 v = contact_velocity(batch, sb, i);
+    const Vec3 d = Coulomb ? coulomb_velocity(v, batch.mu[i]) : v;
     const Vec3& g0 = batch.gamma[i];
     const double eta = batch.eta[i];
     const Vec3 full = residual_step(d, g0, eta, batch.mu[i]);
@@ -326,10 +330,28 @@ double lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, 
         [&](std::size_t j) { return pgs_update(batch, bodies, j, omega, tol2); });
 }
 
+/// ĉ = d + [μ‖d_t‖, 0, 0] in four lanes, as coulomb_velocity.
+inline V3 coulomb_velocity4(const V3& d, V mu) {
+    return {d.x + mu * _mm256_sqrt_pd(d.y * d.y + d.z * d.z), d.y, d.z};
+}
+
+/// coulomb_block_step in four lanes, the same operations (a lane whose tangent is within
+/// the disc keeps f = 1, as the scalar rule's branch does).
+inline V3 coulomb_step4(const V3& g0, const V3& d, V mu, V sn, V st) {
+    const V gn = _mm256_max_pd(g0.x - sn * d.x, _mm256_setzero_pd());  // as std::max(0, x)
+    const V ty = g0.y - st * d.y, tz = g0.z - st * d.z;
+    const V tn = _mm256_sqrt_pd(ty * ty + tz * tz);
+    const V limit = mu * gn;
+    const V f = _mm256_blendv_pd(_mm256_set1_pd(1.0), limit / tn, _mm256_cmp_pd(tn, limit, _CMP_GT_OQ));
+    return {gn, ty * f, tz * f};
+}
+
 /// bgs on contacts i … i+3, as bgs_block lane by lane: the step in the metric
-/// diag(eta_n, eta_t, eta_t), the projection in it with q = eta_n / eta_t (a lane without a
-/// metric gets γ = 0, as the scalar rule gives it). False, touching nothing, when one of
-/// their bodies is anisotropic; otherwise folds their excesses into `excess`.
+/// diag(eta_n, eta_t, eta_t), the projection in it with q = eta_n / eta_t (`Coulomb`:
+/// coulomb_step4, the residual with ĉ; a lane without a metric gets γ = 0, as the scalar
+/// rule gives it). False, touching nothing, when one of their bodies is anisotropic;
+/// otherwise folds their excesses into `excess`.
+template <bool Coulomb>
 inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
     Group4 grp;
     if (!load_group(batch, sb, i, grp)) return false;
@@ -342,11 +364,17 @@ inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
 
     const V zero = _mm256_setzero_pd();
     const V has = _mm256_and_pd(_mm256_cmp_pd(en, zero, _CMP_GT_OQ), _mm256_cmp_pd(et, zero, _CMP_GT_OQ));
-    const V q = en / et;
     const V sn = omega * en, st = omega * et;
-    const V3 x = project4({g0.x - sn * d.x, g0.y - st * d.y, g0.z - st * d.z}, mu, q);
+    V3 x;
+    if constexpr (Coulomb) {
+        x = coulomb_step4(g0, d, mu, sn, st);
+    } else {
+        const V q = en / et;
+        x = project4({g0.x - sn * d.x, g0.y - st * d.y, g0.z - st * d.z}, mu, q);
+    }
     const V3 g{_mm256_and_pd(x.x, has), _mm256_and_pd(x.y, has), _mm256_and_pd(x.z, has)};
-    const V3 full = project4({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
+    const V3 c = Coulomb ? coulomb_velocity4(d, mu) : d;
+    const V3 full = project4({g0.x - eta * c.x, g0.y - eta * c.y, g0.z - eta * c.z}, mu);
     store3(batch.gamma[i].data(), g);
     apply4(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
 
@@ -356,12 +384,13 @@ inline bool bgs_update4(AssembledBatch& batch, SolverBodies& sb, std::size_t i, 
     return true;
 }
 
+template <bool Coulomb>
 double bgs_lanes_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                        double omega, double tol2) {
     const V omega4 = _mm256_set1_pd(omega), tol24 = _mm256_set1_pd(tol2);
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
-        [&](std::size_t i, V& e4) { return bgs_update4(batch, bodies, i, omega4, tol24, e4); },
-        [&](std::size_t j) { return bgs_update(batch, bodies, j, omega, tol2); });
+        [&](std::size_t i, V& e4) { return bgs_update4<Coulomb>(batch, bodies, i, omega4, tol24, e4); },
+        [&](std::size_t j) { return bgs_update<Coulomb>(batch, bodies, j, omega, tol2); });
 }
 
 /// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of four contacts, as residual_term.
@@ -387,22 +416,25 @@ inline bool pj_contacts4(const AssembledBatch& batch, SolverBodies& sb, const do
 }
 
 /// The residual terms of contacts i … i+3 folded into `worst` (read only; the four may
-/// share bodies); false when a body is anisotropic.
+/// share bodies; `Coulomb`: with ĉ); false when a body is anisotropic.
+template <bool Coulomb>
 inline bool residual4(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
     Group4 grp;
     if (!load_group(batch, sb, i, grp)) return false;
-    const V3 d = contact_velocity4(grp, load3(batch.rhs[i].data()));
-    worst = _mm256_max_pd(residual_terms4(load3(batch.gamma[i].data()), _mm256_loadu_pd(&batch.eta[i]),
-                                          _mm256_loadu_pd(&batch.mu[i]), d),
+    const V mu = _mm256_loadu_pd(&batch.mu[i]);
+    const V3 v = contact_velocity4(grp, load3(batch.rhs[i].data()));
+    const V3 d = Coulomb ? coulomb_velocity4(v, mu) : v;
+    worst = _mm256_max_pd(residual_terms4(load3(batch.gamma[i].data()), _mm256_loadu_pd(&batch.eta[i]), mu, d),
                           worst);
     return true;
 }
 
+template <bool Coulomb>
 double residual_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
     SolverBodies& sb = const_cast<SolverBodies&>(bodies);  // load_group only reads here
     return lanes_sweep(batch, bodies, lo, hi, 0.0,
-        [&](std::size_t i, V& w4) { return residual4(batch, sb, i, w4); },
-        [&](std::size_t j) { return residual_term(batch, bodies, j); });
+        [&](std::size_t i, V& w4) { return residual4<Coulomb>(batch, sb, i, w4); },
+        [&](std::size_t j) { return residual_term<Coulomb>(batch, bodies, j); });
 }
 
 double pj_contacts_lanes(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
@@ -484,30 +516,40 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
 }
 
 double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                        std::size_t hi, double omega, double tol2) {
-    return scalar_sweep(batch, bodies, lo, hi, [&](std::size_t i) { return bgs_update(batch, bodies, i, omega, tol2); });
+                        std::size_t hi, double omega, double tol2, FrictionLaw law) {
+    if (law == FrictionLaw::Coulomb)
+        return scalar_sweep(batch, bodies, lo, hi, [&](std::size_t i) { return bgs_update<true>(batch, bodies, i, omega, tol2); });
+    return scalar_sweep(batch, bodies, lo, hi, [&](std::size_t i) { return bgs_update<false>(batch, bodies, i, omega, tol2); });
 }
 
 double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                       std::size_t hi, double omega, double tol2) {
-    return bgs_lanes_range(batch, bodies, lo, hi, omega, tol2);
+                       std::size_t hi, double omega, double tol2, FrictionLaw law) {
+    if (law == FrictionLaw::Coulomb) return bgs_lanes_range<true>(batch, bodies, lo, hi, omega, tol2);
+    return bgs_lanes_range<false>(batch, bodies, lo, hi, omega, tol2);
 }
 
 double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
-                 double omega, double tol2, bool independent) {
-    if (independent && use_lanes()) return bgs_lanes_range(batch, bodies, lo, hi, omega, tol2);
-    return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
+                 double omega, double tol2, bool independent, FrictionLaw law) {
+    if (independent && use_lanes()) return bgs_range_lanes(batch, bodies, lo, hi, omega, tol2, law);
+    return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2, law);
 }
 
-double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
-                      std::size_t hi, bool lanes) {
-    if (lanes && use_lanes()) return residual_lanes(batch, bodies, lo, hi);
+template <bool Coulomb>
+double residual_scalar(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
     double worst = 0.0;
     for (std::size_t i = lo; i < hi; ++i) {
         if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
-        worst = std::max(worst, residual_term(batch, bodies, i));
+        worst = std::max(worst, residual_term<Coulomb>(batch, bodies, i));
     }
     return worst;
+}
+
+double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
+                      std::size_t hi, bool lanes, FrictionLaw law) {
+    const bool coulomb = law == FrictionLaw::Coulomb;
+    if (lanes && use_lanes())
+        return coulomb ? residual_lanes<true>(batch, bodies, lo, hi) : residual_lanes<false>(batch, bodies, lo, hi);
+    return coulomb ? residual_scalar<true>(batch, bodies, lo, hi) : residual_scalar<false>(batch, bodies, lo, hi);
 }
 
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,

@@ -7,6 +7,7 @@
 /// it (and TALUS_PGS_SCALAR is not set).
 #include <cstddef>
 
+#include "core/solver_table.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/solver_bodies.hpp"
 
@@ -30,13 +31,14 @@ bool pgs_lanes_available();
 
 /// bgs's sweep of contacts [lo, hi) (solvers/bgs.cpp): bgs_block of
 /// solvers/contact_operator.hpp on each, in the metric batch.eta_n / eta_t (filled by
-/// BodyOperator::bgs_prepare); returns what pgs_range does. Scalar and AVX, same bits.
+/// BodyOperator::bgs_prepare), under the CCP or (`law` Coulomb) exact Coulomb friction;
+/// returns what pgs_range does. Scalar and AVX, same bits.
 double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
-                 double omega, double tol2, bool independent);
+                 double omega, double tol2, bool independent, FrictionLaw law = FrictionLaw::CCP);
 double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                        std::size_t hi, double omega, double tol2);
+                        std::size_t hi, double omega, double tol2, FrictionLaw law = FrictionLaw::CCP);
 double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                       std::size_t hi, double omega, double tol2);
+                       std::size_t hi, double omega, double tol2, FrictionLaw law = FrictionLaw::CCP);
 
 /// PJ's contact pass over [lo, hi): next_i = Π_K(γ_i − step_i d_i) from the current
 /// velocities (read only); returns the largest docs/design.md §6 residual term
@@ -46,9 +48,10 @@ double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, cons
 
 /// The largest docs/design.md §6 residual term ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i over
 /// contacts [lo, hi) at the solver bodies' velocities (read only: the contacts may share
-/// bodies; 0 for an empty range). `lanes`: allow the AVX kernel (the same bits).
+/// bodies; 0 for an empty range); under `law` Coulomb with De Saxcé's ĉ_i for d_i.
+/// `lanes`: allow the AVX kernel (the same bits).
 double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
-                      std::size_t hi, bool lanes = true);
+                      std::size_t hi, bool lanes = true, FrictionLaw law = FrictionLaw::CCP);
 
 /// PJ's second pass over [lo, hi): ν += M⁻¹ D_i (next_i − γ_i), then γ_i ← next_i.
 /// `independent` as for pgs_range.

@@ -122,13 +122,41 @@ inline BlockMetric block_metric(const Mat3& W) {
     return {pn > 0.0 ? 1.0 / pn : 0.0, pt > 0.0 ? 1.0 / pt : 0.0};
 }
 
+/// De Saxcé's modified velocity ĉ = d + [μ‖d_t‖, 0, 0]: exact Coulomb friction is the cone
+/// complementarity problem in ĉ (docs/design.md §4), so its residual term is §6's with ĉ.
+TALUS_RULE Vec3 coulomb_velocity(const Vec3& d, double mu) {
+    return Vec3(d[0] + mu * std::sqrt(d[1] * d[1] + d[2] * d[2]), d[1], d[2]);
+}
+
+/// bgs's block step under exact Coulomb friction (friction = "coulomb"; solvers/bgs.cpp):
+/// the normal and the tangent steps taken apart, the tangent then clipped to the disc the
+/// new normal impulse allows,
+///   γ_n ← max(0, γ_n − ω p_n⁻¹ d_n),   γ_t ← Π_{‖·‖ ≤ μ γ_n}(γ_t − ω p_t⁻¹ d_t).
+/// Its fixed points are exactly the Coulomb solutions: γ_n ≥ 0 ⊥ d_n ≥ 0 (a sliding contact
+/// does not lift off, unlike the CCP's Π_K), and γ_t inside the disc with d_t = 0 or on its
+/// rim with d_t against γ_t. For a sphere, whose W_ii = diag(a, b, b) = P in the contact
+/// frame, one step at ω = 1 is the contact's exact Coulomb solve given the other impulses
+/// (nsgs's local problem in closed form). Not a projection onto a convex set: the disc
+/// follows γ_n, so the sweep's descent is not guaranteed as the CCP's is (the stopping rule
+/// is the same residual, with ĉ).
+TALUS_RULE Vec3 coulomb_block_step(const Vec3& g0, const Vec3& d, double mu, double sn, double st) {
+    const double gn = std::max(0.0, g0[0] - sn * d[0]);
+    const double ty = g0[1] - st * d[1], tz = g0[2] - st * d[2];
+    const double tn = std::sqrt(ty * ty + tz * tz);
+    const double limit = mu * gn;
+    const double f = tn > limit ? limit / tn : 1.0;
+    return Vec3(gn, ty * f, tz * f);
+}
+
 /// Block Gauss–Seidel on block i in the metric P = diag(p_n, p_t, p_t) ⪰ W_ii (solvers/bgs.cpp):
 /// γ_i ← Π_K^P(γ_i − ω P⁻¹ d_i), the projection onto the cone in P's norm, the change applied
 /// at once. With s = √(p_t / p_n) the cone in the scaled coordinates (γ_n, s γ_t) has the
 /// friction coefficient μ s, so Π_K^P(y) = diag(1, 1/s, 1/s) Π_K'(y_n, s y_t): closed form,
 /// project_friction_cone with q = s² = p_t / p_n (which needs neither s nor a division by it).
 /// Returns, like pgs_block, the docs/design.md §6 residual term's excess before the update.
-template <class Op>
+/// `Coulomb`: coulomb_block_step instead of the cone's projection, and the residual term
+/// with De Saxcé's ĉ (the law's own measure).
+template <bool Coulomb = false, class Op>
 TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
     const Vec3 d = op.velocity(i);
     const Vec3 g0 = op.gamma()[i];
@@ -136,11 +164,16 @@ TALUS_RULE double bgs_block(Op& op, std::size_t i, double omega, double tol2) {
     const double mu = op.mu(i);
     Vec3 g = Vec3::Zero();
     if (m.n > 0.0 && m.t > 0.0) {
-        const double q = m.n / m.t;
         const double sn = omega * m.n, st = omega * m.t;
-        g = project_friction_cone(Vec3(g0[0] - sn * d[0], g0[1] - st * d[1], g0[2] - st * d[2]), mu, q);
+        if constexpr (Coulomb) {
+            g = coulomb_block_step(g0, d, mu, sn, st);
+        } else {
+            const double q = m.n / m.t;
+            g = project_friction_cone(Vec3(g0[0] - sn * d[0], g0[1] - st * d[1], g0[2] - st * d[2]), mu, q);
+        }
     }
-    return commit_block(op, i, g0, g, residual_step(d, g0, op.rho(i), mu), tol2);
+    const Vec3 c = Coulomb ? coulomb_velocity(d, mu) : d;
+    return commit_block(op, i, g0, g, residual_step(c, g0, op.rho(i), mu), tol2);
 }
 
 /// PJ's probe of block i: next_i = Π_K(γ_i − s_i d_i) at the current velocities (read

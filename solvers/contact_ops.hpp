@@ -6,6 +6,7 @@
 /// with A_i = [n u w] the contact frame and f = A_i Δγ the impulse in the world frame.
 #include <vector>
 
+#include "core/solver_table.hpp"
 #include "solvers/assemble.hpp"
 #include "solvers/solver_bodies.hpp"
 
@@ -153,6 +154,10 @@ inline Mat3 delassus_block(const AssembledBatch& c, const SolverBodies& sb, std:
 /// The residual of docs/design.md §6 at the solver bodies' current velocities:
 /// r = max_i ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i  [m/s]. Deterministic (a max is exact).
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb);
+
+/// The residual of the law a solve enforces: ccp_residual, or for exact Coulomb friction
+/// coulomb_residual (solvers/solver.hpp).
+double law_residual(const AssembledBatch& c, const SolverBodies& sb, FrictionLaw law);
 
 /// The same at the velocities held in a body store (ν after a solve).
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies);

@@ -1,5 +1,6 @@
 // Exact Coulomb friction (issue 8; settings.friction = "coulomb"), two ways, each written
-// once over the contact operator (solvers/contact_operator.hpp):
+// once over the contact operator (solvers/contact_operator.hpp); a third, bgs's own block
+// step (coulomb_block_step), lives with bgs (solvers/bgs.cpp):
 //
 // 1. "nsgs": non-linear block Gauss–Seidel. Per contact, d_i from the current velocities,
 //    W_ii = D_iᵀ M⁻¹ D_i, q_i = d_i − W_ii γ_i (the velocity without its own impulse), γ_i ←
@@ -24,6 +25,7 @@
 #include "solvers/iteration.hpp"
 #include "solvers/methods.hpp"
 #include "solvers/cone_projection.hpp"
+#include "solvers/contact_kernels.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/coulomb_local.hpp"
 #include "solvers/solver.hpp"
@@ -31,11 +33,10 @@
 namespace talus {
 
 double coulomb_residual(const AssembledBatch& c, const SolverBodies& sb) {
-    return parallel_max(c.size(), [&](std::size_t i) {
-        const Vec3 d = contact_velocity(c, sb, i);
-        const Vec3& g = c.gamma[i];
-        const Vec3 dh(d[0] + c.mu[i] * std::hypot(d[1], d[2]), d[1], d[2]);
-        return (g - project_friction_cone(g - c.eta[i] * dh, c.mu[i])).norm() / c.eta[i];
+    // four contacts at a time where it can, as ccp_residual (bgs under this law asks for it
+    // as often as the CCP's solves ask for theirs)
+    return parallel_max_ranges(0, c.size(), grain::kContacts, 0.0, [&](std::size_t lo, std::size_t hi) {
+        return residual_range(c, sb, lo, hi, true, FrictionLaw::Coulomb);
     });
 }
 

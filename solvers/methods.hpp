@@ -31,7 +31,8 @@ SolverResult direct_method(Op&, const SolverSettings& settings) {
     return refused;
 }
 
-/// De Saxcé's fixed point over CCP solves of `settings.type` (pgs, pj, apgd) for exact
+/// De Saxcé's fixed point over CCP solves of `settings.type` (pgs, pj, apgd; bgs takes the
+/// law natively, solvers/bgs.cpp) for exact
 /// Coulomb friction (solvers/coulomb.cpp); its residual is the Coulomb one.
 template <class Op> SolverResult coulomb_fixed_point(Op& op, const SolverSettings& settings);
 
@@ -56,7 +57,8 @@ SolverResult run_method(Op& op, const SolverSettings& settings) {
     // exact Coulomb friction through CCP solves, for a CCP solver that takes that law (a
     // solver of its own friction model ignores the law; nsgs solves it natively)
     const SolverCapabilities& c = capabilities(settings.type);
-    if (settings.friction == FrictionLaw::Coulomb && c.ccp && c.coulomb) return coulomb_fixed_point(op, settings);
+    if (settings.friction == FrictionLaw::Coulomb && c.ccp && c.coulomb && settings.type != SolverType::BGS)
+        return coulomb_fixed_point(op, settings);
     return run_row_method(op, settings);
 }
 

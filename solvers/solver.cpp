@@ -104,6 +104,10 @@ double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
     return std::max(rr, bilateral_residual(c.bilateral, sb));
 }
 
+double law_residual(const AssembledBatch& c, const SolverBodies& sb, FrictionLaw law) {
+    return law == FrictionLaw::Coulomb ? coulomb_residual(c, sb) : ccp_residual(c, sb);
+}
+
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {
     return ccp_residual(c, SolverBodies(bodies));
 }
@@ -120,8 +124,8 @@ double SolveScope::seconds() const {
 }
 
 void SolveScope::finish(const AssembledBatch& batch, BodyStore& bodies, double tolerance,
-                        bool check_unbounded, SolverResult& result) const {
-    result.residual = finish_solve(batch, &bodies, work_);
+                        bool check_unbounded, SolverResult& result, FrictionLaw law) const {
+    result.residual = finish_solve(batch, &bodies, work_, law);
     if (check_unbounded) result.unbounded_contacts = find_unbounded(batch, bodies, work_, tolerance);
     result.converged = result.residual <= tolerance;
     result.wall_time = seconds();
@@ -144,7 +148,7 @@ void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorksp
     if (k == std::max(1, cap / 2)) work.gamma_half.assign(gamma.begin(), gamma.end());
 }
 
-double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work) {
+double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work, FrictionLaw law) {
     SolverBodies& sb = work.bodies;
     for_each_body_impulse(batch, work.body_contacts, batch.gamma,
                           [&](std::size_t b, const Vec3& f, const Vec3& t) {
@@ -176,7 +180,7 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
             }
         }
     }
-    return ccp_residual(batch, sb);
+    return law_residual(batch, sb, law);
 }
 
 std::vector<uint32_t> unbounded_candidates(const AssembledBatch& c, const BodyStore& bodies,

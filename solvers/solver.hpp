@@ -73,7 +73,7 @@ public:
     /// With `check_unbounded` (the solve hit its cap), first look for an unbounded ray at
     /// the batch's current γ.
     void finish(const AssembledBatch& batch, BodyStore& bodies, double tolerance,
-                bool check_unbounded, SolverResult& result) const;
+                bool check_unbounded, SolverResult& result, FrictionLaw law = FrictionLaw::CCP) const;
 
 private:
     std::chrono::steady_clock::time_point start_;
@@ -84,8 +84,9 @@ void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWor
 void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
 /// ν ← ν* + M⁻¹ D γ from scratch in work.bodies and, given a store holding ν*, there too
 /// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits); returns the docs/design.md §6
-/// residual at ν.
-double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work);
+/// residual at ν (of `law`: law_residual).
+double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work,
+                    FrictionLaw law = FrictionLaw::CCP);
 /// Contacts with unbounded-growth signature after a solve that hit the cap (docs/design.md §4);
 /// work.bodies must hold the velocities of the batch's current γ.
 std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStore& bodies,

@@ -150,9 +150,9 @@ const Fields kSolverKeys{
     word("friction", names_of<FrictionLaw>, "\"ccp\" (\"coulomb\" with nsgs)",
          "the friction law: \"ccp\" (the convex relaxation, with its lift-off) or \"coulomb\" "
          "(exact Coulomb in De Saxcé's form: c_n + μ‖c_t‖ in place of c_n, so a sliding contact "
-         "stays on its plane and decelerates at μ g). With \"coulomb\", \"nsgs\" solves it directly "
-         "and \"pgs\", \"pj\", \"apgd\" by a fixed point over CCP solves (max_iterations then caps "
-         "all of them together); slower and not convex"),
+         "stays on its plane and decelerates at μ g). With \"coulomb\", \"nsgs\" and \"bgs\" solve it "
+         "directly (bgs at the cost of its CCP sweep) and \"pgs\", \"pj\", \"apgd\" by a fixed point "
+         "over CCP solves (max_iterations then caps all of them together); not convex"),
     value("relative_tolerance", Type::Number, "", SolverSettings::Accepted::relative_tolerance,
           "0.01 (0 when tolerance is given)",
           "ε: stop also when the residual ≤ ε × the largest speed at which a contact closes at the "

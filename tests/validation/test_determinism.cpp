@@ -156,11 +156,12 @@ TEST(Determinism, ClumpsBitIdenticalOnOneTwoAndThreeThreads) {
 }
 
 // Exact Coulomb friction (issue 8): nsgs sweeps colours like PGS, and the fixed point over
-// APGD adds serial shifts between solves; both must keep the bits.
+// APGD adds serial shifts between solves; bgs's Coulomb step is four lanes at a time; all
+// must keep the bits.
 // All 60 steps in every build: the lattice needs them to settle into contact (under a
 // sanitizer's 15 the falling layers' pairs are set aside, 871 body contacts in the solve).
 TEST(Determinism, ExactCoulombBitIdenticalOnOneTwoAndThreeThreads) {
-    for (SolverType type : {SolverType::NSGS, SolverType::APGD}) {
+    for (SolverType type : {SolverType::NSGS, SolverType::APGD, SolverType::BGS}) {
         const Snapshot one = run_with_threads(1, Fill::Lattice, 60, type, FrictionLaw::Coulomb);
         ASSERT_GT(one.state.size(), 13u * 3000u);
         ASSERT_GT(one.body_contacts, 3000u) << "the bed must have settled into contact";

@@ -4,6 +4,8 @@
 // name, and every 3-D problem of tests/data/fclib solved to ‖F‖₂/(1+‖q‖₂) ≤ 1e-6 by the
 // exact-Coulomb solvers within the caps stated below.
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <hdf5.h>
 
 extern "C" {
@@ -262,12 +264,18 @@ void expect_solved(SolverType type, int cap) {
         EXPECT_EQ(a.relative_error, res.residual);
         EXPECT_LE(res.iterations, cap);
         EXPECT_GT(a.sum_rn, 0.0) << "every problem carries load";
+        std::printf("[ %s, %s ] %d iterations\n", solver_name(type), c.file, res.iterations);
     }
 }
 
 // The exact-Coulomb Gauss–Seidel: at most 1243 sweeps were needed (spheres-in-a-box,
 // Capsules) when written; cap 5000.
 TEST(Fclib, NsgsSolvesEveryThreeDimensionalProblem) { expect_solved(SolverType::NSGS, 5000); }
+
+// bgs's own Coulomb step (normal, then the tangent clipped to μ γ_n, in its block metric):
+// at most 8260 sweeps (spheres-in-a-box; the test prints each problem's count) when
+// written; cap 40000.
+TEST(Fclib, BgsSolvesEveryThreeDimensionalProblem) { expect_solved(SolverType::BGS, 40000); }
 
 // De Saxcé's fixed point over APGD: at most 2243 gradient steps (spheres-in-a-box); cap 10000.
 TEST(Fclib, FixedPointOverApgdSolvesEveryThreeDimensionalProblem) { expect_solved(SolverType::APGD, 10000); }

@@ -132,36 +132,58 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
     }
 }
 
-// bgs's kernel (solvers/bgs.cpp) likewise: its metric from each contact's block, as
-// BodyOperator::bgs_prepare computes it, and a few contacts without one (γ = 0 then).
+// bgs's kernel (solvers/bgs.cpp) likewise, under the CCP and under exact Coulomb friction
+// (coulomb_block_step, its residual with De Saxcé's ĉ): its metric from each contact's
+// block, as BodyOperator::bgs_prepare computes it, and a few contacts without one (γ = 0
+// then). The residual pass of either law, scalar and four lanes, alike too.
 TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
     if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
-    for (bool anisotropic : {false, true}) {
-        for (double omega : {1.0, 1.6}) {
-            Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
-            AssembledBatch& B = scalar.batch;
-            B.eta_n.resize(B.size());
-            B.eta_t.resize(B.size());
-            for (std::size_t i = 0; i < B.size(); ++i) {
-                const BlockMetric m = block_metric(delassus_block(B, scalar.bodies, i));
-                B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
-                B.eta_t[i] = m.t;
+    for (FrictionLaw law : {FrictionLaw::CCP, FrictionLaw::Coulomb}) {
+        for (bool anisotropic : {false, true}) {
+            for (double omega : {1.0, 1.6}) {
+                Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
+                AssembledBatch& B = scalar.batch;
+                B.eta_n.resize(B.size());
+                B.eta_t.resize(B.size());
+                for (std::size_t i = 0; i < B.size(); ++i) {
+                    const BlockMetric m = block_metric(delassus_block(B, scalar.bodies, i));
+                    B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
+                    B.eta_t[i] = m.t;
+                }
+                Case lanes = scalar;
+                int moved = 0;
+                for (int sweep = 0; sweep < 4; ++sweep) {
+                    const double tol2 = 1e-6;
+                    const std::vector<Vec3> before = scalar.batch.gamma;
+                    const double e1 = bgs_range_scalar(scalar.batch, scalar.bodies, 1, 203, omega, tol2, law);
+                    const double e2 = bgs_range_scalar(scalar.batch, scalar.bodies, 203, 403, omega, tol2, law);
+                    const double f1 = bgs_range_lanes(lanes.batch, lanes.bodies, 1, 203, omega, tol2, law);
+                    const double f2 = bgs_range_lanes(lanes.batch, lanes.bodies, 203, 403, omega, tol2, law);
+                    EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
+                    EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
+                    expect_same_bits(scalar, lanes);
+                    for (std::size_t i = 1; i < 403; ++i) moved += scalar.batch.gamma[i] != before[i];
+                    const double r1 = residual_range(scalar.batch, scalar.bodies, 1, 403, false, law);
+                    const double r2 = residual_range(lanes.batch, lanes.bodies, 1, 403, true, law);
+                    EXPECT_EQ(0, std::memcmp(&r1, &r2, sizeof r1));
+                    EXPECT_GT(r1, 0.0);
+                }
+                EXPECT_GT(moved, 400);  // the sweeps did something to compare
+                if (law != FrictionLaw::Coulomb) continue;
+                // every branch of the Coulomb step was taken: open, inside the disc, on its rim
+                int open = 0, inside = 0, rim = 0;
+                for (std::size_t i = 1; i < 403; ++i) {
+                    const Vec3& g = scalar.batch.gamma[i];
+                    const double t = std::hypot(g[1], g[2]);
+                    EXPECT_LE(t, scalar.batch.mu[i] * g[0] * (1 + 1e-12)) << i << ": outside the disc";
+                    if (g[0] == 0.0) ++open;
+                    else if (t < scalar.batch.mu[i] * g[0] * (1 - 1e-12)) ++inside;
+                    else ++rim;
+                }
+                EXPECT_GT(open, 5);
+                EXPECT_GT(inside, 5);
+                EXPECT_GT(rim, 5);
             }
-            Case lanes = scalar;
-            int moved = 0;
-            for (int sweep = 0; sweep < 4; ++sweep) {
-                const double tol2 = 1e-6;
-                const std::vector<Vec3> before = scalar.batch.gamma;
-                const double e1 = bgs_range_scalar(scalar.batch, scalar.bodies, 1, 203, omega, tol2);
-                const double e2 = bgs_range_scalar(scalar.batch, scalar.bodies, 203, 403, omega, tol2);
-                const double f1 = bgs_range_lanes(lanes.batch, lanes.bodies, 1, 203, omega, tol2);
-                const double f2 = bgs_range_lanes(lanes.batch, lanes.bodies, 203, 403, omega, tol2);
-                EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
-                EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
-                expect_same_bits(scalar, lanes);
-                for (std::size_t i = 1; i < 403; ++i) moved += scalar.batch.gamma[i] != before[i];
-            }
-            EXPECT_GT(moved, 400);  // the sweeps did something to compare
         }
     }
 }
