@@ -25,8 +25,8 @@ namespace talus {
 /// is the function template of solvers/<name>.cpp; `direct_method` marks a method that is
 /// not iterative over an operator (lemke: the callers send it elsewhere). `relaxation` is the
 /// ω the solver uses when [solver] relaxation is not given (ignored by the solvers that make
-/// exact block solves). Joints and rolling resistance are not yet supported under
-/// friction = "coulomb" by any solver: those columns hold for "ccp" only.
+/// exact block solves). The joints and rolling columns hold for "ccp"; under friction =
+/// "coulomb" only bgs takes them (rows_under_coulomb).
 // clang-format off
 #define TALUS_SOLVER_TABLE(X) \
     /* type     name       method          ccp    coulomb joints rolling own    ω   */ \
@@ -106,11 +106,15 @@ inline bool supports_law(SolverType t, FrictionLaw law) {
     const SolverCapabilities& c = capabilities(t);
     return law == FrictionLaw::CCP ? c.ccp : c.coulomb;
 }
+/// Joint rows and rolling/spinning rows under friction = "coulomb": bgs only, whose sweep
+/// gives those rows PGS's step whatever law its contacts follow (the fixed point over CCP
+/// solves and nsgs do not take them).
+inline bool rows_under_coulomb(SolverType t) { return t == SolverType::BGS; }
 inline bool supports_joints(SolverType t, FrictionLaw law) {
-    return capabilities(t).joints && law == FrictionLaw::CCP;
+    return capabilities(t).joints && (law == FrictionLaw::CCP || rows_under_coulomb(t));
 }
 inline bool supports_rolling(SolverType t, FrictionLaw law) {
-    return capabilities(t).rolling && law == FrictionLaw::CCP;
+    return capabilities(t).rolling && (law == FrictionLaw::CCP || rows_under_coulomb(t));
 }
 
 }  // namespace talus

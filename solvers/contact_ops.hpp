@@ -155,8 +155,12 @@ inline Mat3 delassus_block(const AssembledBatch& c, const SolverBodies& sb, std:
 /// r = max_i ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i  [m/s]. Deterministic (a max is exact).
 double ccp_residual(const AssembledBatch& c, const SolverBodies& sb);
 
+/// The largest of r and the rolling/spinning entries' and joint rows' residual terms (the
+/// rows' part of ccp_residual, which no friction law changes).
+double with_row_residuals(const AssembledBatch& c, const SolverBodies& sb, double r);
+
 /// The residual of the law a solve enforces: ccp_residual, or for exact Coulomb friction
-/// coulomb_residual (solvers/solver.hpp).
+/// coulomb_residual (solvers/solver.hpp) with the rows' terms.
 double law_residual(const AssembledBatch& c, const SolverBodies& sb, FrictionLaw law);
 
 /// The same at the velocities held in a body store (ν after a solve).

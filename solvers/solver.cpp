@@ -58,8 +58,8 @@ std::string refusal(const AssembledBatch& batch, const SolverSettings& s) {
                    : "friction = \"coulomb\" does not apply to the " + quoted + " solver";
     if ((!batch.bilateral.empty() && !supports_joints(s.type, s.friction)) ||
         (!batch.rolling.empty() && !supports_rolling(s.type, s.friction)))
-        return "friction = \"coulomb\" does not support joints or rolling and spinning resistance yet; "
-               "use friction = \"ccp\"";
+        return "friction = \"coulomb\" takes joints and rolling and spinning resistance only with the "
+               "\"bgs\" solver; use it, or friction = \"ccp\"";
     return {};
 }
 
@@ -97,6 +97,10 @@ double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
     const double r = parallel_max_ranges(0, c.size(), grain::kContacts, 0.0, [&](std::size_t lo, std::size_t hi) {
         return residual_range(c, sb, lo, hi);
     });
+    return with_row_residuals(c, sb, r);
+}
+
+double with_row_residuals(const AssembledBatch& c, const SolverBodies& sb, double r) {
     // Rolling/spinning torque entries: ‖γ_k − Π_R(γ_k − η_k d_k)‖ / η_k [rad/s].
     const double rr = c.rolling.empty() ? r : std::max(r, rolling_residual(c, sb));
     // Bilateral rows: the free cone's projection is the identity, so the term is |b + Gᵀν|.
@@ -105,7 +109,7 @@ double ccp_residual(const AssembledBatch& c, const SolverBodies& sb) {
 }
 
 double law_residual(const AssembledBatch& c, const SolverBodies& sb, FrictionLaw law) {
-    return law == FrictionLaw::Coulomb ? coulomb_residual(c, sb) : ccp_residual(c, sb);
+    return law == FrictionLaw::Coulomb ? with_row_residuals(c, sb, coulomb_residual(c, sb)) : ccp_residual(c, sb);
 }
 
 double ccp_residual(const AssembledBatch& c, const BodyStore& bodies) {

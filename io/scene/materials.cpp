@@ -21,8 +21,9 @@ static std::optional<double> read_resistance(Reader& r, const Ctx& c, std::strin
     if (v && *v > 0.0 && !solver_has_rolling(solver))
         r.problem_at(c, key,
                      solver.friction == FrictionLaw::Coulomb
-                         ? fmt::format("friction = \"coulomb\" does not support rolling or spinning "
-                                       "resistance yet (use friction = \"ccp\" with {})", rolling_solvers())
+                         ? fmt::format("friction = \"coulomb\" takes rolling or spinning resistance only "
+                                       "with the \"bgs\" solver (or use friction = \"ccp\" with {})",
+                                       rolling_solvers())
                          : fmt::format("the \"{}\" solver does not support rolling or spinning "
                                        "resistance (use {})",
                                        solver_name(solver.type), rolling_solvers()));

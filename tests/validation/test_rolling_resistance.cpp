@@ -38,9 +38,12 @@ uint32_t add_resistant_material(World& w, double friction, double mu_r, double m
 TEST(RollingResistance, RollingSphereDeceleratesAtFiveSeventhsMuRGOverRThenRests) {
     const double mu_r = 0.002, v0 = 0.5;
     const double a = 5.0 / 7.0 * mu_r * kG / kR;  // 0.2803 m/s²
-    for (SolverType type : {SolverType::PGS, SolverType::PJ}) {
+    // bgs under exact Coulomb friction too: its rolling rows take PGS's step as under the CCP
+    for (auto [type, law] : {std::pair{SolverType::PGS, FrictionLaw::CCP}, std::pair{SolverType::PJ, FrictionLaw::CCP},
+                             std::pair{SolverType::BGS, FrictionLaw::Coulomb}}) {
         World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
         w.solver.type = type;
+        w.solver.friction = law;
         const uint32_t m = add_resistant_material(w, 0.5, mu_r, 0.0);
         add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
         add_sphere(w, Vec3(0, 0, kR), kR, m, Vec3(v0, 0, 0), Vec3(0, v0 / kR, 0));

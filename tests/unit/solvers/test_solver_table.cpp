@@ -44,6 +44,9 @@ TEST(SolverTable, ListsReadNaturally) {
     EXPECT_EQ(solvers_where([](const SolverCapabilities& c) { return c.joints; }),
               "\"pgs\", \"pj\", \"apgd\", \"lemke\" or \"bgs\"");
     EXPECT_FALSE(supports_joints(SolverType::PGS, FrictionLaw::Coulomb));
+    EXPECT_TRUE(supports_joints(SolverType::BGS, FrictionLaw::Coulomb));
+    EXPECT_TRUE(supports_rolling(SolverType::BGS, FrictionLaw::Coulomb));
+    EXPECT_FALSE(supports_rolling(SolverType::NSGS, FrictionLaw::Coulomb));
     EXPECT_TRUE(supports_rolling(SolverType::PJ, FrictionLaw::CCP));
     EXPECT_FALSE(supports_law(SolverType::NSGS, FrictionLaw::CCP));
 }
