@@ -333,14 +333,22 @@ struct Options {
     double stabilization = -1.0;
 };
 
-/// One method of the convergence study: a solver and its relaxation (0: its default).
+/// One method of the convergence study: a solver, its relaxation (0: its default) and
+/// whether bgs runs its cluster sweeps ("+clusters").
 struct Method {
-    std::string label;  ///< as given, and in the file name ('@' as '_w')
+    std::string label;  ///< as given, and in the file name ('@' as '_w', '+' as '_')
     SolverType type;
     double relaxation;
+    bool clusters = false;
 };
 
-Method parse_method(const std::string& spec) {
+Method parse_method(std::string spec) {
+    constexpr std::string_view kClusters = "+clusters";
+    bool clusters = false;
+    if (spec.size() > kClusters.size() && spec.ends_with(kClusters)) {
+        clusters = true;
+        spec.resize(spec.size() - kClusters.size());
+    }
     const std::size_t at = spec.find('@');
     const std::string name = spec.substr(0, at);
     const std::optional<SolverType> type = solver_from_name(name);
@@ -349,7 +357,11 @@ Method parse_method(const std::string& spec) {
     if (at != std::string::npos) omega = std::stod(spec.substr(at + 1));
     std::string label = spec;
     if (at != std::string::npos) label.replace(at, 1, "_w");
-    return {label, *type, omega};
+    if (clusters) {
+        if (*type != SolverType::BGS) throw std::runtime_error("+clusters is for bgs only, in --methods");
+        label += "_clusters";
+    }
+    return {label, *type, omega, clusters};
 }
 
 void step_or_throw(World& w, double until = World::kNoTimeLimit) {
@@ -521,7 +533,12 @@ int cmd_convergence(const Options& o) {
         SolverSettings s = scene.world.solver;
         s.type = type;
         s.relaxation = method.relaxation;  // 0: the solver's default ω
+        s.cluster_sweeps = method.clusters;
         s.tolerance = o.tolerance;
+        // --tolerance is the one stop: neither the relative term (ε v_c) nor the weight term
+        s.relative_tolerance = 0.0;
+        s.weight_tolerance = 0.0;
+        s.relaxed_tolerance = 0.0;
         s.record_history = true;
         const fs::path path = o.results / fmt::format("convergence_{}.csv", method.label);
         std::ofstream csv = open_csv(path);
@@ -573,6 +590,9 @@ int cmd_convergence(const Options& o) {
                        r.unbounded_contacts.empty()
                            ? ""
                            : fmt::format(", {} contacts flagged unbounded", r.unbounded_contacts.size()));
+            if (r.clusters > 0)
+                fmt::print("       {} cluster sweeps, {} contact steps (the work of {:.1f} sweeps)\n", r.clusters,
+                           r.cluster_updates, double(r.cluster_updates) / double(p.batch.size()));
             std::fflush(stdout);
             rows.push_back(std::move(row));
         }
@@ -972,7 +992,8 @@ int main(int argc, char** argv) {
     conv->add_option("--budget", o.budget, "Wall-time budget per solve [s]")->capture_default_str();
     conv->add_option("--tolerance", o.tolerance, "Stop at this residual [m/s]")->capture_default_str();
     conv->add_option("--methods", o.methods,
-                     "Methods compared: solver names, each optionally @ω (e.g. pgs@1.3)")
+                     "Methods compared: solver names, each optionally @ω (e.g. pgs@1.3), bgs also +clusters "
+                     "(its cluster sweeps, e.g. bgs+clusters)")
         ->delimiter(',')->capture_default_str();
     conv->add_option("--stabilization", o.stabilization,
                      "γ_s of the problem's penetration term (default: the scene's)");

@@ -136,6 +136,9 @@ struct SolverSettings {
     /// pseudo-velocities move the positions and are then dropped.
     bool split_push_out = false;
     bool warm_start = true;         ///< start from the last step's impulses
+    /// bgs only: between sweeps, the few contacts left above the tolerance and the contacts
+    /// around them swept alone (solvers/cluster_sweeps.cpp; docs/design.md §6).
+    bool cluster_sweeps = false;
     int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
                                     ///< even, in [4, 64] [-]
     double bounce_speed = 0.05;     ///< restitution applies only to contacts approaching faster

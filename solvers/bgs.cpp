@@ -36,7 +36,8 @@ SolverResult bgs_method(Op& op, const SolverSettings& settings) {
     // residual follow the law. A rank's operator solves the CCP only (solve_ccp_on_rank).
     if constexpr (requires { op.set_friction(settings.friction); }) op.set_friction(settings.friction);
     op.bgs_prepare();
-    return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); });
+    return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); },
+                        settings.cluster_sweeps);
 }
 
 template SolverResult bgs_method(BodyOperator&, const SolverSettings&);

@@ -118,6 +118,13 @@ public:
     /// bgs's metric of each contact (batch eta_n, eta_t) from its block W_ii, for the rows
     /// past those that already hold it (a batch's rows appended after an earlier solve).
     void bgs_prepare();
+    /// bgs's cluster sweeps (solvers/cluster_sweeps.cpp): when at most kClusterSeeds
+    /// contacts are above `tol`, sweep them and kClusterRings rings of contacts around them
+    /// alone, serially, until they are within tol / 2 or kClusterLocalSweeps local sweeps.
+    /// Returns the contact steps taken, 0 (nothing done) when more are above it, none is, or
+    /// the batch has rolling or joint rows; and whether the cluster came within tol / 2, or
+    /// none was above it.
+    ClusterOutcome cluster_sweeps(double tol, double omega);
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
     void pj_prepare(double omega) { pj_steps(omega, block_counts()); }
     /// k of every body: its contacts, joint rows and rolling/spinning entries.
@@ -211,10 +218,26 @@ private:
     std::optional<detail::SolveScope> scope_;
     FrictionLaw law_ = FrictionLaw::CCP;
     std::vector<Vec3> kept_v_, kept_w_;  // the store's ν* (keep_free_velocities)
+    // cluster_sweeps' scratch: the scan's finds per chunk, the cluster
+    std::vector<std::vector<uint32_t>> cluster_found_;
+    std::vector<uint32_t> cluster_;
+    /// Contact i's §6 residual term (the law's) above tol.
+    bool above_tolerance(std::size_t i, double tol) const;
     // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
     std::vector<Vec3> next_r_;
     std::vector<double> step_r_, next_l_, step_l_;
 };
+
+/// Cluster sweeps (BodyOperator::cluster_sweeps; docs/design.md §6): the most contacts
+/// above the tolerance a cluster starts from, the rings of contacts added around them, and
+/// the most local sweeps of one cluster. Measured on the random-pack twin's settled bed and
+/// the deep 100k pack (64 seeds: 65 sweeps to 1e-4 m/s from the warm start, 256: 20, 1024:
+/// 18; benchmarks/README.md, "Cluster sweeps").
+inline constexpr std::size_t kClusterSeeds = 256;
+inline constexpr int kClusterRings = 2;
+inline constexpr int kClusterLocalSweeps = 500;
+/// A cluster of more than 1 / kClusterShare of the batch's contacts is not swept alone.
+inline constexpr std::size_t kClusterShare = 8;
 
 // The per-body scratch lines are what both passes over the contacts wait for (measured with
 // perf: the loads of a contact's bodies were a quarter of the gather's time): ask for them

@@ -49,11 +49,23 @@ bool iterate(Op& op, const SolverSettings& settings, SolverResult& result, Itera
     return false;
 }
 
+/// Cluster sweeps (bgs, settings.cluster_sweeps): tried after sweep kClusterFrom, while the
+/// solve has not converged. From the tenth sweep a step's contacts above the tolerance are
+/// mostly the frustrated clusters these are for. After a cluster sweep the next sweep tries
+/// again (the cluster's neighbours are the next to rise: trying only every third sweep let a
+/// step of the settled twin take 390 sweeps, not 71); after a scan that found too many the
+/// wait doubles, up to kClusterWait sweeps, so that a solve far from converged does not pay
+/// a scan a sweep.
+inline constexpr int kClusterFrom = 10;
+inline constexpr int kClusterWait = 8;
+
 /// A Gauss–Seidel method over its sweep (pgs, bgs): the warm start, then
 /// `sweep(omega, tol²)` (returns the largest residual term's excess over the tolerance when
 /// visited, ≤ 0 when all were within it) until that and the §6 residual say done, or the cap.
+/// With `clusters` (bgs under settings.cluster_sweeps) and an operator that has them, the
+/// cluster sweeps run between sweeps (solvers/cluster_sweeps.cpp).
 template <class Op, class Sweep>
-SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep) {
+SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep, bool clusters = false) {
     SolverResult result;
     const double tol = settings.tolerance;
     if (op.empty()) {
@@ -66,16 +78,33 @@ SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep)
     // (SolverSettings::weight_tolerance; docs/design.md §6).
     const double relaxed = std::max(tol, settings.relaxed_tolerance);
     double stop_tol = tol;
+    int next_cluster = kClusterFrom, cluster_wait = 1;  // the sweep that next tries them, the wait
     const bool stopped_early = iterate(op, settings, result, [&](IterationContext& ctx) {
         IterationStep step;
         if (ctx.k > SolverSettings::kRelaxedAfter) stop_tol = relaxed;
         const double excess = sweep(omega, stop_tol * stop_tol);
+        // After an unconverged sweep. A cluster swept until all its contacts were within
+        // the tolerance held every contact above it (the scan's were all), so the residual
+        // may stop the solve at once: the next sweep's own check would only come once no
+        // contact of that sweep, visited with its neighbours mid-change, is above it.
+        bool cluster_settled = false;
+        if constexpr (requires { op.cluster_sweeps(stop_tol, omega); })
+            if (clusters && excess > 0.0 && ctx.k >= next_cluster) {
+                const ClusterOutcome c = op.cluster_sweeps(stop_tol, omega);
+                if (c.updates > 0) {
+                    ++result.clusters;
+                    result.cluster_updates += c.updates;
+                }
+                cluster_settled = c.settled;
+                cluster_wait = c.updates > 0 ? 1 : std::min(2 * cluster_wait, kClusterWait);
+                next_cluster = ctx.k + cluster_wait;
+            }
         if (ctx.history) {  // the extra residual pass is not the solver's time
             const double t = op.seconds();
             step.residual = op.residual();
             ctx.excluded = op.seconds() - t;
         }
-        step.done = excess <= 0.0 && op.residual() <= stop_tol;
+        step.done = (excess <= 0.0 || cluster_settled) && op.residual() <= stop_tol;
         return step;
     });
     op.finish(stop_tol, !stopped_early, result);

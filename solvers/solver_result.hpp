@@ -13,6 +13,14 @@ struct IterationRecord {
     double residual;  ///< docs/design.md §6 residual after this iteration [m/s] (maxdiss: max ‖Δγ_i‖/η_i)
 };
 
+/// What one call of bgs's cluster sweeps did (solvers/cluster_sweeps.cpp): the contact steps
+/// it took (0: none, no cluster was swept), and whether every contact of the cluster ended
+/// within half the tolerance (or the scan found no contact above it).
+struct ClusterOutcome {
+    uint64_t updates = 0;
+    bool settled = false;
+};
+
 struct SolverResult {
     int iterations = 0;         ///< iterations performed
     double residual = 0.0;      ///< docs/design.md §6 natural-map residual at exit [m/s]; for
@@ -29,6 +37,10 @@ struct SolverResult {
     /// With friction = "coulomb" and a CCP solver: how many times the normal term was shifted
     /// by μ‖c_t‖ between CCP solves (the De Saxcé fixed point); 0 otherwise.
     int friction_updates = 0;
+    /// bgs with settings.cluster_sweeps: the cluster sweeps run between its sweeps, and the
+    /// contact steps they took (their work, beside iterations × contacts); 0 otherwise.
+    int clusters = 0;
+    uint64_t cluster_updates = 0;
     std::vector<IterationRecord> history;  ///< filled only when asked for
     /// Non-empty when the solver refused the problem (e.g. "lemke" above its size limit):
     /// the step fails with this message and leaves the state as it was.

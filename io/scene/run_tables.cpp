@@ -301,6 +301,14 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     if (auto v = r.number(*c, "stabilization", Need::Optional))
         s.stabilization = *v;
     if (auto v = r.boolean(*c, "warm_start", Need::Optional)) s.warm_start = *v;
+    if (auto v = r.boolean(*c, "cluster_sweeps", Need::Optional)) {
+        if (*v && s.type != SolverType::BGS)
+            r.problem_at(*c, "cluster_sweeps",
+                         fmt::format("cluster sweeps are the \"bgs\" solver's, not \"{}\"'s: set type = "
+                                     "\"bgs\" or drop the key", solver_name(s.type)));
+        else
+            s.cluster_sweeps = *v;
+    }
     const auto push_out = r.string(*c, "push_out", Need::Optional);
     if (push_out) {
         if (*push_out == "velocity" || *push_out == "position")

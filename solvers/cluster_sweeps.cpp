@@ -1,0 +1,111 @@
+// Cluster sweeps ([solver] cluster_sweeps; docs/design.md §6, "Cluster sweeps"): once a bgs
+// solve has only a few contacts left above its tolerance, those contacts and the contacts
+// around them are swept alone until they are within it.
+//
+// Why: in a settled random pack the last contacts above 1e-4 m/s are few (often one to a
+// few dozen of 77,000) and sit in small frustrated clusters: sticking contacts of light
+// grains, inside their cones, that still open and slide at 1e-5–1e-4 m/s. Whole sweeps
+// relax such a cluster slowly, and each costs the whole pack (a step of the random-pack
+// twin's settled bed took 1,996 sweeps to 1e-4 m/s, where 200 left a single contact above
+// it). Swept alone, with the pack around it held, the cluster comes within the tolerance
+// in 7–60 local sweeps of 40–300 contacts (benchmarks/README.md, "Cluster sweeps").
+//
+// Deterministic whatever the thread count: the scan's decision (more than kClusterSeeds
+// contacts above the tolerance, or not) and its list do not depend on the threads, and the
+// local sweeps run serially in contact order.
+#include <algorithm>
+#include <atomic>
+
+#include "core/parallel.hpp"
+#include "solvers/body_operator.hpp"
+
+namespace talus {
+
+namespace {
+
+constexpr std::size_t kScanChunk = 4096;
+
+}  // namespace
+
+bool BodyOperator::above_tolerance(std::size_t i, double tol) const {
+    const Vec3 d = contact_velocity(batch_, sb_, i);
+    const double mu = batch_.mu[i], eta = batch_.eta[i];
+    const Vec3 c = law_ == FrictionLaw::Coulomb ? coulomb_velocity(d, mu) : d;
+    const Vec3& g = batch_.gamma[i];
+    return (g - residual_step(c, g, eta, mu)).squaredNorm() > tol * tol * eta * eta;
+}
+
+ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
+    const std::size_t n = batch_.size();
+    // Contacts only: a batch with rolling or joint rows leaves them to the whole sweeps.
+    if (n == 0 || !batch_.rolling.empty() || !batch_.bilateral.empty()) return {};
+
+    // 1. The contacts above the tolerance, by chunks in parallel; a scan that finds more than
+    // kClusterSeeds stops early. It stops only once more than that were found, so whether
+    // it ran to the end, and what it found then, does not depend on the threads.
+    const std::size_t chunks = (n + kScanChunk - 1) / kScanChunk;
+    cluster_found_.resize(chunks);
+    std::atomic<std::size_t> count{0};
+    parallel_each(chunks, [&](std::size_t k) {
+        std::vector<uint32_t>& out = cluster_found_[k];
+        out.clear();
+        const std::size_t end = std::min(n, (k + 1) * kScanChunk);
+        for (std::size_t i = k * kScanChunk; i < end; ++i) {
+            if (count.load(std::memory_order_relaxed) > kClusterSeeds) return;
+            if (!above_tolerance(i, tol)) continue;
+            out.push_back(uint32_t(i));
+            count.fetch_add(1, std::memory_order_relaxed);
+        }
+    }, 1);
+    // None above it: the solve may be done (the caller's residual, on ν rebuilt, decides).
+    if (count.load() == 0) return {0, true};
+    if (count.load() > kClusterSeeds) return {};
+
+    // 2. The cluster: those contacts and kClusterRings rings of contacts around them, a ring
+    // being every contact of a body the cluster already touches.
+    std::vector<uint32_t>& cluster = cluster_;
+    cluster.clear();
+    for (const std::vector<uint32_t>& f : cluster_found_) cluster.insert(cluster.end(), f.begin(), f.end());
+    std::vector<uint8_t> in(n, 0), body_in(sb_.size(), 0);
+    for (uint32_t i : cluster) in[i] = 1;
+    const BodyContacts& bc = work_.body_contacts;
+    std::size_t ring_start = 0;
+    for (int r = 0; r < kClusterRings; ++r) {
+        const std::size_t ring_end = cluster.size();
+        for (std::size_t q = ring_start; q < ring_end; ++q)
+            for (const int32_t b : {batch_.a[cluster[q]], batch_.b[cluster[q]]}) {
+                if (b == kNoBody || body_in[std::size_t(b)]) continue;
+                body_in[std::size_t(b)] = 1;
+                for (uint32_t k = bc.start[std::size_t(b)]; k < bc.start[std::size_t(b) + 1]; ++k) {
+                    const uint32_t j = bc.entry[k] >> 1;
+                    if (in[j]) continue;
+                    in[j] = 1;
+                    cluster.push_back(j);
+                }
+            }
+        ring_start = ring_end;
+    }
+    // A cluster that is much of the batch is what the whole sweeps already do.
+    if (cluster.size() * kClusterShare > n) return {};
+    std::sort(cluster.begin(), cluster.end());
+
+    // 3. Sweep the cluster alone until every one of its contacts is within half the
+    // tolerance (so that the whole sweeps after it do not find them back just above it).
+    const double tol2 = 0.25 * tol * tol;
+    const bool coulomb = law_ == FrictionLaw::Coulomb;
+    // At most one whole sweep's work (n contact steps) a call: a cluster that does not
+    // settle alone then costs at most a sweep, and the random-pack twin's needed a tenth of it.
+    const int local_sweeps = int(std::min<std::size_t>(kClusterLocalSweeps, n / cluster.size()));
+    ClusterOutcome out;
+    for (int s = 0; s < local_sweeps && !out.settled; ++s) {
+        out.updates += cluster.size();
+        double worst = -1.0;
+        for (const uint32_t i : cluster)
+            worst = std::max(worst, coulomb ? bgs_block<true>(*this, i, omega, tol2)
+                                            : bgs_block<false>(*this, i, omega, tol2));
+        out.settled = worst <= 0.0;
+    }
+    return out;
+}
+
+}  // namespace talus
