@@ -140,8 +140,8 @@ const Fields kSolverKeys{
           "\"bgs\" only: from its tenth sweep, when at most 256 contacts are above the tolerance, "
           "sweep them and two rings of contacts around them alone until they are within half of "
           "it (docs/design.md §6, \"Cluster sweeps\"); for tight tolerances on settled packs: "
-          "18x less work to 1e-4 m/s on a settled 100k pack, but about 10 % slower on a pour at "
-          "the default tolerances"),
+          "18x less work to 1e-4 m/s on a settled 100k pack; at the default tolerances 13 % "
+          "faster on one pour and 11 % slower on another (benchmarks/README.md)"),
     value("friction_directions", Type::Integer, "", SolverSettings::Accepted::friction_directions, "8",
           "\"lemke\" only: k, even (each direction has its opposite), the edges of the polyhedral "
           "cone d_j = cos(2πj/k) u + sin(2πj/k) w; the polygon's friction bound is between cos(π/k) "
