@@ -218,11 +218,11 @@ private:
     std::optional<detail::SolveScope> scope_;
     FrictionLaw law_ = FrictionLaw::CCP;
     std::vector<Vec3> kept_v_, kept_w_;  // the store's ν* (keep_free_velocities)
-    // cluster_sweeps' scratch: the scan's finds per chunk, the cluster
+    // cluster_sweeps' scratch: the scan's finds per chunk, the cluster, and the flags of
+    // the contacts and bodies it holds (all clear between calls)
     std::vector<std::vector<uint32_t>> cluster_found_;
     std::vector<uint32_t> cluster_;
-    /// Contact i's §6 residual term (the law's) above tol.
-    bool above_tolerance(std::size_t i, double tol) const;
+    std::vector<uint8_t> cluster_in_, cluster_body_in_;
     // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
     std::vector<Vec3> next_r_;
     std::vector<double> step_r_, next_l_, step_l_;

@@ -18,22 +18,16 @@
 
 #include "core/parallel.hpp"
 #include "solvers/body_operator.hpp"
+#include "solvers/contact_kernels.hpp"
 
 namespace talus {
 
 namespace {
 
-constexpr std::size_t kScanChunk = 4096;
+constexpr std::size_t kScanChunk = 4096;  // a multiple of kScanGroup
+constexpr std::size_t kScanGroup = 4;
 
 }  // namespace
-
-bool BodyOperator::above_tolerance(std::size_t i, double tol) const {
-    const Vec3 d = contact_velocity(batch_, sb_, i);
-    const double mu = batch_.mu[i], eta = batch_.eta[i];
-    const Vec3 c = law_ == FrictionLaw::Coulomb ? coulomb_velocity(d, mu) : d;
-    const Vec3& g = batch_.gamma[i];
-    return (g - residual_step(c, g, eta, mu)).squaredNorm() > tol * tol * eta * eta;
-}
 
 ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
     const std::size_t n = batch_.size();
@@ -49,12 +43,21 @@ ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
     parallel_each(chunks, [&](std::size_t k) {
         std::vector<uint32_t>& out = cluster_found_[k];
         out.clear();
-        const std::size_t end = std::min(n, (k + 1) * kScanChunk);
-        for (std::size_t i = k * kScanChunk; i < end; ++i) {
+        const std::size_t lo = k * kScanChunk, end = std::min(n, lo + kScanChunk);
+        // §6's residual term with the AVX kernel (the same bits as one contact at a time),
+        // the whole chunk first (near convergence most hold none above it), then by
+        // groups of four, then contact by contact
+        if (count.load(std::memory_order_relaxed) > kClusterSeeds) return;
+        if (residual_range(batch_, sb_, lo, end, true, law_) <= tol) return;
+        for (std::size_t i = lo; i < end; i += kScanGroup) {
             if (count.load(std::memory_order_relaxed) > kClusterSeeds) return;
-            if (!above_tolerance(i, tol)) continue;
-            out.push_back(uint32_t(i));
-            count.fetch_add(1, std::memory_order_relaxed);
+            const std::size_t hi = std::min(end, i + kScanGroup);
+            if (residual_range(batch_, sb_, i, hi, true, law_) <= tol) continue;
+            for (std::size_t j = i; j < hi; ++j)
+                if (residual_range(batch_, sb_, j, j + 1, false, law_) > tol) {
+                    out.push_back(uint32_t(j));
+                    count.fetch_add(1, std::memory_order_relaxed);
+                }
         }
     }, 1);
     // None above it: the solve may be done (the caller's residual, on ν rebuilt, decides).
@@ -66,7 +69,11 @@ ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
     std::vector<uint32_t>& cluster = cluster_;
     cluster.clear();
     for (const std::vector<uint32_t>& f : cluster_found_) cluster.insert(cluster.end(), f.begin(), f.end());
-    std::vector<uint8_t> in(n, 0), body_in(sb_.size(), 0);
+    // membership flags, all clear between calls (cleared below from the cluster's own lists)
+    std::vector<uint8_t>& in = cluster_in_;
+    std::vector<uint8_t>& body_in = cluster_body_in_;
+    if (in.size() < n) in.resize(n, 0);
+    if (body_in.size() < sb_.size()) body_in.resize(sb_.size(), 0);
     for (uint32_t i : cluster) in[i] = 1;
     const BodyContacts& bc = work_.body_contacts;
     std::size_t ring_start = 0;
@@ -84,6 +91,12 @@ ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
                 }
             }
         ring_start = ring_end;
+    }
+    // every flag set above belongs to a contact of the cluster or to one of its bodies
+    for (const uint32_t i : cluster) {
+        in[i] = 0;
+        for (const int32_t b : {batch_.a[i], batch_.b[i]})
+            if (b != kNoBody) body_in[std::size_t(b)] = 0;
     }
     // A cluster that is much of the batch is what the whole sweeps already do.
     if (cluster.size() * kClusterShare > n) return {};
