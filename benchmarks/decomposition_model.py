@@ -18,8 +18,8 @@ Assumptions (each a parameter below):
 - the exchange scheme of docs/mpi.md: per round, increments of boundary contacts back to the
   ghost's owner and the owners' velocities out to their ghosts, to each neighbour rank; one
   round a sweep for the Jacobi methods (PJ, APGD), one per colour (12) for bgs;
-- memory: docs/memory.md's 44 MB + 340 bytes per body held (owned and ghost) + 520 per
-  contact; output: 130 bytes per body and frame in float64 (73 in float32), a checkpoint
+- memory: docs/memory.md's refusal figures, 44 MB + 340 bytes per body held (owned and
+  ghost) + 520 per contact (above the resident peak: conservative); output: 130 bytes per body and frame in float64 (73 in float32), a checkpoint
   190 bytes per body (docs/output-format.md, docs/memory.md).
 """
 import argparse

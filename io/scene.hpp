@@ -70,15 +70,26 @@ struct SceneLimits {
     double memory_bytes = 0.0;
 };
 
-/// The memory a run of `bodies` bodies needs at its peak [bytes]: a fixed 44 MB, 340 bytes
-/// per body and 520 per contact (measured on 10⁶ beads: benchmarks/README.md), with at least
-/// one contact per body (`least`: a bed at rest has more) and typically three (`typical`).
+/// The memory a run of `bodies` bodies needs at its peak [bytes], two figures:
+/// - `least`, the refusal's threshold: a fixed 44 MB, 340 bytes per body and 520 per
+///   contact with one contact per body. It stays above the resident set on purpose: under
+///   RLIMIT_AS the address space a run maps (thread stacks, allocator arenas, libraries)
+///   exceeds what it touches, and a scene let through at the resident figure ran out of
+///   memory in its first step (test io.memory_limits).
+/// - `typical`, what `talus check` prints: the resident peak measured on 10⁶ beads, 44 MB,
+///   343 bytes per body and, per contact, 290 under the sweep solvers (pgs, bgs: no work
+///   vectors per contact) or 400 under APGD (520, the first measurement, for the others),
+///   with three contacts per body, as a settled random pack holds (3.15 in the random-pack
+///   twin at rest). benchmarks/README.md, "The whole million"; docs/memory.md.
 struct MemoryEstimate {
     double least = 0.0, typical = 0.0;
 };
-inline MemoryEstimate run_memory(double bodies) {
-    const double fixed = 44e6, per_body = 340.0, per_contact = 520.0;
-    return {fixed + bodies * (per_body + per_contact), fixed + bodies * (per_body + 3.0 * per_contact)};
+inline MemoryEstimate run_memory(double bodies, SolverType solver = SolverType::BGS) {
+    const double fixed = 44e6;
+    const double contact = solver == SolverType::BGS || solver == SolverType::PGS ? 290.0
+                           : solver == SolverType::APGD                          ? 400.0
+                                                                                 : 520.0;
+    return {fixed + bodies * (340.0 + 520.0), fixed + bodies * (343.0 + 3.0 * contact)};
 }
 
 /// The memory this process may use [bytes]: the least of the machine's physical memory, the

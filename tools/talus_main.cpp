@@ -806,9 +806,9 @@ int cmd_check(const std::string& scene_path, const std::vector<std::string>& set
     const std::string stages =
         scene.stages.size() > 1 ? fmt::format("{}, at most ", talus::count_of(scene.stages.size(), "stage"))
                                 : std::string();
-    const talus::MemoryEstimate m = talus::run_memory(double(w.bodies.size()));
+    const talus::MemoryEstimate m = talus::run_memory(double(w.bodies.size()), w.solver.type);
     std::printf("%s: valid: %s, %s, %s, %s%s%s, a frame every %g s to %s; memory "
-                "about %.2g GB at the peak\n",
+                "about %.2g GB at the peak (settled, three contacts per body)\n",
                 scene_path.c_str(), talus::count_of(w.bodies.size(), "body", "bodies").c_str(),
                 talus::count_of(w.walls.size(), "wall").c_str(),
                 talus::count_of(w.materials.size(), "material").c_str(), flow.c_str(),

@@ -33,18 +33,18 @@ double entry_bodies(const BodyEntry& e) {
 }
 
 /// Refuses a scene whose `bodies` cannot fit in `limit` bytes even at the least estimate;
-/// the problem is located at `place`/`key`.
-void check_memory(Reader& r, double limit, double bodies, const Place& place, std::string_view key,
-                  std::string_view what) {
+/// the problem is located at `place`/`key`. The message gives the typical resident peak too
+/// (run_memory in io/scene.hpp).
+void check_memory(Reader& r, double limit, double bodies, SolverType solver, const Place& place,
+                  std::string_view key, std::string_view what) {
     if (!(limit > 0.0)) return;
-    const MemoryEstimate m = run_memory(bodies);
+    const MemoryEstimate m = run_memory(bodies, solver);
     if (m.least <= limit) return;
     r.problem(place, key,
-              fmt::format("{} {} bodies, which need at least {:.3g} GB at the run's peak "
-                          "(typically {:.3g} GB: 340 bytes per body and 520 per contact, one to "
-                          "three contacts per body), more than the {:.3g} GB this process may "
-                          "use: fewer or larger grains, or a machine with more memory "
-                          "(docs/memory.md)",
+              fmt::format("{} {} bodies, which need at least {:.3g} GB of address space at the "
+                          "run's peak (resident typically {:.3g} GB, with three contacts per "
+                          "body), more than the {:.3g} GB this process may use: fewer or larger "
+                          "grains, or a machine with more memory (docs/memory.md)",
                           what, count_text(bodies), m.least / 1e9, m.typical / 1e9,
                           limit / 1e9));
 }

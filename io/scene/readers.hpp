@@ -103,9 +103,10 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world);
 /// Bodies an entry will generate (a volume-fraction fill: at least, with the largest radius).
 double entry_bodies(const BodyEntry& e);
 /// Refuses a scene whose `bodies` cannot fit in `limit` bytes even at the least estimate;
-/// the problem is located at `place`/`key`.
-void check_memory(Reader& r, double limit, double bodies, const Place& place, std::string_view key,
-                  std::string_view what);
+/// the problem is located at `place`/`key`; `solver` chooses the typical figure's bytes per
+/// contact.
+void check_memory(Reader& r, double limit, double bodies, SolverType solver, const Place& place,
+                  std::string_view key, std::string_view what);
 /// Overlaps at t = 0 between bodies and with walls, reported at the later body's entry.
 void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const World& world,
                     const std::vector<Place>& wall_places);

@@ -277,7 +277,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
             if (!largest || entry_bodies(e) > entry_bodies(*largest)) largest = &e;
         }
         if (largest)
-            check_memory(r, limits.memory_bytes, total, largest->place, largest->path,
+            check_memory(r, limits.memory_bytes, total, world.solver.type, largest->place, largest->path,
                          entries.size() > 1 ? "the scene's entries generate" : "this entry generates");
         r.throw_if_any();
     }
@@ -313,7 +313,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
             added += std::floor(e.rate * span / (e.per_mass ? grain : 1.0));
         }
         const auto emitters = r.entries(top, "emitter");
-        check_memory(r, limits.memory_bytes, double(world.bodies.size()) + added,
+        check_memory(r, limits.memory_bytes, double(world.bodies.size()) + added, world.solver.type,
                      emitters.front().place, emitters.front().path,
                      "with what its emitters add, the run reaches");
         r.throw_if_any();
