@@ -3,7 +3,9 @@
 // broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), the colouring
 // and assembly stage (ns per contact), and the PGS
 // kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s), and a
-// whole bgs solve of a bed of touching grains on 1 and 2 threads (contact-iterations/s).
+// whole bgs solve of a bed of touching grains on 1 and 2 threads (contact-iterations/s), and
+// the per-body sums of a solve's start and end, gathered body by body or scattered colour
+// by colour (ms a pass).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "solvers/contact_ops.hpp"
 #include "solvers/contact_kernels.hpp"
 #include "solvers/contact_operator.hpp"
+#include "solvers/body_contacts.hpp"
 #include "solvers/solver.hpp"
 
 namespace {
@@ -220,6 +223,38 @@ void BM_BgsSolve(benchmark::State& state) {
     state.counters["contact-it/s"] = benchmark::Counter(contact_iterations, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_BgsSolve)->ArgsProduct({{30, 100}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_BodyGather(benchmark::State& state) {
+    // The per-body sums of contact impulses a solve takes at its start (the warm start's
+    // ν* + M⁻¹ D γ) and at its end (finish_solve), over the same lattice beds as BM_BgsSolve
+    // with impulses from 5 bgs sweeps, on Arg 1 threads. Arg 2: 0, the gather body by body
+    // (for_each_body_impulse, each body reading its contacts where they lie); 1, the scatter
+    // colour by colour (scatter_body_impulses, contacts read in order), which the solves use
+    // below kScatterBodies bodies (sum_body_impulses). The same bits either way
+    // (test BodyContacts.ScatterSumsAsTheGather).
+    const World::Problem& p = lattice_problem(int(state.range(0)));
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, std::size_t(state.range(1)));
+    BodyContacts bc;
+    bc.build(p.batch, p.bodies.size());
+    SolverBodies sb(p.bodies);
+    if (!scatters(p.batch, bc, sb)) {
+        state.SkipWithError("the batch is not coloured whole");
+        return;
+    }
+    for (auto _ : state) {
+        if (state.range(2) == 0)
+            for_each_body_impulse(p.batch, bc, p.batch.gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
+                sb.body[b].v = f;
+                sb.body[b].w = t;
+            });
+        else
+            scatter_body_impulses(p.batch, p.batch.gamma, sb);
+        benchmark::DoNotOptimize(sb.body.data());
+    }
+    state.counters["contacts/s"] = benchmark::Counter(double(p.batch.size()) * double(state.iterations()),
+                                                      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BodyGather)->ArgsProduct({{30, 46, 64, 100}, {1, 2}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
 

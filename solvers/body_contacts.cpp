@@ -21,11 +21,62 @@ void BodyContacts::build(const AssembledBatch& c, std::size_t body_count) {
     }
 }
 
+bool scatters(const AssembledBatch& c, const BodyContacts& bc, const SolverBodies& sb) {
+    return c.colour_start.size() >= 2 && c.colour_start.front() == 0 && c.colour_start.back() == c.size() &&
+           bc.body_count() == sb.body.size();
+}
+
+void scatter_body_impulses(const AssembledBatch& c, const std::vector<Vec3>& gamma, SolverBodies& sb) {
+    parallel_ranges(0, sb.body.size(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t b = lo; b != hi; ++b) sb.body[b].v = sb.body[b].w = Vec3::Zero();
+    });
+    // the gather's operations per end: p in the world, then ± p and ± r × p
+    const auto add = [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i != hi; ++i) {
+            const Vec3 p = contact_frame(c, i).to_world(gamma[i]);
+            if (c.a[i] != kNoBody) {
+                SolverBody& a = sb.body[std::size_t(c.a[i])];
+                a.v -= p;
+                a.w -= cross(c.lever_a[i], p);
+            }
+            if (c.b[i] != kNoBody) {
+                SolverBody& b = sb.body[std::size_t(c.b[i])];
+                b.v += p;
+                b.w += cross(c.lever_b[i], p);
+            }
+        }
+    };
+    const std::size_t colours = c.colour_start.size() - 1;
+    for (std::size_t k = 0; k < colours; ++k) {
+        const std::size_t lo = c.colour_start[k], hi = c.colour_start[k + 1];
+        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= grain::kContacts)
+            add(lo, hi);
+        else
+            parallel_ranges(lo, hi, grain::kContacts, add);
+    }
+}
+
+void sum_body_impulses(const AssembledBatch& c, const BodyContacts& bc, const std::vector<Vec3>& gamma,
+                       SolverBodies& sb) {
+    if (sb.body.size() < kScatterBodies && scatters(c, bc, sb)) {
+        scatter_body_impulses(c, gamma, sb);
+        return;
+    }
+    for_each_body_impulse(c, bc, gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
+        sb.body[b].v = f;
+        sb.body[b].w = t;
+    });
+}
+
 void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
                        const std::vector<Vec3>& gamma, SolverBodies& sb) {
-    for_each_body_impulse(c, bc, gamma, [&](std::size_t b, const Vec3& f, const Vec3& t) {
-        sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
-        sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
+    sum_body_impulses(c, bc, gamma, sb);
+    parallel_ranges(0, bc.body_count(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t b = lo; b != hi; ++b) {
+            const Vec3 f = sb.body[b].v, t = sb.body[b].w;
+            sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
+            sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
+        }
     });
 }
 

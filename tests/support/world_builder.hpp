@@ -145,6 +145,19 @@ inline void run_steps(World& w, int steps) {
     }
 }
 
+/// Grains of radius r (glass, μ = 0.5) dropped from a jittered lattice filling [0, fill_hi]
+/// into a box [0, box_hi], after `steps` bgs steps of 2 ms: a bed of grains on grains and
+/// on the walls, whose next problem the solver tests take.
+inline World dropped_bed(const Vec3& box_hi, const Vec3& fill_hi, double r, int steps) {
+    World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-4, 100);
+    w.solver.type = SolverType::BGS;
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_box(w, Vec3(0, 0, 0), box_hi, m);
+    fill_lattice(w, Vec3(0, 0, 0), fill_hi, r, m);
+    run_steps(w, steps);
+    return w;
+}
+
 /// Every body's position, velocity and angular velocity, then the last step's residual,
 /// iterations and contacts, as one flat vector: compare two runs bit for bit.
 /// A small pile (3 layers, 75 spheres, μ = 0.5) settled for `steps` steps of 2 ms in a box

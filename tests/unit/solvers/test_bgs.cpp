@@ -94,12 +94,7 @@ struct SettledBed {
 
 const SettledBed& settled_bed() {
     static const SettledBed bed = [] {
-        World w = make_world(2e-3, Vec3(0, 0, -9.81), 1e-4, 100);
-        w.solver.type = SolverType::BGS;
-        const uint32_t m = add_material(w, 2500.0, 0.5);
-        add_box(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.3), m);
-        fill_lattice(w, Vec3(0, 0, 0), Vec3(0.06, 0.06, 0.1), 0.003, m);
-        run_steps(w, 150);
+        World w = dropped_bed(Vec3(0.06, 0.06, 0.3), Vec3(0.06, 0.06, 0.1), 0.003, 150);
         World::Problem p = w.next_problem();
         return SettledBed{std::move(w), std::move(p)};
     }();
