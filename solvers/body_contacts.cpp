@@ -71,13 +71,7 @@ void sum_body_impulses(const AssembledBatch& c, const BodyContacts& bc, const st
 void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
                        const std::vector<Vec3>& gamma, SolverBodies& sb) {
     sum_body_impulses(c, bc, gamma, sb);
-    parallel_ranges(0, bc.body_count(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t b = lo; b != hi; ++b) {
-            const Vec3 f = sb.body[b].v, t = sb.body[b].w;
-            sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
-            sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
-        }
-    });
+    velocities_from_sums(sb, bc.body_count(), [](std::size_t, const Vec3&, const Vec3&) {});
 }
 
 }  // namespace talus

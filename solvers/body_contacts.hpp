@@ -72,6 +72,20 @@ bool scatters(const AssembledBatch& c, const BodyContacts& bc, const SolverBodie
 /// benchmark's).
 void scatter_body_impulses(const AssembledBatch& c, const std::vector<Vec3>& gamma, SolverBodies& sb);
 
+/// After sum_body_impulses, for the first `bodies` bodies: sb's velocities at ν* + M⁻¹ (F, T)
+/// (world frame), then also(b, F, T), in parallel.
+template <class Also>
+void velocities_from_sums(SolverBodies& sb, std::size_t bodies, Also&& also) {
+    parallel_ranges(0, bodies, grain::kBodies, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t b = lo; b != hi; ++b) {
+            const Vec3 f = sb.body[b].v, t = sb.body[b].w;
+            sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
+            sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
+            also(b, f, t);
+        }
+    });
+}
+
 /// Solver bodies at ν* + M⁻¹ D γ (world frame).
 void solver_velocities(const AssembledBatch& c, const BodyContacts& bc,
                        const std::vector<Vec3>& gamma, SolverBodies& sb);

@@ -155,16 +155,11 @@ void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorksp
 double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work, FrictionLaw law) {
     SolverBodies& sb = work.bodies;
     sum_body_impulses(batch, work.body_contacts, batch.gamma, sb);  // F, T in sb's v, w
-    parallel_ranges(0, work.body_contacts.body_count(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t b = lo; b != hi; ++b) {
-            const Vec3 f = sb.body[b].v, t = sb.body[b].w;
-            sb.body[b].v = sb.v_free[b] + sb.body[b].inv_mass * f;
-            sb.body[b].w = sb.w_free[b] + sb.inv_inertia_times(b, t);
-            if (!store) continue;
-            store->velocity[b] += store->inv_mass[b] * f;
-            const Vec3 t_body = store->orientation[b].conjugate() * t;
-            store->angular_velocity[b] += store->inv_inertia[b].cwiseProduct(t_body);
-        }
+    velocities_from_sums(sb, work.body_contacts.body_count(), [&](std::size_t b, const Vec3& f, const Vec3& t) {
+        if (!store) return;
+        store->velocity[b] += store->inv_mass[b] * f;
+        const Vec3 t_body = store->orientation[b].conjugate() * t;
+        store->angular_velocity[b] += store->inv_inertia[b].cwiseProduct(t_body);
     });
     if (!batch.rolling.empty()) {  // + torques of the rolling entries, serially in entry order
         add_rolling_impulses(batch, sb);
