@@ -267,7 +267,7 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
         std::vector<int32_t> joined(in.joint_a.begin(), in.joint_a.end());
         joined.insert(joined.end(), in.joint_b.begin(), in.joint_b.end());
         set_aside_distant(in.bodies, in.gravity, in.h, in.solver.recovery_speed, contacts,
-                          scratch.aside, joined);  // 3b.
+                          scratch.aside, joined, {}, nullptr, in.lean ? nullptr : &scratch.colouring);  // 3b.
         // The narrow phase wrote every pair's contact; most of a pour's are now aside. A
         // large run gives back the room they took (a million grains mid-pour: 3 M contacts
         // written, 1.2 M kept, 170 MB) instead of carrying it through the solve.

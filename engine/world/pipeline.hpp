@@ -193,18 +193,21 @@ std::size_t colour_and_assemble(const BodyStore& bodies, ContactList& contacts,
 /// in the solve can change their speeds; `joined` lists bodies the joints move, kNoBody and
 /// indices out of range ignored). Returns how many. On ranks (`ranks` not null,
 /// `owner` each held body's rank) the ghosts' part of the second test comes from their owners.
+/// With `spare`, the contacts move in parallel through its spare arrays; without, serially in
+/// place, with no second copy of a field (a large run); the lists are the same.
 std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
                               double recovery_speed, ContactList& contacts, ContactList& aside,
                               std::span<const int32_t> joined = {}, std::span<const int32_t> owner = {},
-                              Ranks* ranks = nullptr);
+                              Ranks* ranks = nullptr, ColouringScratch* spare = nullptr);
 
 /// Stage 5c: moves to `back` (in order) the contacts of `aside` that the bodies' current
 /// (solved) velocities would close within h at more than `allowance` [m/s] (the residual
 /// the solve left its own contacts with), with every other contact of `aside` on a movable
 /// body of theirs (named by stable id, over `ranks` when not null); or all of them with
-/// `all`. Returns how many.
+/// `all`. Returns how many. `spare` as for set_aside_distant.
 std::size_t take_back_closing(const BodyStore& bodies, double h, double allowance, bool all,
-                              ContactList& aside, ContactList& back, Ranks* ranks = nullptr);
+                              ContactList& aside, ContactList& back, Ranks* ranks = nullptr,
+                              ColouringScratch* spare = nullptr);
 
 /// Appends `more` to `into` (the fields `into` still holds); `into` loses its colours.
 void append_contacts(ContactList& into, const ContactList& more);

@@ -12,6 +12,9 @@
 #include <array>
 #include <span>
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
 
 #include "core/bytes.hpp"
 #include "core/parallel.hpp"
@@ -44,20 +47,48 @@ double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_
 }
 
 /// Moves the contacts with keep[i] == 0 from `from` to the end of `to`, both in order.
-void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to) {
+/// With `spare` (ColouringScratch's spare arrays, one per field type), in parallel: each
+/// fixed chunk of contacts knows from a count where its kept and moved ones go, the kept
+/// are gathered into the spare array of the field's type, which is then swapped in (the
+/// spare keeps the old array's memory for the next field and step). Without, serially in
+/// place, with no second copy of any field (a large run, where that copy would add to
+/// the peak memory). Both give the same lists.
+void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to, ColouringScratch* spare) {
     const std::size_t n = from.size();
-    std::size_t moved = 0;
-    for (uint8_t k : keep) moved += k ? 0 : 1;
+    constexpr std::size_t kChunk = 4 * grain::kContacts;
+    const std::size_t chunks = chunk_count(n, kChunk);
+    std::vector<std::size_t> kept_before(chunks + 1, 0);  // kept contacts in the chunks before
+    parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
+        std::size_t k = 0;
+        for (std::size_t i = begin; i < end; ++i) k += keep[i] ? 1 : 0;
+        kept_before[c + 1] = k;
+    });
+    for (std::size_t c = 0; c < chunks; ++c) kept_before[c + 1] += kept_before[c];
+    const std::size_t kept = kept_before[chunks], moved = n - kept;
     if (moved == 0) return;
     const std::size_t base = to.size();
     from.for_each_filled_array([&](auto& src, auto& dst) {
         dst.resize(base + moved);
-        std::size_t kept = 0, out = base;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (keep[i]) src[kept++] = src[i];
-            else dst[out++] = src[i];
+        if (spare == nullptr) {
+            std::size_t k = 0, out = base;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (keep[i]) src[k++] = src[i];
+                else dst[out++] = src[i];
+            }
+            src.resize(kept);
+            return;
         }
-        src.resize(kept);
+        using T = typename std::decay_t<decltype(src)>::value_type;
+        std::vector<T>& gathered = std::get<std::vector<T>>(spare->spare);
+        gathered.resize(kept);
+        parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
+            std::size_t k = kept_before[c], out = base + begin - kept_before[c];
+            for (std::size_t i = begin; i < end; ++i) {
+                if (keep[i]) gathered[k++] = src[i];
+                else dst[out++] = src[i];
+            }
+        });
+        src.swap(gathered);
     }, to);
 }
 
@@ -65,7 +96,8 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to)
 
 std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, double h,
                               double recovery_speed, ContactList& contacts, ContactList& aside,
-                              std::span<const int32_t> joined, std::span<const int32_t> owner, Ranks* ranks) {
+                              std::span<const int32_t> joined, std::span<const int32_t> owner, Ranks* ranks,
+                              ColouringScratch* spare) {
     // The envelope has two parts (choose_margins, docs/design.md §3): what a body can move
     // in the step, 1.25 h ‖ν*_i − h g‖ + ½ ‖g‖ h² (plus ‖ω‖ r for a non-sphere), and the
     // scene's floor δ_min/2 under it. A pair whose gap exceeds the sum of its two bodies'
@@ -119,16 +151,16 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
             keep[i] = (contacts.a[i] != kNoBody && meets[std::size_t(contacts.a[i])]) ||
                       meets[std::size_t(contacts.b[i])];
     }, grain::kContacts);
-    split(contacts, keep, aside);
+    split(contacts, keep, aside, spare);
     return aside.size();
 }
 
 std::size_t take_back_closing(const BodyStore& bodies, double h, double allowance, bool all,
-                              ContactList& aside, ContactList& back, Ranks* ranks) {
+                              ContactList& aside, ContactList& back, Ranks* ranks, ColouringScratch* spare) {
     back.clear();
     const std::size_t n = aside.size();
     if (all) {
-        split(aside, std::vector<uint8_t>(n, 0), back);
+        split(aside, std::vector<uint8_t>(n, 0), back, spare);
         return back.size();
     }
     // apart at the end of the step with the solved velocities: its zero impulse stands
@@ -166,7 +198,7 @@ std::size_t take_back_closing(const BodyStore& bodies, double h, double allowanc
                             (movable(aside.b[i]) && in_moved(aside.key_b[i]))))
                 keep[i] = 0;
         }, grain::kContacts);
-    split(aside, keep, back);
+    split(aside, keep, back, spare);
     return back.size();
 }
 
@@ -280,7 +312,7 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         // over ranks: a ghost of an aside contact outside the solve has only its ν*
         if (distributed()) refresh_ghost_velocities(bodies, on_ranks.owner, aside.a, aside.b, *on_ranks.ranks);
         const bool none = take_back_closing(bodies, h, allowance, round == kRounds, aside, back,
-                                            on_ranks.ranks) == 0;
+                                            on_ranks.ranks, lean ? nullptr : &p.collide.colouring) == 0;
         if (!any_over_ranks(!none)) break;
         // the solve's workspace is built again by the re-solve; a large run does not carry
         // it through the colouring and the appending, where the batch grows
