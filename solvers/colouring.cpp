@@ -97,16 +97,47 @@ uint32_t lowest_free_colour(uint64_t used) {
 }
 
 // The contacts as (priority, index) in the colouring's visit order: by contact_priority,
-// ties by the key itself (a total order defined without dense indices).
-void priority_order(const ContactList& c, std::vector<std::pair<uint64_t, uint32_t>>& visit) {
-    visit.resize(c.size());
-    parallel_each(c.size(), [&](std::size_t i) {
+// ties by the key itself (a total order defined without dense indices). With `spare` and
+// `first` (scratch), by buckets: the priority's top bits put each contact in one of about
+// n/4 buckets in a counting pass, which fill evenly (the priorities are a hash), and each
+// bucket is put in order by insertion; without, by a parallel comparison sort (4× the
+// time on a 77,000-contact pack). A total order has one sorted form, so both give the same.
+using Visit = std::pair<uint64_t, uint32_t>;
+void priority_order(const ContactList& c, std::vector<Visit>& visit, std::vector<Visit>* spare = nullptr,
+                    std::vector<uint32_t>* first = nullptr) {
+    const std::size_t n = c.size();
+    visit.resize(n);
+    parallel_each(n, [&](std::size_t i) {
         visit[i] = {contact_priority(c.key_a[i], c.key_b[i], c.feature[i]), uint32_t(i)};
     });
-    parallel_sort(visit.begin(), visit.end(), [&](const auto& x, const auto& y) {
+    const auto before = [&](const Visit& x, const Visit& y) {
         if (x.first != y.first) return x.first < y.first;
         const uint32_t i = x.second, j = y.second;
         return std::tie(c.key_a[i], c.key_b[i], c.feature[i]) < std::tie(c.key_a[j], c.key_b[j], c.feature[j]);
+    };
+    if (spare == nullptr || first == nullptr || n < 4096) {
+        parallel_sort(visit.begin(), visit.end(), before);
+        return;
+    }
+    const int bits = std::bit_width(n / 4);  // 2^bits buckets, n/4 < 2^bits ≤ n/2
+    const int shift = 64 - bits;
+    std::vector<uint32_t>& f = *first;  // f[b]: where bucket b starts (then, after the scatter, ends)
+    f.assign((std::size_t(1) << bits) + 1, 0);
+    for (const Visit& v : visit) ++f[std::size_t(v.first >> shift) + 1];
+    for (std::size_t b = 1; b < f.size(); ++b) f[b] += f[b - 1];
+    spare->resize(n);
+    for (const Visit& v : visit) (*spare)[f[std::size_t(v.first >> shift)]++] = v;
+    visit.swap(*spare);
+    parallel_ranges(0, f.size() - 1, grain::kBodies, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b != b1; ++b) {
+            const uint32_t lo = b == 0 ? 0 : f[b - 1], hi = f[b];
+            for (uint32_t m = lo + 1; m < hi; ++m) {
+                const Visit v = visit[m];
+                uint32_t j = m;
+                for (; j > lo && before(v, visit[j - 1]); --j) visit[j] = visit[j - 1];
+                visit[j] = v;
+            }
+        }
     });
 }
 
@@ -178,7 +209,7 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     s.colour.resize(n);
     // The greedy visit order: by priority hashed from the contact's key, ties by the key
     // itself (a total order on the contacts, defined without dense indices).
-    priority_order(c, s.visit);
+    priority_order(c, s.visit, in_place ? nullptr : &s.visit_spare, &s.bucket_end);
     // colour k in use means colours 0 … k − 1 are too (each was taken by a neighbour)
     std::size_t proper = 0;
     for (const auto& [priority, i] : s.visit) {

@@ -59,44 +59,49 @@ std::vector<std::string> field_bytes(ContactList& c) {
 }
 
 TEST(Colouring, ColoursAreIndependentAndBothReorderingsAgreeBitForBit) {
-    // 3000 contacts over 600 bodies: about 10 per body, so many colours and long cycles.
-    const ContactList original = random_contacts(3000, 600, 5);
-    ContactList by_copy = original, in_place = original;
-    ColouringScratch s1, s2;
-    const std::size_t colours = colour_contacts(600, by_copy, s1, false);
-    ASSERT_EQ(colours, colour_contacts(600, in_place, s2, true));
-    EXPECT_GT(colours, 8u);
-    EXPECT_EQ(by_copy.colour_start, in_place.colour_start);
-    EXPECT_EQ(by_copy.overflow_colour, in_place.overflow_colour);
-    EXPECT_EQ(field_bytes(by_copy), field_bytes(in_place));
+    // 3000 contacts over 600 bodies: about 10 per body, so many colours and long cycles;
+    // then 30,000 over 6000, where the copying colouring finds its visit order by buckets
+    // and the in-place one by a comparison sort: the same order, so the same colours.
+    for (const int32_t n_bodies : {600, 6000}) {
+        SCOPED_TRACE(n_bodies);
+        const ContactList original = random_contacts(5 * std::size_t(n_bodies), n_bodies, 5);
+        ContactList by_copy = original, in_place = original;
+        ColouringScratch s1, s2;
+        const std::size_t colours = colour_contacts(std::size_t(n_bodies), by_copy, s1, false);
+        ASSERT_EQ(colours, colour_contacts(std::size_t(n_bodies), in_place, s2, true));
+        EXPECT_GT(colours, 8u);
+        EXPECT_EQ(by_copy.colour_start, in_place.colour_start);
+        EXPECT_EQ(by_copy.overflow_colour, in_place.overflow_colour);
+        EXPECT_EQ(field_bytes(by_copy), field_bytes(in_place));
 
-    // Each contact moved whole: feature holds its original index, and every field matches.
-    const ContactList& c = by_copy;
-    ASSERT_EQ(c.size(), original.size());
-    std::set<uint32_t> seen;
-    for (std::size_t k = 0; k < c.size(); ++k) {
-        const uint32_t i = c.feature[k];
-        seen.insert(i);
-        EXPECT_EQ(c.a[k], original.a[i]);
-        EXPECT_EQ(c.key_b[k], original.key_b[i]);
-        EXPECT_EQ(c.normal[k], original.normal[i]);
-        EXPECT_EQ(c.shift_b[k], original.shift_b[i]);
-        EXPECT_EQ(c.material_a[k], original.material_a[i]);
-    }
-    EXPECT_EQ(seen.size(), c.size());
+        // Each contact moved whole: feature holds its original index, and every field matches.
+        const ContactList& c = by_copy;
+        ASSERT_EQ(c.size(), original.size());
+        std::set<uint32_t> seen;
+        for (std::size_t k = 0; k < c.size(); ++k) {
+            const uint32_t i = c.feature[k];
+            seen.insert(i);
+            EXPECT_EQ(c.a[k], original.a[i]);
+            EXPECT_EQ(c.key_b[k], original.key_b[i]);
+            EXPECT_EQ(c.normal[k], original.normal[i]);
+            EXPECT_EQ(c.shift_b[k], original.shift_b[i]);
+            EXPECT_EQ(c.material_a[k], original.material_a[i]);
+        }
+        EXPECT_EQ(seen.size(), c.size());
 
-    // Within a colour: original order kept, and no dynamic body twice (but the overflow).
-    const std::size_t ranges = c.colour_start.size() - 1;
-    for (std::size_t r = 0; r < ranges; ++r) {
-        std::set<int32_t> bodies;
-        for (uint32_t k = c.colour_start[r]; k < c.colour_start[r + 1]; ++k) {
-            if (k > c.colour_start[r]) {
-                EXPECT_LT(c.feature[k - 1], c.feature[k]);
-            }
-            if (c.overflow_colour && r + 1 == ranges) continue;
-            for (int32_t body : {c.a[k], c.b[k]}) {
-                if (body == kNoBody) continue;
-                EXPECT_TRUE(bodies.insert(body).second) << "colour " << r << " body " << body;
+        // Within a colour: original order kept, and no dynamic body twice (but the overflow).
+        const std::size_t ranges = c.colour_start.size() - 1;
+        for (std::size_t r = 0; r < ranges; ++r) {
+            std::set<int32_t> bodies;
+            for (uint32_t k = c.colour_start[r]; k < c.colour_start[r + 1]; ++k) {
+                if (k > c.colour_start[r]) {
+                    EXPECT_LT(c.feature[k - 1], c.feature[k]);
+                }
+                if (c.overflow_colour && r + 1 == ranges) continue;
+                for (int32_t body : {c.a[k], c.b[k]}) {
+                    if (body == kNoBody) continue;
+                    EXPECT_TRUE(bodies.insert(body).second) << "colour " << r << " body " << body;
+                }
             }
         }
     }
