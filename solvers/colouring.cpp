@@ -100,8 +100,9 @@ uint32_t lowest_free_colour(uint64_t used) {
 // ties by the key itself (a total order defined without dense indices). With `spare` and
 // `first` (scratch), by buckets: the priority's top bits put each contact in one of about
 // n/4 buckets in a counting pass, which fill evenly (the priorities are a hash), and each
-// bucket is put in order by insertion; without, by a parallel comparison sort (4× the
-// time on a 77,000-contact pack). A total order has one sorted form, so both give the same.
+// bucket is put in order by insertion; without, by a parallel comparison sort (which was
+// 2.7 % of a random-pack step; benchmarks/README.md, "Session 38"). A total order has one
+// sorted form, so both give the same.
 using Visit = std::pair<uint64_t, uint32_t>;
 void priority_order(const ContactList& c, std::vector<Visit>& visit, std::vector<Visit>* spare = nullptr,
                     std::vector<uint32_t>* first = nullptr) {
