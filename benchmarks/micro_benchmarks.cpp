@@ -224,6 +224,30 @@ void BM_BgsSolve(benchmark::State& state) {
 }
 BENCHMARK(BM_BgsSolve)->ArgsProduct({{30, 100}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_WarmStartStore(benchmark::State& state) {
+    // What a step's end costs to remember its impulses for the next (WarmStartCache::store),
+    // per contact, on a resting bed's problem (Arg 0: grains per axis, as BM_BgsSolve) after
+    // 50 bgs sweeps, on 2 threads. Arg 1: 0 the parallel way, 1 in place (a large run's, and
+    // every run's before): the same entries, so the two rows compare the ways in one binary.
+    const World::Problem& p = lattice_problem(int(state.range(0)));
+    tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
+    AssembledBatch batch = p.batch;
+    BodyStore bodies = p.bodies;
+    SolverSettings s;
+    s.type = SolverType::BGS;
+    s.max_iterations = 50;
+    s.tolerance = 0.0;
+    SolverWorkspace work;
+    solve_ccp(batch, bodies, s, work);
+    const bool in_place = state.range(1) != 0;
+    WarmStartCache cache;
+    for (auto _ : state) cache.store(p.contacts, batch, p.h, in_place);
+    state.counters["entries"] = double(cache.size());
+    state.counters["ns per contact"] = benchmark::Counter(double(p.contacts.size()) * state.iterations(),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_WarmStartStore)->ArgsProduct({{30}, {0, 1}})->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 void BM_BodyGather(benchmark::State& state) {
     // The per-body sums of contact impulses a solve takes at its start (the warm start's
     // ν* + M⁻¹ D γ) and at its end (finish_solve), over the same lattice beds as BM_BgsSolve

@@ -22,6 +22,24 @@ bool key_less(const E& x, const E& y) {
 
 /// Ids beyond this many per entry (plus a margin) leave the cache without an index.
 constexpr std::size_t kIndexSlotsPerEntry = 8;
+bool indexable(uint64_t largest_b, std::size_t entries) {
+    return largest_b <= kIndexSlotsPerEntry * entries + 4096;
+}
+
+/// Whether contact i ends the step with an impulse (only those are remembered).
+bool carries(const AssembledBatch& batch, std::size_t i) {
+    const Vec3& g = batch.gamma[i];
+    return !(g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0);
+}
+
+WarmStartCache::Entry entry_of(const ContactList& contacts, const AssembledBatch& batch, std::size_t i,
+                               double h) {
+    const Vec3& g = batch.gamma[i];
+    const ContactFrame frame = contact_frame(batch, i);
+    return {contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], g[1] * frame.u + g[2] * frame.w, h};
+}
+
+constexpr uint32_t kNotKept = ~uint32_t(0);
 }  // namespace
 
 void WarmStartCache::restore(std::vector<Entry> entries, std::vector<TorqueEntry> torques, double lipschitz) {
@@ -37,7 +55,7 @@ void WarmStartCache::sort_and_index() {
     if (entries_.empty()) return;
     uint64_t largest = 0;
     for (const Entry& e : entries_) largest = std::max(largest, e.key_b);
-    if (largest > kIndexSlotsPerEntry * entries_.size() + 4096) {
+    if (!indexable(largest, entries_.size())) {
         parallel_sort(entries_.begin(), entries_.end(), key_less<Entry>);
         return;
     }
@@ -58,6 +76,10 @@ void WarmStartCache::sort_and_index() {
                 else std::swap(e, entries_[next[home]++]);
             }
     }
+    order_within_bodies();
+}
+
+void WarmStartCache::order_within_bodies() {
     // A B holds a few entries (a grain's contacts with lower ids): an insertion sort each,
     // in parallel (the ranges are disjoint). std::sort through a function pointer per range
     // cost 3 % of a step at a million grains, in the calls.
@@ -72,18 +94,16 @@ void WarmStartCache::sort_and_index() {
     });
 }
 
-void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h) {
+void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h, bool in_place) {
     lipschitz_ = batch.lipschitz;
-    entries_.clear();
-    entries_.reserve(contacts.size());
-    for (std::size_t i = 0; i < contacts.size(); ++i) {
-        const Vec3& g = batch.gamma[i];
-        if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
-        const ContactFrame frame = contact_frame(batch, i);
-        const Vec3 f = g[1] * frame.u + g[2] * frame.w;
-        entries_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i], g[0], f, h});
+    if (in_place || !store_in_parallel(contacts, batch, h)) {
+        place_ = std::vector<uint32_t>{};
+        entries_.clear();
+        entries_.reserve(contacts.size());
+        for (std::size_t i = 0; i < contacts.size(); ++i)
+            if (carries(batch, i)) entries_.push_back(entry_of(contacts, batch, i, h));
+        sort_and_index();
     }
-    sort_and_index();
     torques_.clear();
     const RollingBatch& rb = batch.rolling;
     for (std::size_t k = 0; k < rb.size(); ++k) {
@@ -94,6 +114,52 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
                             contact_frame(batch, i).to_world(g), h});
     }
     if (!torques_.empty()) parallel_sort(torques_.begin(), torques_.end(), key_less<TorqueEntry>);
+}
+
+bool WarmStartCache::store_in_parallel(const ContactList& contacts, const AssembledBatch& batch, double h) {
+    // The serial way (entries in contact order, then sorted in place by their B: the
+    // entries swapped about the array one by one) was 4 % of a random-pack run. Here only a
+    // counting pass over the contacts is serial: which contacts are kept and the largest B
+    // (by chunks), each kept contact's place among its B's entries in contact order (serial:
+    // a count per B), and then every entry is written to its range in parallel and each
+    // range put in (A, feature) order. Keys are unique, so this is the one sorted order
+    // sort_and_index gives.
+    const std::size_t n = contacts.size();
+    place_.resize(n);
+    std::vector<uint64_t> largest_in(chunk_count(n, kReduceChunk), 0);
+    std::vector<std::size_t> kept_in(largest_in.size(), 0);
+    parallel_chunks(n, kReduceChunk, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i != hi; ++i) {
+            if (!carries(batch, i)) {
+                place_[i] = kNotKept;
+                continue;
+            }
+            place_[i] = 0;
+            largest_in[c] = std::max(largest_in[c], contacts.key_b[i]);
+            ++kept_in[c];
+        }
+    });
+    uint64_t largest = 0;
+    std::size_t kept = 0;
+    for (std::size_t c = 0; c < largest_in.size(); ++c) {
+        largest = std::max(largest, largest_in[c]);
+        kept += kept_in[c];
+    }
+    entries_.clear();
+    first_.clear();
+    if (kept == 0) return true;
+    if (!indexable(largest, kept)) return false;
+    first_.assign(std::size_t(largest) + 2, 0);
+    for (std::size_t i = 0; i < n; ++i)
+        if (place_[i] != kNotKept) place_[i] = first_[std::size_t(contacts.key_b[i]) + 1]++;
+    for (std::size_t k = 1; k < first_.size(); ++k) first_[k] += first_[k - 1];
+    entries_.resize(kept);
+    parallel_each(n, [&](std::size_t i) {
+        if (place_[i] == kNotKept) return;
+        entries_[first_[std::size_t(contacts.key_b[i])] + place_[i]] = entry_of(contacts, batch, i, h);
+    }, grain::kAssembly);
+    order_within_bodies();
+    return true;
 }
 
 const WarmStartCache::TorqueEntry* WarmStartCache::find_torque(uint64_t key_a, uint64_t key_b,

@@ -33,8 +33,11 @@ public:
         double h;        ///< step size it was computed with [s]
     };
 
-    /// Remember the solved impulses of this step's contacts (and torque entries).
-    void store(const ContactList& contacts, const AssembledBatch& batch, double h);
+    /// Remember the solved impulses of this step's contacts (and torque entries). In parallel,
+    /// each contact written straight to its place, unless `in_place` (a large run, which
+    /// keeps no scratch of 4 bytes a contact beside the entries: then serially, sorted in
+    /// place) or the ids are too sparse for the index. The same entries either way.
+    void store(const ContactList& contacts, const AssembledBatch& batch, double h, bool in_place = false);
     /// Entry for a contact, or nullptr.
     const Entry* find(uint64_t key_a, uint64_t key_b, uint32_t feature) const;
     /// Torque entry for a contact, or nullptr.
@@ -59,12 +62,18 @@ public:
 private:
     /// Sorts the entries and builds first_.
     void sort_and_index();
+    /// Puts each B's entries (first_[k] .. first_[k + 1]) in (A, feature) order.
+    void order_within_bodies();
+    /// store()'s parallel way; false, having stored nothing, when the ids are too sparse
+    /// for the index.
+    bool store_in_parallel(const ContactList& contacts, const AssembledBatch& batch, double h);
 
     std::vector<Entry> entries_;  // sorted by (key_b, key_a, feature)
     /// first_[k] .. first_[k + 1]: the entries whose B has id k; empty when the largest id
     /// is far beyond the number of entries (then find() bisects)
     std::vector<uint32_t> first_;
     std::vector<TorqueEntry> torques_;  // the same, for torque entries
+    std::vector<uint32_t> place_;       // store_in_parallel's: each contact's place among its B's
     double lipschitz_ = 0.0;
 };
 

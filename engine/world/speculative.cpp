@@ -329,7 +329,7 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
         if (appended != 0) {
             colours = appended;
         } else {  // colour and assemble everything again, warm-started by the solution so far
-            p.resolve_warm.store(contacts_, batch_, h);
+            p.resolve_warm.store(contacts_, batch_, h, lean);
             if (contacts_.point.size() != contacts_.size()) {  // the geometry is given back (lean)
                 colours = recolour_rows(bodies, materials, solver, h, p.resolve_warm, lean, p.collide.colouring,
                                         back, contacts_, batch_);

@@ -226,7 +226,7 @@ StepStatus World::take_step(double h, double t1) {
         return fail(std::move(e));
 
     if (simulation.adaptive) control_.slip_speed = max_over_ranks(slip_speed(batch_, bodies));  // choose_step reads it
-    warm_.store(contacts_, batch_, h);
+    warm_.store(contacts_, batch_, h, lean);
     accumulate_wall_loads(h);
     if (record_contacts) record_step_contacts(h);
     if (solver.split_push_out && !relinearising()) push_out(h);                               // 5d.
