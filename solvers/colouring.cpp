@@ -41,6 +41,7 @@
 
 #include "core/bytes.hpp"
 #include "core/parallel.hpp"
+#include "core/sort_ranges.hpp"
 #include "solvers/assemble.hpp"
 
 namespace talus {
@@ -122,24 +123,16 @@ void priority_order(const ContactList& c, std::vector<Visit>& visit, std::vector
     }
     const int bits = std::bit_width(n / 4);  // 2^bits buckets, n/4 < 2^bits ≤ n/2
     const int shift = 64 - bits;
-    std::vector<uint32_t>& f = *first;  // f[b]: where bucket b starts (then, after the scatter, ends)
-    f.assign((std::size_t(1) << bits) + 1, 0);
-    for (const Visit& v : visit) ++f[std::size_t(v.first >> shift) + 1];
+    // f[b + 1]: where bucket b starts, moved to where it ends (where b + 1 starts) by the
+    // scatter; so after it f[b] .. f[b + 1] is bucket b
+    std::vector<uint32_t>& f = *first;
+    f.assign((std::size_t(1) << bits) + 2, 0);
+    for (const Visit& v : visit) ++f[std::size_t(v.first >> shift) + 2];
     for (std::size_t b = 1; b < f.size(); ++b) f[b] += f[b - 1];
     spare->resize(n);
-    for (const Visit& v : visit) (*spare)[f[std::size_t(v.first >> shift)]++] = v;
+    for (const Visit& v : visit) (*spare)[f[std::size_t(v.first >> shift) + 1]++] = v;
     visit.swap(*spare);
-    parallel_ranges(0, f.size() - 1, grain::kBodies, [&](std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b != b1; ++b) {
-            const uint32_t lo = b == 0 ? 0 : f[b - 1], hi = f[b];
-            for (uint32_t m = lo + 1; m < hi; ++m) {
-                const Visit v = visit[m];
-                uint32_t j = m;
-                for (; j > lo && before(v, visit[j - 1]); --j) visit[j] = visit[j - 1];
-                visit[j] = v;
-            }
-        }
-    });
+    sort_within_ranges(visit, f, before);
 }
 
 }  // namespace
@@ -210,7 +203,7 @@ std::size_t colour_contacts(std::size_t body_count, ContactList& c, ColouringScr
     s.colour.resize(n);
     // The greedy visit order: by priority hashed from the contact's key, ties by the key
     // itself (a total order on the contacts, defined without dense indices).
-    priority_order(c, s.visit, in_place ? nullptr : &s.visit_spare, &s.bucket_end);
+    priority_order(c, s.visit, in_place ? nullptr : &s.visit_spare, &s.bucket_start);
     // colour k in use means colours 0 … k − 1 are too (each was taken by a neighbour)
     std::size_t proper = 0;
     for (const auto& [priority, i] : s.visit) {

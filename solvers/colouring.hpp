@@ -19,7 +19,7 @@ struct ColouringScratch {
     std::vector<uint64_t> words;         ///< per contact: one word of a field, the in-place reordering
     std::vector<std::pair<uint64_t, uint32_t>> visit;  ///< (priority, contact), visit order
     std::vector<std::pair<uint64_t, uint32_t>> visit_spare;  ///< the visit order's bucket pass
-    std::vector<uint32_t> bucket_end;  ///< the visit order's buckets by priority (ends, after the pass)
+    std::vector<uint32_t> bucket_start;  ///< the visit order's buckets by priority (where each starts)
     /// One spare array per field type of ContactList, for the reordering by copy.
     std::tuple<std::vector<int32_t>, std::vector<uint32_t>, std::vector<uint64_t>,
                std::vector<double>, std::vector<Vec3>> spare;
