@@ -42,24 +42,7 @@ struct SolverBodies {
     std::size_t size() const { return body.size(); }
 
     /// Take ν* from the store (ω̄ rotated to the world frame); body[] starts at ν*.
-    void load(const BodyStore& bodies) {
-        const std::size_t n = bodies.size();
-        body.resize(n);
-        v_free.resize(n);
-        w_free.resize(n);
-        bool all_isotropic = true;
-        for (std::size_t i = 0; i < n; ++i) all_isotropic = all_isotropic && isotropic(bodies.inv_inertia[i]);
-        if (all_isotropic) inv_inertia_world.clear(); else inv_inertia_world.resize(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            const Mat3 rot = bodies.orientation[i].toRotationMatrix();
-            const Vec3& j = bodies.inv_inertia[i];
-            const bool iso = isotropic(j);
-            v_free[i] = bodies.velocity[i];
-            w_free[i] = rot * bodies.angular_velocity[i];
-            body[i] = {v_free[i], bodies.inv_mass[i], w_free[i], iso ? j[0] : -1.0};
-            if (!all_isotropic) inv_inertia_world[i] = rot * j.asDiagonal() * rot.transpose();
-        }
-    }
+    void load(const BodyStore& bodies);
 
     /// I⁻¹ t for body i [1/(kg m²) × N m s].
     Vec3 inv_inertia_times(std::size_t i, const Vec3& t) const {
