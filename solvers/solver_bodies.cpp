@@ -1,6 +1,8 @@
 // SolverBodies::load (solvers/solver_bodies.hpp): the bodies as the solvers iterate on them.
 #include "solvers/solver_bodies.hpp"
 
+#include <algorithm>
+
 #include "core/parallel.hpp"
 
 namespace talus {
@@ -12,8 +14,8 @@ void SolverBodies::load(const BodyStore& bodies) {
     body.resize(n);
     v_free.resize(n);
     w_free.resize(n);
-    const bool all_isotropic =
-        parallel_max(n, [&](std::size_t i) { return isotropic(bodies.inv_inertia[i]) ? 0.0 : 1.0; }) == 0.0;
+    const bool all_isotropic = std::all_of(bodies.inv_inertia.begin(), bodies.inv_inertia.end(),
+                                           [](const Vec3& j) { return isotropic(j); });
     if (all_isotropic) inv_inertia_world.clear(); else inv_inertia_world.resize(n);
     parallel_each(n, [&](std::size_t i) {
         const Mat3 rot = bodies.orientation[i].toRotationMatrix();

@@ -27,11 +27,10 @@ bool indexable(uint64_t largest_b, std::size_t entries) {
     return largest_b <= kIndexSlotsPerEntry * entries + 4096;
 }
 
-/// Whether contact i ends the step with an impulse (only those are remembered).
-bool carries(const AssembledBatch& batch, std::size_t i) {
-    const Vec3& g = batch.gamma[i];
-    return !(g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0);
-}
+/// Whether an impulse is not zero (only those are remembered).
+bool nonzero(const Vec3& g) { return !(g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0); }
+/// Whether contact i ends the step with an impulse.
+bool carries(const AssembledBatch& batch, std::size_t i) { return nonzero(batch.gamma[i]); }
 
 WarmStartCache::Entry entry_of(const ContactList& contacts, const AssembledBatch& batch, std::size_t i,
                                double h) {
@@ -87,8 +86,8 @@ void WarmStartCache::order_within_bodies() {
 
 void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& batch, double h, bool in_place) {
     lipschitz_ = batch.lipschitz;
+    if (in_place) place_ = std::vector<uint32_t>{};  // a large run keeps no scratch
     if (in_place || !store_in_parallel(contacts, batch, h)) {
-        place_ = std::vector<uint32_t>{};
         entries_.clear();
         entries_.reserve(contacts.size());
         for (std::size_t i = 0; i < contacts.size(); ++i)
@@ -99,7 +98,7 @@ void WarmStartCache::store(const ContactList& contacts, const AssembledBatch& ba
     const RollingBatch& rb = batch.rolling;
     for (std::size_t k = 0; k < rb.size(); ++k) {
         const Vec3& g = rb.gamma[k];
-        if (g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0) continue;
+        if (!nonzero(g)) continue;
         const std::size_t i = rb.contact[k];
         torques_.push_back({contacts.key_a[i], contacts.key_b[i], contacts.feature[i],
                             contact_frame(batch, i).to_world(g), h});
