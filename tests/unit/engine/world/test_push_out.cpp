@@ -59,6 +59,27 @@ TEST(PushOut, SeparatePassMovesPositionsAndLeavesNoVelocity) {
     for (const Vec3& v : position.bodies.velocity) EXPECT_EQ(v.norm(), 0.0);
 }
 
+// A column of 40, each overlap 0.4 % of r (within the penetration target, 1 % of r): its
+// passes stop after World::kPushOutSweeps sweeps, far short of what the column's deep mode
+// needs, and a pass stopped there would push the lower grains into the upper ones before
+// their contacts are swept again. So each step no overlap deepens (and none appears where
+// there was a gap), no velocity is left, and over the steps the column comes apart to the
+// slop as an uncapped pass brings it.
+TEST(PushOut, ShortPassesNeverDeepenAnOverlap) {
+    const int n = 40;
+    const double overlap = 2e-5;
+    World w = overlapped_column(n, overlap, true);
+    double before = deepest_overlap(w);
+    for (int step = 0; step < 150; ++step) {
+        run_steps(w, 1);
+        const double now = deepest_overlap(w);
+        ASSERT_LE(now, before * (1.0 + 1e-9)) << "step " << step + 1;
+        before = now;
+        for (const Vec3& v : w.bodies.velocity) ASSERT_EQ(v.norm(), 0.0);
+    }
+    EXPECT_LE(deepest_overlap(w), 0.0025 * 5e-3 * 1.0001);
+}
+
 // Overlaps shallower than the slop are left alone: no pass, positions unchanged.
 TEST(PushOut, OverlapsBelowTheSlopAreLeftAlone) {
     World w = overlapped_column(5, 5e-6, true);  // 0.1 % of r < 0.25 %
