@@ -27,11 +27,11 @@
 
 namespace talus {
 
-bool World::deepens_or_closes(double h, double deepest_push) {
+bool World::deepens_or_closes(double deepest_push) {
     // For each contact, at the pass's velocities ν_p: n·Δν_p + max(Φ, 0)/h < 0 deepens an
     // overlap (Φ < 0) or closes an open gap past contact, beyond a tenth of the fastest push
-    // (the pass's own tolerance). Ghosts first get their owners' ν_p, so that every rank
-    // decides on the same numbers as one process would.
+    // (the pass's own tolerance); batch_.push holds Φ/h for an open gap. Ghosts first get
+    // their owners' ν_p, so that every rank decides on the numbers one process would.
     if (distributed()) refresh_ghost_velocities(bodies, on_ranks.owner, batch_.a, batch_.b, *on_ranks.ranks);
     const double worst = max_over_ranks(parallel_max(batch_.size(), [&](std::size_t i) {
         const int32_t a = batch_.a[i], b = batch_.b[i];
@@ -104,7 +104,7 @@ void World::push_out(double h) {
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
     SolverResult pass = solve_contacts(batch_, bodies, s);  // a capped pass still takes back a share
-    if (capped && !pass.converged && deepens_or_closes(h, deepest_push)) {
+    if (capped && !pass.converged && deepens_or_closes(deepest_push)) {
         // Stopped early, the pass would leave a contact closing in pseudo-time (a grain
         // pushed up against the one above before that contact was swept again): it goes
         // on from where it stopped (its impulses; the velocities are made again from them),

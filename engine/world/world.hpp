@@ -298,7 +298,7 @@ private:
     void push_out(double h);
     /// Whether the push-out pass's velocities (in the store) deepen an overlap or close an
     /// open gap past contact by more than its tolerance (a collective over ranks).
-    bool deepens_or_closes(double h, double deepest_push);
+    bool deepens_or_closes(double deepest_push);
     void drop_push_out();
 
     /// Adds this step's contact impulses on walls to wall_loads_.
