@@ -32,6 +32,9 @@ struct StepDiagnostics {
     /// contacts"), and the extra solves taken when some of them would close after all.
     uint32_t set_aside = 0;
     uint32_t resolves = 0;
+    /// The step took its candidate pairs from an earlier search (collision/kept_pairs.hpp)
+    /// instead of running the broad phase: the same pairs either way.
+    bool kept_pairs = false;
     /// Joint infeasibility after the step, I(q) = max_j |g_j(q)| over the joints' position
     /// rows (Anitescu et al. 2003, eq. 3.15) [m for point rows, rad for angular rows]; 0
     /// without joints.

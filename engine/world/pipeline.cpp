@@ -147,6 +147,10 @@ StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
         orient_by_id(bodies, pairs);
         return {};
     }
+    return broad_phase_error(why, at);
+}
+
+StepError broad_phase_error(const std::string& why, StepAt at) {
     std::ostringstream m;
     m << "at t = " << at.time << " s (step " << at.step << "): " << why;
     return StepError::of(StepFault::BroadPhase, m.str());

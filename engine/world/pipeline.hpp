@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "collision/broad_phase.hpp"
+#include "collision/kept_pairs.hpp"
 #include "collision/narrow_phase.hpp"
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
@@ -61,6 +63,7 @@ struct StepPipeline {
     std::vector<double> reach;          ///< per body: radius + its share of the envelope [m]
     PairList pairs;                     ///< the broad phase's candidate pairs
     BroadPhaseScratch broad;
+    KeptPairs kept;                     ///< an earlier search's pairs, while they cover (stage 2)
     CollideScratch collide;
     SolverWorkspace solver;
     std::vector<uint32_t> renumbered;   ///< old index → new index of the last renumbering
@@ -111,6 +114,10 @@ StepError check_kinematic_periodic(const BodyStore& bodies, const PeriodicBox& p
 StepError find_pairs(const BodyStore& bodies, const std::vector<double>& reach,
                      const PeriodicBox& periodic, StepAt at, PairList& pairs,
                      BroadPhaseScratch& scratch);
+
+/// The step's failure for the broad phase's answer `why` (the broad phase could not grid
+/// the bodies).
+StepError broad_phase_error(const std::string& why, StepAt at);
 
 /// Each pair's first body is the one with the lower stable id (a periodic image shift
 /// changes sign when the two swap): a contact is then computed from the same side whatever

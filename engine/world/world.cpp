@@ -369,13 +369,11 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
         contacts_.clear();
         return out;
     }
-    out.error = find_pairs(bodies, p.reach, simulation.periodic, at, p.pairs, p.broad);  // 2.
+    out.error = candidate_pairs(at);  // 2.
     if (!out.error.ok) {
         contacts_.clear();
         return out;
     }
-    if (simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0)
-        renumber(p.broad.order, bodies, p.reach, p.pairs, p.saved_v, p.saved_w, p.renumbered);
     const bool lean = lean_step();
     if (lean) p.broad = BroadPhaseScratch{};
     clock.lap(diag_.time_broad);
@@ -421,6 +419,57 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
     clock.lap(diag_.time_assemble);
     diag_.time_assemble += collided.assemble_seconds;
     return out;
+}
+
+StepError World::candidate_pairs(StepAt at) {
+    // The broad phase's pairs at the bodies' reaches (stage 2), from the pairs kept by an
+    // earlier search while every body stays within its skin (collision/kept_pairs.hpp):
+    // the same pairs either way. Not for a large run (the kept positions and pairs would
+    // sit beside its peak) nor with periodic axes (a body wrapping round jumps a period).
+    StepPipeline& p = pipeline_;
+    const bool renumber_now = simulation.renumber_interval > 0 && step_count % simulation.renumber_interval == 0;
+    const bool keep = keep_pairs && !lean_step() && !simulation.periodic.any();
+    if (!keep) p.kept = KeptPairs{};
+    const bool covered = keep && p.kept.cover(bodies.position, p.reach);
+    diag_.kept_pairs = covered && !renumber_now;
+    if (diag_.kept_pairs) {
+        filter_kept_pairs(p.kept, bodies.position, p.reach, p.pairs);
+        orient_by_id(bodies, p.pairs);
+        ++p.kept.served;
+        return {};
+    }
+    if (!keep || renumber_now) {
+        // A renumbering takes the broad phase's own order, the bodies' Morton order at this
+        // step, so the bodies sit where they would have without kept pairs (frames list
+        // them in that order); kept pairs that still cover follow the new numbering.
+        StepError e = find_pairs(bodies, p.reach, simulation.periodic, at, p.pairs, p.broad);
+        if (!e.ok || !renumber_now) return e;
+        renumber(p.broad.order, bodies, p.reach, p.pairs, p.saved_v, p.saved_w, p.renumbered);
+        if (!covered) {
+            p.kept.clear();
+            return e;
+        }
+        apply_order(p.broad.order, p.kept.position);
+        apply_order(p.broad.order, p.kept.reach);
+        for (std::size_t k = 0; k < p.kept.pairs.size(); ++k) {
+            p.kept.pairs.a[k] = int32_t(p.renumbered[std::size_t(p.kept.pairs.a[k])]);
+            p.kept.pairs.b[k] = int32_t(p.renumbered[std::size_t(p.kept.pairs.b[k])]);
+        }
+        return e;
+    }
+    // A search whose pairs served no step: the bodies outrun the skin, so search without one.
+    if (!p.kept.empty() && p.kept.served == 0) p.kept.wait = KeptPairs::kWaitAfterMiss;
+    if (p.kept.wait > 0) {
+        --p.kept.wait;
+        p.kept.clear();
+        return find_pairs(bodies, p.reach, simulation.periodic, at, p.pairs, p.broad);
+    }
+    if (const std::string why = search_kept_pairs(bodies.position, bodies.radius, p.reach, p.kept, p.broad);
+        !why.empty())
+        return broad_phase_error(why, at);
+    filter_kept_pairs(p.kept, bodies.position, p.reach, p.pairs);
+    orient_by_id(bodies, p.pairs);
+    return {};
 }
 
 std::string World::rank_step_refusal() const {
@@ -636,7 +685,9 @@ void World::record_step_contacts(double h) {
     r.clear();
     r.step = h;
     const std::size_t n = batch_.size();
+    contact_record_keys_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
+        contact_record_keys_[i] = {contacts_.key_a[i], contacts_.key_b[i], contacts_.feature[i]};
         const bool wall = on_wall(i);
         const std::size_t b = std::size_t(batch_.b[i]);
         const Vec3 point = contact_point(i);
@@ -657,6 +708,22 @@ void World::record_step_contacts(double h) {
         r.segment.push_back({batch_.a[i] == kNoBody ? point : Vec3(point - batch_.lever_a[i]),
                              Vec3(point - batch_.lever_b[i])});
     }
+}
+
+const ContactRecord& World::contact_record() const {
+    std::vector<ContactKey>& keys = contact_record_keys_;
+    if (keys.empty()) return contact_record_;
+    ContactRecord& r = contact_record_;
+    std::vector<uint32_t> order(keys.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return keys[x] < keys[y]; });
+    for (auto* v : {&r.a, &r.b}) apply_order(order, *v);
+    for (auto* v : {&r.point, &r.normal, &r.tangential_impulse}) apply_order(order, *v);
+    for (auto* v : {&r.gap, &r.normal_impulse}) apply_order(order, *v);
+    apply_order(order, r.wall);
+    apply_order(order, r.segment);
+    keys.clear();
+    return r;
 }
 
 double World::kinetic_energy() const { return kinetic_energy_sum().value(); }

@@ -206,10 +206,18 @@ public:
     /// default: it costs a copy per wall contact and step).
     bool record_wall_contacts = false;
     const WallContactList& wall_contacts() const { return wall_contacts_; }
+    /// Stage 2 may take a step's candidate pairs from an earlier search while every body
+    /// stays within its skin (collision/kept_pairs.hpp): the same pairs, found for less.
+    /// false runs the broad phase every step (a test and a benchmark compare the two).
+    bool keep_pairs = true;
     /// Keep each step's contacts, body–body and body–wall, in contact_record() (off by
     /// default: it costs a copy of about 150 bytes per contact and step).
     bool record_contacts = false;
-    const ContactRecord& contact_record() const { return contact_record_; }
+    /// The record's rows in the order of the contacts' keys (A, B, feature; sorted when first read
+    /// after a step), not in the solve's: that order within a colour follows the candidate
+    /// pairs', which kept pairs change (collision/kept_pairs.hpp), and a resumed run must
+    /// write the same rows as the uninterrupted one.
+    const ContactRecord& contact_record() const;
 
     /// How the step's contact problems are solved (the solve, the take-back's solves, the
     /// push-out and the position-level passes): solve_ccp in this process when empty.
@@ -250,6 +258,9 @@ private:
     /// Stages 1–4 of a step (forces … assembly and joint rows), stopping at the first
     /// stage that fails.
     Prepared prepare_solve(double h, StepAt at);
+    /// Stage 2 of prepare_solve: the candidate pairs into the pipeline's pairs, renumbering
+    /// the bodies when due (StepPipeline::kept, collision/kept_pairs.hpp).
+    StepError candidate_pairs(StepAt at);
     /// The same on one rank of several (distributed()): collide_on_rank.
     Prepared prepare_on_ranks(double h, StepAt at);
     /// Over the ranks when distributed(), else x itself (collectives).
@@ -323,7 +334,13 @@ private:
     StepDiagnostics diag_;
     WallLoads wall_loads_;
     WallContactList wall_contacts_;
-    ContactRecord contact_record_;
+    mutable ContactRecord contact_record_;  // (sorted on first read: contact_record())
+    struct ContactKey {
+        uint64_t a, b;
+        uint32_t feature;
+        auto operator<=>(const ContactKey&) const = default;
+    };
+    mutable std::vector<ContactKey> contact_record_keys_;  ///< per row while unsorted; empty once sorted
     ContactList contacts_;
     AssembledBatch batch_;
     SolverResult result_;

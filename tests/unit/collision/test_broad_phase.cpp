@@ -11,19 +11,12 @@
 #include <utility>
 
 #include "collision/broad_phase.hpp"
+#include "tests/support/pair_sets.hpp"
 
 namespace talus {
 namespace {
 
-std::set<std::pair<int, int>> as_set(const PairList& p) {
-    std::set<std::pair<int, int>> s;
-    for (std::size_t k = 0; k < p.size(); ++k) {
-        EXPECT_LT(p.a[k], p.b[k]);
-        s.insert({p.a[k], p.b[k]});
-    }
-    EXPECT_EQ(s.size(), p.size()) << "a pair was reported twice";
-    return s;
-}
+using testing::as_set;
 
 struct Cloud { std::vector<Vec3> x; std::vector<double> r; };
 
