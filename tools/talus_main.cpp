@@ -655,6 +655,14 @@ int cmd_run(RunOptions opt) {
     // over parts every rank gathers; a file written in parallel is synced by every rank
     if (writes || parted || parallel_output) setup.checkpoint = checkpoint;
     setup.trajectory = out_absolute;
+    // A step frees and takes again its buffers of under 4 MB (those above come from the
+    // kernel: main), and glibc gives a heap's free top back to the kernel once it passes
+    // 128 KB (a thread's arena by madvise): the next step faults the pages in again. A
+    // run that is not large keeps up to 256 MB free at the top of its heaps instead: the
+    // settled lattice twin 8.8 -> 8.0 s, the random-pack twin 50.5 -> 48.1 s at the same
+    // peak RSS (benchmarks/README.md, "Session 41"). A large run keeps the default, for
+    // its peak.
+    if (!world.large_run()) mallopt(M_TRIM_THRESHOLD, 256 << 20);
     talus::Runner runner(scene, writer.get(), setup);
     try {
         const talus::RunOutcome outcome = runner.run(events);
