@@ -28,7 +28,7 @@ namespace talus {
 inline constexpr double kSkinShare = 0.1;
 
 struct KeptPairs {
-    PairList pairs;               ///< every pair within the searched reaches (a < b, dense)
+    PairList pairs;               ///< every pair within the searched reaches (dense indices)
     std::vector<Vec3> position;   ///< each body's position at the search [m]
     std::vector<double> reach;    ///< each body's reach searched (its reach + skin) [m]
     std::size_t served = 0;       ///< steps that took their pairs from this search
@@ -41,7 +41,7 @@ struct KeptPairs {
     static constexpr int kWaitAfterMiss = 8;
 
     bool empty() const { return position.empty(); }
-    /// Forget the search (bodies added, removed or renumbered since).
+    /// Forget the search (its pairs, positions and reaches; `wait` stays).
     void clear();
     /// Whether every body is still within its skin at these positions and reaches: the
     /// kept pairs then hold every pair within reach.
@@ -49,7 +49,8 @@ struct KeptPairs {
 };
 
 /// The pairs of `kept` within reach_a + reach_b at these positions, by the broad phase's
-/// test (collision/broad_phase.hpp, without periodic axes), into `out` (a < b).
+/// test (collision/broad_phase.hpp, without periodic axes), into `out` as kept (a < b
+/// from a search; a renumbering may have swapped them: orient_by_id orders them by id).
 void filter_kept_pairs(KeptPairs& kept, const std::vector<Vec3>& position,
                        const std::vector<double>& reach, PairList& out);
 
