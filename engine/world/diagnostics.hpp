@@ -96,7 +96,8 @@ struct WallContactList {
 
 /// Every contact of the last step, bodies and walls alike, with what it carried
 /// (World::record_contacts; the output's optional /contacts: force chains, coordination
-/// numbers, fabric and stress). Rows in contact order; the geometry is the step's start.
+/// numbers, fabric and stress). World::contact_record() gives the rows in the order of the
+/// contacts' keys (A, B, feature); the geometry is the step's start.
 struct ContactRecord {
     static constexpr uint64_t kWallSide = ~uint64_t(0);  ///< `a` of a wall contact
     std::vector<int32_t> wall;     ///< index into World::walls, −1 between two bodies
@@ -113,9 +114,15 @@ struct ContactRecord {
     double step = 0.0;             ///< the step h the impulses cover [s]
 
     std::size_t size() const { return b.size(); }
+    /// f(v) for each per-row array: what clears or reorders the rows goes through it, so
+    /// that a new field cannot be left out of one of them.
+    template <class F>
+    void for_each_row_array(F&& f) {
+        f(wall); f(a); f(b); f(point); f(normal); f(gap); f(normal_impulse); f(tangential_impulse);
+        f(segment);
+    }
     void clear() {
-        wall.clear(); a.clear(); b.clear(); point.clear(); normal.clear(); gap.clear();
-        normal_impulse.clear(); tangential_impulse.clear(); segment.clear();
+        for_each_row_array([](auto& v) { v.clear(); });
     }
 };
 

@@ -168,13 +168,17 @@ void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector
     apply_order(order, reach);
     renumbered.resize(order.size());
     for (std::size_t k = 0; k < order.size(); ++k) renumbered[order[k]] = uint32_t(k);
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-        pairs.a[p] = int32_t(renumbered[pairs.a[p]]);
-        pairs.b[p] = int32_t(renumbered[pairs.b[p]]);
-    }
+    renumber_pairs(renumbered, pairs);
     // keep the restore copies (velocities at step start) in step with the new numbering
     apply_order(order, saved_v);
     apply_order(order, saved_w);
+}
+
+void renumber_pairs(const std::vector<uint32_t>& renumbered, PairList& pairs) {
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+        pairs.a[p] = int32_t(renumbered[std::size_t(pairs.a[p])]);
+        pairs.b[p] = int32_t(renumbered[std::size_t(pairs.b[p])]);
+    }
 }
 
 StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double envelope, double h,

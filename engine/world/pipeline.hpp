@@ -132,6 +132,10 @@ void renumber(const std::vector<uint32_t>& order, BodyStore& bodies, std::vector
               PairList& pairs, std::vector<Vec3>& saved_v, std::vector<Vec3>& saved_w,
               std::vector<uint32_t>& renumbered);
 
+/// Each pair's bodies to their new indices (`renumbered`: old index → new index), the
+/// pairs kept in their order: renumber's, and kept pairs that follow a renumbering.
+void renumber_pairs(const std::vector<uint32_t>& renumbered, PairList& pairs);
+
 /// Too many candidate pairs per body (kMaxPairsPerBody): the step is far too long.
 StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double envelope, double h,
                          StepAt at);

@@ -451,10 +451,7 @@ StepError World::candidate_pairs(StepAt at) {
         }
         apply_order(p.broad.order, p.kept.position);
         apply_order(p.broad.order, p.kept.reach);
-        for (std::size_t k = 0; k < p.kept.pairs.size(); ++k) {
-            p.kept.pairs.a[k] = int32_t(p.renumbered[std::size_t(p.kept.pairs.a[k])]);
-            p.kept.pairs.b[k] = int32_t(p.renumbered[std::size_t(p.kept.pairs.b[k])]);
-        }
+        renumber_pairs(p.renumbered, p.kept.pairs);
         return e;
     }
     // A search whose pairs served no step: the bodies outrun the skin, so search without one.
@@ -717,11 +714,7 @@ const ContactRecord& World::contact_record() const {
     std::vector<uint32_t> order(keys.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
     std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return keys[x] < keys[y]; });
-    for (auto* v : {&r.a, &r.b}) apply_order(order, *v);
-    for (auto* v : {&r.point, &r.normal, &r.tangential_impulse}) apply_order(order, *v);
-    for (auto* v : {&r.gap, &r.normal_impulse}) apply_order(order, *v);
-    apply_order(order, r.wall);
-    apply_order(order, r.segment);
+    r.for_each_row_array([&](auto& v) { apply_order(order, v); });
     keys.clear();
     return r;
 }
