@@ -35,24 +35,17 @@ void filter_kept_pairs(KeptPairs& kept, const std::vector<Vec3>& x, const std::v
     const PairList& in = kept.pairs;
     const std::size_t n = in.size();
     constexpr std::size_t kChunk = grain::kPairs * 8;
-    const std::size_t chunks = chunk_count(n, kChunk);
     kept.keep.resize(n);
-    kept.kept_before.assign(chunks + 1, 0);
-    parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t lo, std::size_t hi) {
-        std::size_t count = 0;
-        for (std::size_t k = lo; k < hi; ++k) {
-            const std::size_t a = std::size_t(in.a[k]), b = std::size_t(in.b[k]);
-            const double reach = r[a] + r[b];
-            const bool within = (x[b] - x[a]).squaredNorm() <= reach * reach;
-            kept.keep[k] = within;
-            count += within;
-        }
-        kept.kept_before[c + 1] = count;
+    const std::size_t total = count_kept_before(n, kChunk, kept.kept_before, [&](std::size_t k) {
+        const std::size_t a = std::size_t(in.a[k]), b = std::size_t(in.b[k]);
+        const double reach = r[a] + r[b];
+        const bool within = (x[b] - x[a]).squaredNorm() <= reach * reach;
+        kept.keep[k] = within;
+        return within;
     });
-    for (std::size_t c = 0; c < chunks; ++c) kept.kept_before[c + 1] += kept.kept_before[c];
     out.clear();
-    out.a.resize(kept.kept_before[chunks]);
-    out.b.resize(kept.kept_before[chunks]);
+    out.a.resize(total);
+    out.b.resize(total);
     parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t lo, std::size_t hi) {
         std::size_t at = kept.kept_before[c];
         for (std::size_t k = lo; k < hi; ++k)

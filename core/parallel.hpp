@@ -44,6 +44,24 @@ void parallel_chunks(std::size_t n, std::size_t chunk, F&& f) {
     });
 }
 
+/// The first pass of a stable compaction in parallel: kept_before[c] becomes the count of
+/// indices i with keep(i) in the chunks before chunk c (chunks of `chunk` indices of
+/// [0, n), as parallel_chunks cuts them), for c = 0 … chunk_count; returns the last, the
+/// count of all. A second pass writes chunk c's kept items in order from kept_before[c] on,
+/// so the result is the serial compaction's on any number of threads.
+template <class Keep>
+std::size_t count_kept_before(std::size_t n, std::size_t chunk, std::vector<std::size_t>& kept_before, Keep&& keep) {
+    const std::size_t chunks = chunk_count(n, chunk);
+    kept_before.assign(chunks + 1, 0);
+    parallel_chunks(n, chunk, [&](std::size_t c, std::size_t lo, std::size_t hi) {
+        std::size_t count = 0;
+        for (std::size_t i = lo; i < hi; ++i) count += keep(i) ? 1 : 0;
+        kept_before[c + 1] = count;
+    });
+    for (std::size_t c = 0; c < chunks; ++c) kept_before[c + 1] += kept_before[c];
+    return kept_before[chunks];
+}
+
 /// Sorts [first, last) by `less` in parallel. Under a total order (no two elements
 /// equivalent) the sorted sequence is unique, so the result does not depend on the threads;
 /// under a weaker order it may.

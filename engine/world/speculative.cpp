@@ -56,15 +56,9 @@ double normal_velocity(const BodyStore& bodies, const ContactList& c, std::size_
 void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to, ColouringScratch* spare) {
     const std::size_t n = from.size();
     constexpr std::size_t kChunk = 4 * grain::kContacts;
-    const std::size_t chunks = chunk_count(n, kChunk);
-    std::vector<std::size_t> kept_before(chunks + 1, 0);  // kept contacts in the chunks before
-    parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
-        std::size_t k = 0;
-        for (std::size_t i = begin; i < end; ++i) k += keep[i] ? 1 : 0;
-        kept_before[c + 1] = k;
-    });
-    for (std::size_t c = 0; c < chunks; ++c) kept_before[c + 1] += kept_before[c];
-    const std::size_t kept = kept_before[chunks], moved = n - kept;
+    std::vector<std::size_t> kept_before;  // kept contacts in the chunks before
+    const std::size_t kept = count_kept_before(n, kChunk, kept_before, [&](std::size_t i) { return keep[i] != 0; });
+    const std::size_t moved = n - kept;
     if (moved == 0) return;
     const std::size_t base = to.size();
     from.for_each_filled_array([&](auto& src, auto& dst) {
