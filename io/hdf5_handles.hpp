@@ -63,4 +63,26 @@ private:
     void* data_ = nullptr;
 };
 
+/// Opens a trajectory for reading whether or not its writer closed it: a plain open first
+/// (a cleanly closed file), then in SWMR read mode (a file being written, or left by a
+/// killed run). In SWMR mode HDF5 reads a metadata block again when its checksum fails,
+/// doubling a sleep between tries (from 1 ns), 100 times by default: a block a killed
+/// writer left torn then holds the reader for ever (2^100 ns). Twenty-four tries wait
+/// about 34 ms in all, far longer than a live writer takes to finish writing a block, and
+/// a torn block then fails the read with HDF5's "incorrect metadata checksum" at once.
+/// Returns a negative id if neither open succeeds; `closed_cleanly` says which one did.
+inline hid_t open_trajectory_for_reading(const char* path, bool* closed_cleanly = nullptr) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (closed_cleanly != nullptr) *closed_cleanly = f >= 0;
+    if (f >= 0) return f;
+    H5Eclear2(H5E_DEFAULT);
+    const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) return fapl;
+    constexpr unsigned kSwmrReadAttempts = 24;
+    if (H5Pset_metadata_read_attempts(fapl, kSwmrReadAttempts) >= 0)
+        f = H5Fopen(path, H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+    H5Pclose(fapl);
+    return f;
+}
+
 }  // namespace talus::hdf5

@@ -382,8 +382,7 @@ FrameBodies read_frame_bodies(const std::filesystem::path& path, int64_t frame) 
                                           "or -1 to -{})",
                                           path.string(), n, n == 1 ? "" : "s", frame, n - 1, n));
     QuietHdf5 quiet;
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+    const hid_t f = hdf5::open_trajectory_for_reading(path.c_str());
     if (f < 0) throw IoError(open_failure(path));
     Hid file(f, H5Fclose);
     FrameBodies out;
@@ -420,11 +419,7 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
     // left by a killed run, needs the SWMR read flag.
     TrajectorySummary s;
     s.path = path.string();
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) {
-        s.closed_cleanly = false;
-        f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
-    }
+    const hid_t f = hdf5::open_trajectory_for_reading(path.c_str(), &s.closed_cleanly);
     if (f < 0) {
         H5Eclear2(H5E_DEFAULT);
         throw IoError(open_failure(path));

@@ -187,6 +187,9 @@ public:
     /// Its simulated time [s].
     double last_frame_time() const;
     uint64_t rows_written() const;               ///< body rows over those frames
+    /// What a continued killed run's file had that did not read and was dropped: frames
+    /// (from the first that does not read) and diagnostics. Empty when nothing was lost.
+    const std::string& damage() const;
     bool parallel() const;                       ///< written from every rank (RunMetadata::parallel)
     /// Whether this process writes what every rank holds alike: rank 0 in parallel, else
     /// the one writer. In parallel, the others hand write_frame only the bodies they own.

@@ -254,9 +254,11 @@ add_test(NAME io.run_failures
 # threads; [output] checkpoint_interval leaves the checkpoint of the run's end state;
 # SIGHUP stops a run like SIGTERM; a finished run is not resumed again (its checkpoint is
 # marked finished), and its original command on a stopped output says how to continue.
+# damaged: a killed run's file whose chunk-index blocks no longer pass their checksum: the
+# resume ends at once, warns which frames are lost, and keeps every other frame.
 # adaptive: the scene without its dt (the adaptive step): frames exactly on their time
 # cadence, the same bits on 1 and 3 threads, and stopped and resumed on 2 threads.
-foreach(mode stop signals periodic finished adaptive)
+foreach(mode stop signals damaged periodic finished adaptive)
   add_test(NAME io.resume_${mode}
            COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_resume.py
                    $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml

@@ -547,8 +547,20 @@ int cmd_run(RunOptions opt) {
             // every frame up to the checkpoint must be there: the resumed run starts after it
             const uint64_t due = world.step_count / frame_every * frame_every;
             const double due_time = talus::Runner::next_multiple(world.time, interval) - interval;
-            if (adaptive ? writer->last_frame_time() < due_time * (1.0 - 1e-12)
-                         : writer->last_frame_step() < due) {
+            const bool short_of_checkpoint = adaptive ? writer->last_frame_time() < due_time * (1.0 - 1e-12)
+                                                      : writer->last_frame_step() < due;
+            if (!writer->damage().empty()) {
+                // frames a killed run left unreadable cannot be computed again (the state
+                // before them is gone); the run itself is whole in the checkpoint, so it
+                // goes on, and the trajectory has a gap where those frames were
+                std::fprintf(stderr,
+                             "talus: warning: trajectory '%s': %s; the run continues from the "
+                             "checkpoint '%s' (step %llu), and the trajectory has no frames "
+                             "between step %llu and the next one after it\n",
+                             out.c_str(), writer->damage().c_str(), opt.resume.c_str(),
+                             (unsigned long long)world.step_count,
+                             (unsigned long long)writer->last_frame_step());
+            } else if (short_of_checkpoint) {
                 writer->close();
                 std::fprintf(stderr,
                              "talus: trajectory '%s' ends at step %llu, before the frame of "
@@ -562,7 +574,9 @@ int cmd_run(RunOptions opt) {
         }
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus: %s\n", e.what());
-        return kExitIo;
+        // A file HDF5 could not close (a full disk while a resume copied a killed run's
+        // file) is closed again by HDF5 at exit, which crashes: leave without that.
+        exit_agreed(kExitIo);
     }
     // Checkpoints name the scene by its absolute path: a resumed run parses the scene text
     // again and finds its output and mesh files from there, whatever its directory.
@@ -837,7 +851,9 @@ int cmd_info(const std::string& path, bool json) {
         return kExitInvalid;
     } catch (const talus::IoError& e) {
         std::fprintf(stderr, "talus info: %s\n", e.what());
-        return kExitIo;
+        // a file with a damaged block may be one HDF5 cannot close; its clean-up at exit
+        // would then complain ("infinite loop closing library") or crash
+        exit_agreed(kExitIo);
     }
 }
 

@@ -8,12 +8,21 @@ namespace talus {
 using namespace trajectory;
 
 bool TrajectoryWriter::Impl::exists(hid_t f, const char* name) {
-    // H5Lexists fails (< 0) when a parent group is missing: that is "no" too
+    // H5Lexists fails (< 0) when a parent group is missing, so each level is asked in turn;
+    // a failure on a level whose parent exists is a group that does not read (a damaged
+    // block), which must not pass for an absent one
     std::string prefix;
     for (std::string_view rest = name; !rest.empty();) {
         const std::size_t slash = rest.find('/', 1);
         prefix += rest.substr(0, slash);
-        if (H5Lexists(f, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+        const htri_t here = H5Lexists(f, prefix.c_str(), H5P_DEFAULT);
+        if (here < 0) {
+            char file[4096] = "";
+            H5Fget_name(f, file, sizeof file);
+            throw IoError(fmt::format("trajectory '{}': cannot look up {}: {}", file, prefix,
+                                      hdf5_error_text()));
+        }
+        if (here == 0) return false;
         rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
     }
     return true;
@@ -276,7 +285,9 @@ void TrajectoryWriter::Impl::continue_by_copy(hid_t old, const Kept& k, const Ru
             throw IoError(fmt::format("cannot continue '{}': cannot rename '{}' over it: {}",
                                       path.string(), tmp.string(), ec.message()));
     } catch (...) {
-        freeze();  // nothing more reaches the copy, which goes
+        // The copy goes. It is closed as it stands (frozen, HDF5 could not close it, and
+        // would try again at exit: a crash in H5F__close_cb); a close that fails all the
+        // same (a full disk) leaves the caller to end the process without HDF5's clean-up.
         for (Column* c : body_columns()) c->id.reset();
         for (Column* c : frame_columns()) c->id.reset();
         for (Column* c : diagnostic_columns()) c->id.reset();
@@ -366,7 +377,7 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
         for (std::size_t j = 0; j < n; ++j) out[j] = FlowTally{c[j], m[j]};
     };
     FrameRows fr;
-    for (hsize_t i = 0; i < k.frames; ++i) {
+    const auto read_frame = [&](hsize_t i) {
         const hsize_t a = k.first_row[i], n = k.row_count[i];
         fr.frame = true;
         fr.time = k.time[i];
@@ -448,13 +459,41 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             g.axes = rows(s_axes, std::array<double, 9>{}, sa, sn);
             g.cylinders = rows(s_cylinders, uint64_t{}, i, 1)[0];
         }
-        write_rows_unguarded(fr);
+    };
+    // A killed run's file can hold a metadata block that no longer reads (a chunk index
+    // HDF5 was rewriting: "incorrect metadata checksum"). The frames before the first
+    // that does not read are kept; the rest are lost, and said so (damage).
+    hsize_t copied = 0;
+    for (; copied < k.frames; ++copied) {
+        const uint64_t d_before = d;
+        try {
+            read_frame(copied);
+        } catch (const IoError& e) {
+            d = d_before;
+            const hsize_t last = k.frames - 1;
+            damage = copied == last
+                         ? fmt::format("frame {} (step {}) does not read", copied, k.step[copied])
+                         : fmt::format("frames {} to {} (steps {} to {}) do not read", copied,
+                                       last, k.step[copied], k.step[last]);
+            damage += fmt::format(", from a block the killed run was writing ({}), and {} lost",
+                                  e.what(), copied == last ? "is" : "are");
+            break;
+        }
+        write_rows_unguarded(fr);  // a failure here is the copy's own: it ends the resume
     }
+    if (copied == 0)
+        throw IoError(fmt::format("cannot continue '{}': its {}", path.string(), damage));
     fr.frame = false;
-    diagnostics_up_to(std::numeric_limits<uint64_t>::max(), fr);
+    try {
+        diagnostics_up_to(std::numeric_limits<uint64_t>::max(), fr);
+    } catch (const IoError& e) {
+        fr.diagnostics.clear();
+        damage += fmt::format("{}the diagnostics after step {} do not read ({}) and are lost",
+                              damage.empty() ? "" : "; ", k.step[copied - 1], e.what());
+    }
     write_rows_unguarded(fr);
-    last_step = k.step[k.frames - 1];
-    last_time = k.time[k.frames - 1];
+    last_step = k.step[copied - 1];
+    last_time = k.time[copied - 1];
 }
 
 }  // namespace talus

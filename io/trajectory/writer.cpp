@@ -116,12 +116,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     // a killed run refuses that (its "being written" mark: readers open it in SWMR mode)
     // and is copied instead.
     bool clean = true;
-    hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) {
-        H5Eclear2(H5E_DEFAULT);
-        clean = false;
-        f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
-    }
+    const hid_t f = hdf5::open_trajectory_for_reading(path.c_str(), &clean);
     if (f < 0)
         throw IoError(fmt::format("cannot open trajectory '{}' to continue it: {}", path.string(),
                                   hdf5_error_text()));
@@ -249,6 +244,7 @@ uint64_t TrajectoryWriter::frames_written() const { return impl_->frames_handed;
 uint64_t TrajectoryWriter::last_frame_step() const { return impl_->last_step; }
 double TrajectoryWriter::last_frame_time() const { return impl_->last_time; }
 uint64_t TrajectoryWriter::rows_written() const { return impl_->rows_handed; }
+const std::string& TrajectoryWriter::damage() const { return impl_->damage; }
 double TrajectoryWriter::write_seconds() const { return impl_->write_seconds; }
 
 }  // namespace talus

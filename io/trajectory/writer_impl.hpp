@@ -283,6 +283,8 @@ struct TrajectoryWriter::Impl {
     /// create_layout then creates no group, dataset or attribute.
     bool creating = true;
     bool copying = false;  ///< continue_by_copy is filling a new file: no sidecar yet
+    /// What continue_by_copy could not read of a killed run's file (empty: nothing lost).
+    std::string damage;
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
