@@ -27,6 +27,9 @@ void check_step(Reader& r, const Ctx& root, const SimulationSettings& sim,
 std::vector<Stage> read_stages(Reader& r, const Ctx& root, std::vector<Wall>& walls);
 /// [periodic] x|y|z = [lo, hi]: the periodic range of each periodic axis [m].
 PeriodicBox read_periodic(Reader& r, const Ctx& root);
+/// [solver] envelope when the scene gives none: kSceneEnvelopeShare × the smallest radius of
+/// its dynamic bodies and emitters (SolverSettings's 1 mm if it has neither).
+void default_envelope(Reader& r, const Ctx& root, World& world);
 /// Every body inside the periodic range, and each periodic length long enough for the
 /// broad phase (3 × (largest diameter + envelope)).
 void check_periodic(Reader& r, const Ctx& root, const World& world);

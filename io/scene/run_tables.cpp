@@ -2,6 +2,9 @@
 // [periodic], [solver] and [output].
 #include "io/scene/readers.hpp"
 
+#include <cmath>
+#include <limits>
+
 #include "core/solver_table.hpp"
 
 namespace talus::scene_read {
@@ -207,6 +210,20 @@ PeriodicBox read_periodic(Reader& r, const Ctx& root) {
         p.hi[k] = *hi;
     }
     return p;
+}
+
+void default_envelope(Reader& r, const Ctx& root, World& world) {
+    const auto c = r.table(root, "solver", Need::Optional);
+    if (c && r.find(*c, "envelope")) return;  // the scene's own, in metres
+    // the smallest radius a dynamic body has or an emitter can draw
+    double r_min = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < world.bodies.size(); ++i)
+        if (world.bodies.inv_mass[i] > 0.0) r_min = std::min(r_min, world.bodies.radius[i]);
+    for (const Emitter& e : world.emitters) {
+        r_min = std::min(r_min, e.size.min);
+        for (double v : e.size.values) r_min = std::min(r_min, v);
+    }
+    if (std::isfinite(r_min) && r_min > 0.0) world.solver.envelope = kSceneEnvelopeShare * r_min;
 }
 
 /// Every body inside the periodic range, and each periodic length long enough for the

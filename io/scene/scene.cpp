@@ -290,7 +290,6 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
         place_kinematic(world.bodies, 0.0, 0.0, world.simulation.dt, false);
         check_overlaps(r, entries, world, wall_places);
     }
-    check_periodic(r, top, world);
     if (world.bodies.size() == 0 && !r.find(top, "emitter"))
         r.problem(top.place, "body",
                   "the scene has no bodies (add a [[particles]], [[body]] or [[emitter]] entry)");
@@ -298,6 +297,9 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     read_joints(r, top, world);
     read_emitters(r, top, world);
     read_outlets(r, top, world);
+    r.throw_if_any();
+    default_envelope(r, top, world);
+    check_periodic(r, top, world);  // needs the envelope
     r.throw_if_any();
     if (!world.emitters.empty()) {
         // what the emitters can add over the whole run (mass rates: in grains of the

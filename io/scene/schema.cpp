@@ -127,9 +127,10 @@ const Fields kSolverKeys{
     value("relaxation", Type::Number, "", SolverSettings::Accepted::relaxation, "by solver",
           "ω; PGS and BGS 1.0 (≤ 1.5 is safe for spheres and for rolling and joint rows), PJ 0.5 "
           "(step ω η_i / contacts per body; < 0.75); APGD and maxdiss ignore it"),
-    value("envelope", Type::Number, "m", SolverSettings::Accepted::envelope, "1e-3",
+    value("envelope", Type::Number, "m", SolverSettings::Accepted::envelope, "2/3 r_min",
           "minimum collision envelope δ; grows per step so that no pair can close more than δ in "
-          "one step"),
+          "one step. Default: two thirds of the smallest radius of the dynamic bodies and "
+          "emitters (1 mm for 1.5 mm grains)"),
     value("recovery_speed", Type::Number, "m/s", SolverSettings::Accepted::recovery_speed, "0.1",
           "v_rec: cap on the speed of penetration correction"),
     value("stabilization", Type::Number, "", SolverSettings::Accepted::stabilization, "0.2",

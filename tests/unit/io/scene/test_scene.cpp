@@ -7,9 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "io/checkpoint.hpp"
 #include "io/scene.hpp"
@@ -229,6 +232,75 @@ position = [0, 0, 0]
         EXPECT_NE(bad.find("mem/scene.toml:"), std::string::npos) << bad;
         EXPECT_NE(bad.find(std::string(key).substr(0, std::string(key).find(' '))), std::string::npos) << bad;
     }
+}
+
+/// A [[body]] entry of one glass sphere, as scene text.
+std::string glass_sphere(double radius, const std::string& position) {
+    return fmt::format("\n[[body]]\nshape = \"sphere\"\nradius = {}\nmaterial = \"glass\"\nposition = {}\n",
+                       radius, position);
+}
+
+TEST(Scene, DefaultEnvelopeIsTwoThirdsOfTheSmallestRadius) {
+    // docs/design.md §3, "Speculative contacts": without [solver] envelope, δ_min is
+    // kSceneEnvelopeShare of the smallest radius a dynamic body has or an emitter can draw,
+    // so that it scales with the grains as every other length the engine chooses does
+    const std::string bodies = kMaterials + glass_sphere(0.01, "[0, 0, 0]") + glass_sphere(0.006, "[0.1, 0, 0]");
+    const auto envelope = [](const std::string& text) {
+        return parse_scene(text, "s.toml", {}).world.solver.envelope;
+    };
+    EXPECT_DOUBLE_EQ(envelope(bodies), 0.004);
+    EXPECT_EQ(envelope(bodies + "[solver]\nenvelope = 0.002\n"), 0.002);  // the scene's own
+    EXPECT_EQ(parse_scene(bodies, "s.toml", {"solver.envelope=0.003"}).world.solver.envelope, 0.003);
+    const std::string emitter = R"(
+[[emitter]]
+material = "glass"
+radius = { distribution = "uniform", min = 0.0015, max = 0.002 }
+rate = 10.0
+min = [-0.1, -0.1, 0.5]
+max = [0.1, 0.1, 0.6]
+seed = 1
+)";
+    EXPECT_DOUBLE_EQ(envelope(bodies + emitter), 0.001);
+    // the shared beds' 1.5 mm grains keep the 1 mm their measurements were made with
+    EXPECT_EQ(envelope(kMaterials + glass_sphere(0.0015, "[0, 0, 0]")), 1e-3);
+}
+
+TEST(Scene, FirstStepFindsTheSameCandidatePairsAtAnyScaleOfTheBed) {
+    // A random bed and the same bed ten times smaller: with the defaults, every length the
+    // engine chooses at the first step (the step from √(p*/g), the fall ½ g h², the
+    // envelope's floor) is a share of the radius, so the narrow phase finds the same pairs.
+    // With the envelope fixed at 1 mm (the old default) the small bed's grains each find
+    // every neighbour within three diameters: so many that the step is refused.
+    const auto candidates = [](double scale, const std::vector<std::string>& sets) -> std::optional<double> {
+        const std::string text = kMaterials + fmt::format(R"(
+[[wall]]
+type = "box"
+material = "glass"
+min = [0, 0, 0]
+max = [{0}, {0}, {1}]
+
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = {2}
+random = {{ min = [{3}, {3}, {3}], max = [{4}, {4}, {5}], count = 600, seed = 3 }}
+)", 0.025 * scale, 0.05 * scale, 0.0015 * scale, 0.0016 * scale, 0.0234 * scale, 0.0484 * scale);
+        Scene s = parse_scene(text, "s.toml", sets);
+        const StepStatus st = s.world.step();
+        if (!st.ok) {
+            EXPECT_NE(st.message.find("candidate pairs"), std::string::npos) << st.message;
+            return std::nullopt;
+        }
+        const StepDiagnostics& d = s.world.diagnostics();
+        return double(d.contacts) + double(d.set_aside);
+    };
+    const std::optional<double> coarse = candidates(1.0, {});
+    const std::optional<double> fine = candidates(0.1, {});
+    ASSERT_TRUE(coarse && fine);
+    EXPECT_GT(*coarse, 600.0);  // a dense bed: more candidates than grains
+    EXPECT_NEAR(*fine / *coarse, 1.0, 0.02) << *coarse << " at 1.5 mm, " << *fine << " at 0.15 mm";
+    const std::optional<double> fixed = candidates(0.1, {"solver.envelope=1e-3"});
+    if (fixed) EXPECT_GT(*fixed, 3.0 * *coarse) << "a 1 mm envelope at 0.15 mm";
 }
 
 TEST(Scene, OutputPrecisionAndCompressionAreRead) {
