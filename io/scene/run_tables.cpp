@@ -3,9 +3,9 @@
 #include "io/scene/readers.hpp"
 
 #include <cmath>
-#include <limits>
 
 #include "core/solver_table.hpp"
+#include "engine/world/pipeline.hpp"
 
 namespace talus::scene_read {
 
@@ -216,9 +216,7 @@ void default_envelope(Reader& r, const Ctx& root, World& world) {
     const auto c = r.table(root, "solver", Need::Optional);
     if (c && r.find(*c, "envelope")) return;  // the scene's own, in metres
     // the smallest radius a dynamic body has or an emitter can draw
-    double r_min = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < world.bodies.size(); ++i)
-        if (world.bodies.inv_mass[i] > 0.0) r_min = std::min(r_min, world.bodies.radius[i]);
+    double r_min = smallest_dynamic_radius(world.bodies);
     for (const Emitter& e : world.emitters) {
         r_min = std::min(r_min, e.size.min);
         for (double v : e.size.values) r_min = std::min(r_min, v);
