@@ -7,7 +7,7 @@ namespace talus {
 
 using namespace trajectory;
 
-bool TrajectoryWriter::Impl::exists(hid_t f, const char* name) {
+bool TrajectoryWriter::Impl::exists(hid_t f, const char* name) const {
     // H5Lexists fails (< 0) when a parent group is missing, so each level is asked in turn;
     // a failure on a level whose parent exists is a group that does not read (a damaged
     // block), which must not pass for an absent one
@@ -16,12 +16,9 @@ bool TrajectoryWriter::Impl::exists(hid_t f, const char* name) {
         const std::size_t slash = rest.find('/', 1);
         prefix += rest.substr(0, slash);
         const htri_t here = H5Lexists(f, prefix.c_str(), H5P_DEFAULT);
-        if (here < 0) {
-            char file[4096] = "";
-            H5Fget_name(f, file, sizeof file);
-            throw IoError(fmt::format("trajectory '{}': cannot look up {}: {}", file, prefix,
-                                      hdf5_error_text()));
-        }
+        if (here < 0)
+            throw IoError(fmt::format("trajectory '{}': cannot look up {}: {}", path.string(),
+                                      prefix, hdf5_error_text()));
         if (here == 0) return false;
         rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
     }

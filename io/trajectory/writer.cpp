@@ -124,7 +124,7 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     const Impl::Kept kept = m.examine(read_only.get(), metadata, at.step);
     // A file written in parallel (HDF5's earliest format, which has no SWMR mode) is
     // continued by this process alone, in a copy made as a new file is.
-    if (Impl::exists(read_only.get(), "/frames/committed")) clean = false;
+    if (m.exists(read_only.get(), "/frames/committed")) clean = false;
     if (clean) {
         read_only.reset();
         Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);

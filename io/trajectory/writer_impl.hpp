@@ -392,7 +392,9 @@ struct TrajectoryWriter::Impl {
 
     void open_columns();
 
-    static bool exists(hid_t f, const char* name);
+    /// Whether the link `name` exists in `f` (this writer's file `path`); IoError when a
+    /// level of it does not read.
+    bool exists(hid_t f, const char* name) const;
 
     /// The current dimensions of dataset `name`.
     std::vector<hsize_t> dims_of(hid_t f, const std::string& name) const;

@@ -114,44 +114,71 @@ def sidecar(path, name):
         return f.read().replace(os.path.basename(path), name)
 
 
-def compare(reference, candidate, what, frames_up_to=None):
+def compare(reference, candidate, what, frames_up_to=None, lost=None):
     """`candidate` holds the run of `reference`: all its complete frames (or those up to
-    step `frames_up_to`) and their rows, bit for bit."""
+    step `frames_up_to`) and their rows, bit for bit. With `lost` = (A, B), the frames of
+    steps A to B are missing from `candidate` (a resume dropped them as unreadable), its
+    diagnostics may lack some of those steps, and everything else must match."""
     with talus_h5.load(reference) as ra, talus_h5.load(candidate) as rb:
-        n = len(ra) if frames_up_to is None else int(np.sum(ra.frames.step <= frames_up_to))
+        step = np.asarray(ra.frames.step)
+        keep = np.ones(len(step), dtype=bool)
+        if frames_up_to is not None:
+            keep &= step <= frames_up_to
+        if lost is not None:
+            keep &= (step < lost[0]) | (step > lost[1])
+        keep = np.flatnonzero(keep)
+        n = len(keep)
         if len(rb) != n:
-            fail(f"{what}: {len(rb)} complete frames, the uninterrupted run has {n}")
-        for field in ("time", "step", "first_row", "row_count"):
-            if not same_bytes(getattr(ra.frames, field)[:n], getattr(rb.frames, field)):
+            fail(f"{what}: {len(rb)} complete frames, expected {n} of the uninterrupted run's "
+                 f"(steps {list(rb.frames.step)} against {list(step[keep])})")
+        # after a gap a frame's rows start earlier: first_row is then not compared (the
+        # rows themselves are, frame by frame)
+        for field in ("time", "step", "row_count") + (("first_row",) if lost is None else ()):
+            if not same_bytes(getattr(ra.frames, field)[keep], getattr(rb.frames, field)):
                 fail(f"{what}: frame index {field} differs")
-        for k in range(n):
-            fa, fb = ra.frame(k, native=True), rb.frame(k, native=True)
+        for kb, k in enumerate(int(k) for k in keep):
+            fa, fb = ra.frame(k, native=True), rb.frame(kb, native=True)
+            at = f"{what}: frame {k} (step {fa['step']})"
             for name in fa:
                 if not same_bytes(fa[name], fb[name]):
-                    fail(f"{what}: frame {k} (step {fa['step']}): {name} differs")
-            ca, cb = ra.wall_contacts(k), rb.wall_contacts(k)
+                    fail(f"{at}: {name} differs")
+            ca, cb = ra.wall_contacts(k), rb.wall_contacts(kb)
             if (ca is None) != (cb is None):
-                fail(f"{what}: frame {k}: wall contacts in one run only")
+                fail(f"{at}: wall contacts in one run only")
             for name in ("wall", "body", "point", "impulse", "angular_impulse") if ca is not None else ():
                 if not same_bytes(ca[name], cb[name]):
-                    fail(f"{what}: frame {k}: wall contacts {name} differ")
-            ca, cb = ra.contacts(k), rb.contacts(k)
+                    fail(f"{at}: wall contacts {name} differ")
+            ca, cb = ra.contacts(k), rb.contacts(kb)
             if (ca is None) != (cb is None):
-                fail(f"{what}: frame {k}: contacts in one run only")
+                fail(f"{at}: contacts in one run only")
             for name in talus_h5.Trajectory.CONTACT_FIELDS + ("dt",) if ca is not None else ():
                 if not same_bytes(np.asarray(ca[name]), np.asarray(cb[name])):
-                    fail(f"{what}: frame {k}: contacts {name} differ")
-            sa, sb = ra.shapes(k), rb.shapes(k)
+                    fail(f"{at}: contacts {name} differ")
+            sa, sb = ra.shapes(k), rb.shapes(kb)
             if (sa is None) != (sb is None) or (sa is None and "shapes" in ra._file):
-                fail(f"{what}: frame {k}: /shapes in one run only")
+                fail(f"{at}: /shapes in one run only")
             for name in ("body", "material", "position", "axes", "cylinders"):
                 if sa is not None and not same_bytes(np.asarray(sa[name]), np.asarray(sb[name])):
-                    fail(f"{what}: frame {k}: shapes {name} differ")
+                    fail(f"{at}: shapes {name} differ")
         for name, a in ra.flow.items():
-            if not same_bytes(a[:n], rb.flow[name]):
+            b = np.asarray(rb.flow[name])
+            if lost is None or "total" in name:
+                if not same_bytes(a[keep], b):
+                    fail(f"{what}: /flow/{name} differs")
+                continue
+            # counted since the previous frame: the first frame after the gap counts over
+            # the gap (nothing emitted or removed goes uncounted), the others as before
+            after = int(np.searchsorted(step[keep], lost[1], side="right"))
+            others = np.arange(n) != after
+            if not same_bytes(a[keep][others], b[others]):
                 fail(f"{what}: /flow/{name} differs")
+            if after < n:
+                gap = a[keep[after - 1] + 1:keep[after] + 1].sum(axis=0)
+                if not np.allclose(b[after], gap, rtol=1e-12, atol=0.0):
+                    fail(f"{what}: /flow/{name} after the gap holds {b[after]}, not the "
+                         f"uninterrupted run's {gap} over the lost frames")
         for name in ("force", "torque"):
-            if not same_bytes(ra.walls[name][:n], rb.walls[name]):
+            if not same_bytes(ra.walls[name][keep], rb.walls[name]):
                 fail(f"{what}: /walls/{name} differs")
         # the walls' surface: the same triangles, and each frame's points
         sa, sb = ra._file["walls/surface"], rb._file["walls/surface"]
@@ -159,19 +186,30 @@ def compare(reference, candidate, what, frames_up_to=None):
         for name in ("triangles", "wall", "first_point", "reference_points"):
             if not same_bytes(sa[name][()], sb[name][()]):
                 fail(f"{what}: /walls/surface/{name} differs")
-        if not same_bytes(sa["points"][:n * v], sb["points"][()]):
+        points = sa["points"][()]
+        points = points.reshape(-1, v, *points.shape[1:])[keep].reshape(-1, *points.shape[1:])
+        if not same_bytes(points, sb["points"][()]):
             fail(f"{what}: /walls/surface/points differs")
-        last = int(ra.frames.step[n - 1])
-        steps = rb.diagnostics["step"]
-        if frames_up_to is None and not np.array_equal(steps, np.arange(1, len(steps) + 1)):
-            fail(f"{what}: diagnostics steps are not 1, 2, 3, ... without gaps or repeats")
-        m = len(ra.diagnostics["step"]) if frames_up_to is None else last
-        if len(steps) < m:
-            fail(f"{what}: {len(steps)} diagnostics, expected at least {m}")
+        steps = np.asarray(rb.diagnostics["step"])
+        if lost is not None:
+            # a resume that dropped frames may drop their steps' diagnostics too: the rows
+            # left increase to the end and are the uninterrupted run's rows of those steps
+            last = int(ra.diagnostics["step"][-1])
+            if len(steps) == 0 or steps[-1] != last or np.any(np.diff(steps) <= 0):
+                fail(f"{what}: diagnostics steps do not increase to {last}")
+            rows = steps - 1
+        else:
+            if frames_up_to is None and not np.array_equal(steps, np.arange(1, len(steps) + 1)):
+                fail(f"{what}: diagnostics steps are not 1, 2, 3, ... without gaps or repeats")
+            m = len(ra.diagnostics["step"]) if frames_up_to is None else int(step[keep[-1]])
+            if len(steps) < m:
+                fail(f"{what}: {len(steps)} diagnostics, expected at least {m}")
+            rows = np.arange(m)
         for name, a in ra.diagnostics.items():
-            if name != "solver_wall_time" and not same_bytes(a[:m], rb.diagnostics[name][:m]):
+            if name != "solver_wall_time" and not same_bytes(
+                    a[rows], np.asarray(rb.diagnostics[name])[:len(rows)]):
                 fail(f"{what}: diagnostics {name} differ")
-    if frames_up_to is None and sidecar(candidate, "X.h5") != sidecar(reference, "X.h5"):
+    if frames_up_to is None and lost is None and sidecar(candidate, "X.h5") != sidecar(reference, "X.h5"):
         fail(f"{what}: the sidecar differs from the uninterrupted run's")
     return n
 
@@ -272,16 +310,19 @@ def wait_for_line(child, what):
     return line
 
 
+UNINTERRUPTED_SECOND_STAGE = "stage.1.duration=0.15"
+
+
 def uninterrupted(talus, scene, whole):
     """Runs SCENE into `whole` with its second stage 150 steps long (200 steps in all):
     long enough that a signal lands mid-run."""
-    talus_run(talus, scene, "-o", whole, "--force", "--quiet", "--set", "stage.1.duration=0.15")
+    talus_run(talus, scene, "-o", whole, "--force", "--quiet", "--set", UNINTERRUPTED_SECOND_STAGE)
     return whole
 
 
 def mode_signals(talus, scene, outdir):
     whole = uninterrupted(talus, scene, os.path.join(outdir, "sig_whole.h5"))
-    sets = ["--set", "stage.1.duration=0.15"]  # as the uninterrupted run
+    sets = ["--set", UNINTERRUPTED_SECOND_STAGE]
 
     out = os.path.join(outdir, "sig_int.h5")
     ck = os.path.join(outdir, "sig_int.checkpoint.h5")
@@ -404,25 +445,7 @@ def resume_killed(talus, whole, out, ck, what):
         fail(f"{what}: lost steps {first} to {last} make no sense:\n{p.stderr}")
     if "the run continues from the checkpoint" not in p.stderr:
         fail(f"{what}: the warning does not say the run goes on:\n{p.stderr}")
-    with talus_h5.load(whole) as ra, talus_h5.load(out) as rb:
-        keep = (ra.frames.step < first) | (ra.frames.step > last)
-        if not np.array_equal(rb.frames.step, ra.frames.step[keep]):
-            fail(f"{what}: frames at steps {list(rb.frames.step)}, expected the uninterrupted "
-                 f"run's without steps {first} to {last}")
-        for kb, ka in enumerate(np.flatnonzero(keep)):
-            fa, fb = ra.frame(int(ka), native=True), rb.frame(kb, native=True)
-            for name in fa:
-                if not same_bytes(fa[name], fb[name]):
-                    fail(f"{what}: frame at step {fa['step']}: {name} differs")
-            for rows in ("wall_contacts", "contacts"):
-                ca, cb = getattr(ra, rows)(int(ka)), getattr(rb, rows)(kb)
-                if (ca is None) != (cb is None) or (ca is not None and any(
-                        not same_bytes(np.asarray(ca[f]), np.asarray(cb[f])) for f in ca)):
-                    fail(f"{what}: frame at step {fa['step']}: {rows} differ")
-        steps = rb.diagnostics["step"]
-        if len(steps) == 0 or steps[-1] != 200 or np.any(np.diff(steps) <= 0):
-            fail(f"{what}: diagnostics steps do not increase to 200")
-    return int(np.sum(keep)), f"{first} to {last}"
+    return compare(whole, out, what, lost=(first, last)), f"{first} to {last}"
 
 
 def mode_damaged(talus, scene, outdir):

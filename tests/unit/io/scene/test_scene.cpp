@@ -270,7 +270,8 @@ TEST(Scene, FirstStepFindsTheSameCandidatePairsAtAnyScaleOfTheBed) {
     // engine chooses at the first step (the step from √(p*/g), the fall ½ g h², the
     // envelope's floor) is a share of the radius, so the narrow phase finds the same pairs.
     // With the envelope fixed at 1 mm (the old default) the small bed's grains each find
-    // every neighbour within three diameters: so many that the step is refused.
+    // every neighbour within three diameters: several times the pairs, or, on a denser bed
+    // than this one, so many that the step is refused.
     const auto candidates = [](double scale, const std::vector<std::string>& sets) -> std::optional<double> {
         const std::string text = kMaterials + fmt::format(R"(
 [[wall]]
