@@ -16,6 +16,10 @@
 
 namespace talus {
 
+/// Standard gravity [m/s²]: the scale of a scene's defaults that depend on gravity when the
+/// scene has none.
+inline constexpr double kStandardGravity = 9.80665;
+
 /// How the step h is chosen (docs/design.md §4b, "The adaptive step").
 struct SimulationSettings {
     /// Fixed step h [s], used when `adaptive` is false. A scene that sets `dt` gets this
@@ -27,10 +31,11 @@ struct SimulationSettings {
     /// frame and stage times they are given. Off by default in C++ (a World built in code keeps the
     /// fixed `dt`); on for a scene without `dt`.
     bool adaptive = false;
-    /// Longest adaptive step [s]. 1 ms, the fixed step Talus took before the adaptive one:
-    /// at rest the step is bounded by what the solver can hold, not by motion, and the
-    /// default solver (PGS, 100 sweeps) let a 29-grain lattice column buckle at 1.24 ms
-    /// steps (docs/design.md §4, "The adaptive step").
+    /// Longest adaptive step [s]. 1 ms here, the fixed step Talus took before the adaptive
+    /// one; a scene that sets no max_dt gets the rest bound of its smallest grain instead,
+    /// √(p* r_min / ‖g‖) (io/scene/run_tables.cpp, default_max_dt: 1.24 ms for 1.5 mm
+    /// grains, 2.26 ms for 5 mm), which scales with the grains as every other bound of the
+    /// step does (docs/design.md §4, "The adaptive step").
     double max_dt = 1e-3;
     double min_dt = 1e-9;                     ///< shortest adaptive step [s]: the choice and the
                                               ///< retries of a failed step stop here

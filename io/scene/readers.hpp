@@ -30,6 +30,11 @@ PeriodicBox read_periodic(Reader& r, const Ctx& root);
 /// [solver] envelope when the scene gives none: kSceneEnvelopeShare × the smallest radius of
 /// its dynamic bodies and emitters (SolverSettings's 1 mm if it has neither).
 void default_envelope(Reader& r, const Ctx& root, World& world);
+/// [simulation] max_dt of an adaptive scene that gives none: the rest bound of
+/// World::choose_step, √(kPenetrationTarget r_min / ‖g‖), for the smallest radius of its
+/// dynamic bodies and emitters (standard gravity if the scene has none), and no shorter
+/// than min_dt; SimulationSettings's 1 ms if it has neither bodies nor emitters.
+void default_max_dt(Reader& r, const Ctx& root, World& world);
 /// Every body inside the periodic range, and each periodic length long enough for the
 /// broad phase (3 × (largest diameter + envelope)).
 void check_periodic(Reader& r, const Ctx& root, const World& world);

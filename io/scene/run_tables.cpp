@@ -28,7 +28,8 @@ SimulationSettings read_simulation(Reader& r, const Ctx& root) {
     if (auto v = r.number(*c, "min_dt", Need::Optional)) s.min_dt = *v;
     if (auto v = r.number(*c, "step_fraction", Need::Optional))
         s.step_fraction = *v;
-    if (s.adaptive && s.min_dt > s.max_dt)
+    // (without max_dt, default_max_dt gives one no shorter than min_dt)
+    if (s.adaptive && r.find(*c, "max_dt") && s.min_dt > s.max_dt)
         r.problem_at(*c, r.find(*c, "min_dt") ? "min_dt" : "max_dt",
                      fmt::format("min_dt = {:g} s is longer than max_dt = {:g} s", s.min_dt,
                                  s.max_dt));
@@ -212,16 +213,37 @@ PeriodicBox read_periodic(Reader& r, const Ctx& root) {
     return p;
 }
 
-void default_envelope(Reader& r, const Ctx& root, World& world) {
-    const auto c = r.table(root, "solver", Need::Optional);
-    if (c && r.find(*c, "envelope")) return;  // the scene's own, in metres
-    // the smallest radius a dynamic body has or an emitter can draw
+namespace {
+
+/// The smallest radius a dynamic body has or an emitter can draw (+∞ for neither).
+double smallest_radius_to_come(const World& world) {
     double r_min = smallest_dynamic_radius(world.bodies);
     for (const Emitter& e : world.emitters) {
         r_min = std::min(r_min, e.size.min);
         for (double v : e.size.values) r_min = std::min(r_min, v);
     }
+    return r_min;
+}
+
+}  // namespace
+
+void default_envelope(Reader& r, const Ctx& root, World& world) {
+    const auto c = r.table(root, "solver", Need::Optional);
+    if (c && r.find(*c, "envelope")) return;  // the scene's own, in metres
+    const double r_min = smallest_radius_to_come(world);
     if (std::isfinite(r_min) && r_min > 0.0) world.solver.envelope = kSceneEnvelopeShare * r_min;
+}
+
+void default_max_dt(Reader& r, const Ctx& root, World& world) {
+    SimulationSettings& s = world.simulation;
+    const auto c = r.table(root, "simulation", Need::Optional);
+    if (!s.adaptive || (c && r.find(*c, "max_dt"))) return;  // a fixed step, or the scene's own
+    const double r_min = smallest_radius_to_come(world);
+    if (!(std::isfinite(r_min) && r_min > 0.0)) return;
+    // the rest bound of World::choose_step for the smallest grain, under the scene's gravity
+    // or, without gravity, under the standard one
+    const double g = s.gravity.norm() > 0.0 ? s.gravity.norm() : kStandardGravity;
+    s.max_dt = std::max(std::sqrt(World::kPenetrationTarget * r_min / g), s.min_dt);
 }
 
 /// Every body inside the periodic range, and each periodic length long enough for the

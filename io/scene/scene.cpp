@@ -299,6 +299,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     read_outlets(r, top, world);
     r.throw_if_any();
     default_envelope(r, top, world);
+    default_max_dt(r, top, world);
     check_periodic(r, top, world);  // needs the envelope
     r.throw_if_any();
     if (!world.emitters.empty()) {

@@ -81,9 +81,10 @@ const Fields kSimulationKeys{
     table("stop", &kStopKeys, "none",
           "optional early end (table below); duration stays the longest the run may last. Not "
           "allowed together with [[stage]]"),
-    value("max_dt", Type::Number, "s", SimulationSettings::Accepted::max_dt, "1e-3",
-          "adaptive step only: the longest step (at rest the default solver holds deep stacks up to "
-          "about this)"),
+    value("max_dt", Type::Number, "s", SimulationSettings::Accepted::max_dt, "√(0.01 r_min/g)",
+          "adaptive step only: the longest step. The default is the rest bound of the smallest "
+          "grain (dynamic bodies and emitters; standard gravity if g = 0): a resting grain whose "
+          "support the solve left unresolved sinks at most 1 % of r_min in a step"),
     value("min_dt", Type::Number, "s", SimulationSettings::Accepted::min_dt, "1e-9",
           "adaptive step only: the shortest step, ≤ max_dt; the choice and the retries of a failed "
           "step stop here"),

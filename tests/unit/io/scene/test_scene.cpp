@@ -240,6 +240,17 @@ std::string glass_sphere(double radius, const std::string& position) {
                        radius, position);
 }
 
+/// An emitter of grains of 1.5 to 2 mm radius.
+const std::string kFineEmitter = R"(
+[[emitter]]
+material = "glass"
+radius = { distribution = "uniform", min = 0.0015, max = 0.002 }
+rate = 10.0
+min = [-0.1, -0.1, 0.5]
+max = [0.1, 0.1, 0.6]
+seed = 1
+)";
+
 TEST(Scene, DefaultEnvelopeIsTwoThirdsOfTheSmallestRadius) {
     // docs/design.md §3, "Speculative contacts": without [solver] envelope, δ_min is
     // kSceneEnvelopeShare of the smallest radius a dynamic body has or an emitter can draw,
@@ -251,18 +262,37 @@ TEST(Scene, DefaultEnvelopeIsTwoThirdsOfTheSmallestRadius) {
     EXPECT_DOUBLE_EQ(envelope(bodies), 0.004);
     EXPECT_EQ(envelope(bodies + "[solver]\nenvelope = 0.002\n"), 0.002);  // the scene's own
     EXPECT_EQ(parse_scene(bodies, "s.toml", {"solver.envelope=0.003"}).world.solver.envelope, 0.003);
-    const std::string emitter = R"(
-[[emitter]]
-material = "glass"
-radius = { distribution = "uniform", min = 0.0015, max = 0.002 }
-rate = 10.0
-min = [-0.1, -0.1, 0.5]
-max = [0.1, 0.1, 0.6]
-seed = 1
-)";
-    EXPECT_DOUBLE_EQ(envelope(bodies + emitter), 0.001);
+    EXPECT_DOUBLE_EQ(envelope(bodies + kFineEmitter), 0.001);
     // the shared beds' 1.5 mm grains keep the 1 mm their measurements were made with
     EXPECT_EQ(envelope(kMaterials + glass_sphere(0.0015, "[0, 0, 0]")), 1e-3);
+}
+
+TEST(Scene, DefaultMaxDtIsTheRestBoundOfTheSmallestGrain) {
+    // docs/design.md §4, "The adaptive step": without [simulation] max_dt, the longest step
+    // is √(p* r_min / ‖g‖), the step at which a resting grain left unsupported by the solve
+    // sinks p* = 1 % of r_min, for the smallest radius a dynamic body has or an emitter can
+    // draw; it grows with the grains instead of holding every bed at 1 ms
+    const std::string bodies = kMaterials + glass_sphere(0.005, "[0, 0, 0]") + glass_sphere(0.008, "[0.1, 0, 0]");
+    const auto max_dt = [](const std::string& text, const std::vector<std::string>& sets = {}) {
+        return parse_scene(text, "s.toml", sets).world.simulation.max_dt;
+    };
+    const double p = World::kPenetrationTarget;
+    EXPECT_DOUBLE_EQ(max_dt(bodies), std::sqrt(p * 0.005 / 9.81));
+    EXPECT_NEAR(max_dt(bodies), 2.26e-3, 0.01e-3);
+    EXPECT_NEAR(max_dt(kMaterials + glass_sphere(0.0015, "[0, 0, 0]")), 1.24e-3, 0.01e-3);
+    EXPECT_EQ(max_dt(bodies + "[simulation]\nmax_dt = 0.002\n"), 0.002);  // the scene's own
+    EXPECT_EQ(max_dt(bodies, {"simulation.max_dt=0.003"}), 0.003);
+    // a finer grain to come from an emitter sets it; gravity sets it, and without gravity
+    // the standard one does
+    EXPECT_DOUBLE_EQ(max_dt(bodies + kFineEmitter), std::sqrt(p * 0.0015 / 9.81));
+    EXPECT_DOUBLE_EQ(max_dt(bodies + "[simulation]\ngravity = [0, 0, -1.62]\n"), std::sqrt(p * 0.005 / 1.62));
+    EXPECT_DOUBLE_EQ(max_dt(bodies + "[simulation]\ngravity = [0, 0, 0]\n"),
+                     std::sqrt(p * 0.005 / kStandardGravity));
+    // never shorter than the scene's min_dt; a fixed step keeps its dt
+    EXPECT_EQ(max_dt(bodies + "[simulation]\nmin_dt = 0.004\n"), 0.004);
+    const Scene fixed = parse_scene(bodies + "[simulation]\ndt = 0.002\n", "s.toml", {});
+    EXPECT_FALSE(fixed.world.simulation.adaptive);
+    EXPECT_EQ(fixed.world.simulation.dt, 0.002);
 }
 
 TEST(Scene, FirstStepFindsTheSameCandidatePairsAtAnyScaleOfTheBed) {

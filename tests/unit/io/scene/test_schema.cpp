@@ -216,7 +216,8 @@ position = [0, 0, 0]
     EXPECT_EQ(row({"simulation", "duration"}), s.stages[0].duration);
     EXPECT_EQ(row({"simulation", "max_speed"}), w.simulation.max_speed);
     EXPECT_EQ(row({"simulation", "renumber_interval"}), w.simulation.renumber_interval);
-    EXPECT_EQ(row({"simulation", "max_dt"}), w.simulation.max_dt);
+    // the longest step is the rest bound of the smallest grain (SimulationSettings{}: 1 ms)
+    EXPECT_EQ(w.simulation.max_dt, std::sqrt(World::kPenetrationTarget * 0.01 / 9.81));
     EXPECT_EQ(row({"simulation", "min_dt"}), w.simulation.min_dt);
     EXPECT_EQ(row({"simulation", "step_fraction"}), w.simulation.step_fraction);
     EXPECT_EQ(row({"solver", "max_iterations"}), w.solver.max_iterations);
