@@ -115,6 +115,13 @@ inline constexpr bool kSceneSplitPushOut = true;
 /// SolverSettings{} itself keeps 1 mm.
 inline constexpr double kSceneEnvelopeShare = 2.0 / 3.0;
 
+/// A contact approaching at no more than this many steps' worth of gravity, ‖g‖ h, is a
+/// resting one, never a bounce, whatever bounce_speed says: at rest each step's forces add
+/// ‖g‖ h to a grain's speed into its support, and restitution on it would keep the bed
+/// jittering. With 1 ms steps that is under bounce_speed's 5 cm/s; the adaptive step at rest
+/// grows with √r (docs/design.md §4), past it for grains above about 2.5 cm radius.
+inline constexpr double kBounceGravitySteps = 2.0;
+
 struct SolverSettings {
     SolverType type = SolverType::PGS;
     FrictionLaw friction = FrictionLaw::CCP;  ///< see FrictionLaw
@@ -158,7 +165,11 @@ struct SolverSettings {
     int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
                                     ///< even, in [4, 64] [-]
     double bounce_speed = 0.05;     ///< restitution applies only to contacts approaching faster
-                                    ///< than this, so resting contacts do not jitter [m/s]
+                                    ///< than this and than kBounceGravitySteps ‖g‖ h, so
+                                    ///< resting contacts do not jitter [m/s]
+    /// ‖g‖ [m/s²] for the bounce threshold. Not a scene key: World::take_step sets it from
+    /// simulation.gravity before each step (0 for a batch assembled outside a World).
+    double gravity = 0.0;
     int position_iterations = 0;    ///< position-level variant (seed 000 §3.6): up to this many
                                     ///< extra solves re-linearised at q^l + h ν⁺; 0 = off [-]
     bool record_history = false;    ///< record (iteration, time, residual) per iteration (benchmarks; costs a pass)

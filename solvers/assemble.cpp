@@ -45,6 +45,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     out.colour_start = contacts.colour_start;
     out.overflow_colour = contacts.overflow_colour;
     if (out.colour_start.empty()) out.colour_start = {0, uint32_t(n)};  // uncoloured: one serial range
+    const double bounce = std::max(settings.bounce_speed, kBounceGravitySteps * settings.gravity * h);
     if (contacts.colour_start.empty()) out.overflow_colour = true;
     out.lipschitz = settings.warm_start ? warm.lipschitz() : 0.0;
 
@@ -91,8 +92,9 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
             const uint32_t mat_b = bodies.material[b];
             const double mu = materials.friction(contacts.material_a[i], mat_b);
             // Restitution (Newton's law on the normal velocity): a contact that closes during
-            // this step at the free velocity ν*, approaching at v_in > bounce_speed, must
-            // leave at e v_in or faster: d_n = v_n⁺ − e v_in ≥ 0, i.e. b = −e v_in.
+            // this step at the free velocity ν*, approaching at v_in > max(bounce_speed,
+            // kBounceGravitySteps ‖g‖ h), must leave at e v_in or faster: d_n = v_n⁺ − e v_in
+            // ≥ 0, i.e. b = −e v_in.
             const double e = materials.restitution(contacts.material_a[i], mat_b);
             if (e > 0.0) {
                 auto point_velocity = [&](int32_t body) -> Vec3 {
@@ -102,7 +104,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
                 };
                 const Vec3 va = a == kNoBody ? contacts.velocity_of_a(i) : point_velocity(a);
                 const double vn = nrm.dot(point_velocity(b) - va);
-                if (-vn > settings.bounce_speed && gap + h * vn < 0.0) stab = std::min(stab, e * vn);
+                if (-vn > bounce && gap + h * vn < 0.0) stab = std::min(stab, e * vn);
             }
 
             out.a[i] = a;

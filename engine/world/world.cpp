@@ -170,6 +170,7 @@ World::StepChoice World::choose_step(double until) const {
 StepStatus World::take_step(double h, double t1) {
     const StepAt at{time, step_count + 1};
     solved_ = false;
+    solver.gravity = simulation.gravity.norm();  // the bounce threshold's floor (assemble)
     StepPipeline& p = pipeline_;
     p.saved_v.assign(bodies.velocity.begin(), bodies.velocity.end());
     p.saved_w.assign(bodies.angular_velocity.begin(), bodies.angular_velocity.end());
@@ -611,6 +612,7 @@ World::Problem World::next_problem() const {
     // (they were the last step's, of another body count once an emitter or outlet acted)
     w.pipeline_.saved_v.assign(w.bodies.velocity.begin(), w.bodies.velocity.end());
     w.pipeline_.saved_w.assign(w.bodies.angular_velocity.begin(), w.bodies.angular_velocity.end());
+    w.solver.gravity = w.simulation.gravity.norm();  // as take_step sets it
     w.prepare_solve(h, {w.time, w.step_count + 1});
     return {std::move(w.bodies), std::move(w.batch_), std::move(w.contacts_), h};
 }

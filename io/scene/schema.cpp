@@ -153,8 +153,8 @@ const Fields kSolverKeys{
           "re-solves with contacts linearised at the end-of-step estimate q + h ν⁺ (stops when ν⁺ "
           "moves by ≤ tolerance); 0 = velocity-level. Not with push_out = \"position\""),
     value("bounce_speed", Type::Number, "m/s", SolverSettings::Accepted::bounce_speed, "0.05",
-          "restitution acts only on contacts approaching faster than this, so resting contacts do "
-          "not jitter"),
+          "restitution acts only on contacts approaching faster than this and than 2 ‖g‖ h "
+          "(what gravity adds in two steps), so resting contacts do not jitter"),
     word("friction", names_of<FrictionLaw>, "\"ccp\" (\"coulomb\" with nsgs)",
          "the friction law: \"ccp\" (the convex relaxation, with its lift-off) or \"coulomb\" "
          "(exact Coulomb in De Saxcé's form: c_n + μ‖c_t‖ in place of c_n, so a sliding contact "
@@ -220,8 +220,8 @@ const Fields kMaterialKeys{
     value("friction", Type::Number, "", Material::Accepted::friction, "0.5", "Coulomb μ; a pair uses the smaller of its two"),
     value("restitution", Type::Number, "", Material::Accepted::restitution, "0",
           "Newton's e on the normal velocity; a pair uses the smaller of its two. A contact "
-          "closing during a step at more than solver.bounce_speed leaves at e times its approach "
-          "speed"),
+          "closing during a step at more than solver.bounce_speed (and 2 ‖g‖ h) leaves at e times "
+          "its approach speed"),
     value("rolling_friction", Type::Number, "m", Material::Accepted::rolling_friction, "0",
           "μ_r: rolling resistance (Tasora–Anitescu 2013), a torque about the contact's tangent "
           "axes of at most μ_r × the normal force (a sphere rolling on a plane decelerates at 5/7 "
