@@ -133,8 +133,7 @@ World::StepChoice World::choose_step(double until) const {
         // whose solve left its support unresolved: at most the penetration target; any body
         const double slip = control_.slip_speed > 0.0 ? c * r_min / control_.slip_speed
                                                       : std::numeric_limits<double>::infinity();
-        const double rest = g > 0.0 ? std::sqrt(kPenetrationTarget * r_min / g)
-                                    : std::numeric_limits<double>::infinity();
+        const double rest = rest_step(r_min, g);
         h = std::min({h, slip, rest, bound(v_max, kFreeFlight * r_min)});
         // The accuracy a user reads is the largest penetration. In a deep pack a solve
         // stopped at its iteration cap leaves part of each step's weight unsupported, the

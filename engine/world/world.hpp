@@ -1,6 +1,7 @@
 #pragma once
 /// World: everything one run simulates, and `step`, the pipeline of docs/design.md §1 as a short
 /// list of stage calls (engine/world/pipeline.hpp). Each stage takes its data explicitly.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -152,6 +153,13 @@ public:
     /// The penetration the adaptive step aims to stay under, as a share of the smallest
     /// radius: 1 % of r, half a per cent of the diameter (half what a user accepts).
     static constexpr double kPenetrationTarget = 0.01;
+    /// The rest bound of the adaptive step (choose_step): √(kPenetrationTarget r_min / g),
+    /// the step in which a grain whose support the solve left unresolved sinks the
+    /// penetration target under gravity g [m/s²]; +∞ without gravity. A scene's default
+    /// max_dt is this for its smallest grain (io/scene/run_tables.cpp).
+    static double rest_step(double r_min, double g) {
+        return g > 0.0 ? std::sqrt(kPenetrationTarget * r_min / g) : std::numeric_limits<double>::infinity();
+    }
     /// The separate push-out pass runs when an overlap is deeper than this share of
     /// kPenetrationTarget r_min, the depth at which the penetration control starts to act.
     static constexpr double kPushOutSlop = 0.25;

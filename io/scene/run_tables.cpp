@@ -243,7 +243,7 @@ void default_max_dt(Reader& r, const Ctx& root, World& world) {
     // the rest bound of World::choose_step for the smallest grain, under the scene's gravity
     // or, without gravity, under the standard one
     const double g = s.gravity.norm() > 0.0 ? s.gravity.norm() : kStandardGravity;
-    s.max_dt = std::max(std::sqrt(World::kPenetrationTarget * r_min / g), s.min_dt);
+    s.max_dt = std::max(World::rest_step(r_min, g), s.min_dt);
 }
 
 /// Every body inside the periodic range, and each periodic length long enough for the
