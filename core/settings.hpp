@@ -98,6 +98,21 @@ inline constexpr double kDefaultWeightTolerance = 0.1;
 /// the reference the unit tests are written against.
 inline constexpr SolverType kSceneDefaultSolver = SolverType::BGS;
 
+/// The friction law of a scene that names none ([solver] friction): exact Coulomb for the
+/// solvers that solve it by their own sweep (bgs, the scenes' default, and nsgs, which solves
+/// nothing else), the CCP for the others (pgs, pj and apgd reach Coulomb only by a fixed
+/// point over CCP solves; maxdiss and lemke have models of their own). Why: the CCP's
+/// relaxation lifts a sliding contact off at μ × its sliding speed for a step, so a flowing
+/// bed's answer depends on the step, and the scenes' longest step is the rest bound of the
+/// grains (default_max_dt), not a short fixed one. With the physics alone, a chute of 4 mm
+/// beads at 24° flowed at 0.50 m/s under the CCP and 0.94 m/s under Coulomb, against 0.85–0.94
+/// m/s for both at 0.25 ms steps and 1.18 m/s under Coulomb at 0.1 ms; a drum of 3 cm rocks rode 13 mm higher under the CCP
+/// (benchmarks/README.md, "Session 45"). The cost: on the random-pack twin about 16 % more
+/// sweeps (the law is not convex). SolverSettings{} itself keeps the CCP.
+inline FrictionLaw scene_default_friction(SolverType type) {
+    return type == SolverType::BGS || !capabilities(type).ccp ? FrictionLaw::Coulomb : FrictionLaw::CCP;
+}
+
 /// A scene's push-out ([solver] push_out) when it names none: "position", the separate pass
 /// (SolverSettings::split_push_out). On the shared lattice it took the settle from 21.7 to
 /// 11.3 s and left it at rest (1.7e-8 J against 2.2e-5 J): the columns' overlaps no longer

@@ -33,7 +33,7 @@ namespace talus {
 template <class Op>
 SolverResult bgs_method(Op& op, const SolverSettings& settings) {
     // Exact Coulomb friction natively (coulomb_block_step): the operator's sweeps and its
-    // residual follow the law. A rank's operator solves the CCP only (solve_ccp_on_rank).
+    // residual follow the law, in one process and over ranks (RankOperator::bgs_sweep).
     if constexpr (requires { op.set_friction(settings.friction); }) op.set_friction(settings.friction);
     op.bgs_prepare();
     return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); },

@@ -81,6 +81,7 @@ public:
     /// The friction law the sweeps enforce and residual() measures (CCP unless a method
     /// that solves exact Coulomb natively, bgs, says otherwise).
     void set_friction(FrictionLaw law) { law_ = law; }
+    FrictionLaw friction() const { return law_; }
     double residual() const { return law_residual(batch_, sb_, law_); }
     /// A residual pass costs a sweep here: methods ask for it only behind their gates (0).
     int residual_check_interval() const { return 0; }

@@ -166,7 +166,7 @@ double RankOperator::pgs_sweep(double omega, double tol2) {
 double RankOperator::bgs_sweep(double omega, double tol2) {
     SolverBodies& sb = work().bodies;
     return coloured_sweep([&](std::size_t lo, std::size_t hi, bool independent) {
-        return bgs_range(batch_, sb, lo, hi, omega, tol2, independent);
+        return bgs_range(batch_, sb, lo, hi, omega, tol2, independent, friction());
     });
 }
 
@@ -191,7 +191,7 @@ void RankOperator::finish(double tolerance, bool check_unbounded, SolverResult& 
     // owners, and the residual there
     detail::finish_solve(batch_, &store(), work());
     halo(boundary_, work().bodies);
-    result.residual = max_over_ranks(ccp_residual(batch_, work().bodies));
+    result.residual = max_over_ranks(law_residual(batch_, work().bodies, friction()));
     result.converged = result.residual <= tolerance;
     result.wall_time = seconds();
 }
@@ -203,7 +203,8 @@ SolverResult solve_ccp_on_rank(AssembledBatch& batch, BodyStore& bodies, std::sp
     if (!runs_on_ranks(settings)) {
         SolverResult refused;
         refused.refused = std::string("the \"") + solver_name(t) +
-                          "\" solver does not run over MPI ranks yet (pgs, bgs, pj and apgd with friction = \"ccp\" do)";
+                          "\" solver does not run over MPI ranks yet under friction = \"" + friction_law_name(settings.friction) +
+                          "\" (pgs, bgs, pj and apgd with friction = \"ccp\" do, and bgs with \"coulomb\")";
         return refused;
     }
     SolverSettings s = settings;

@@ -47,11 +47,13 @@ struct RankTraffic {
     }
 };
 
-/// Whether solve_ccp_on_rank runs these settings: pgs, bgs, pj and apgd with friction = "ccp".
+/// Whether solve_ccp_on_rank runs these settings: pgs, bgs, pj and apgd with friction =
+/// "ccp", and bgs with "coulomb" (its sweep follows the law contact by contact, as in one
+/// process: solvers/bgs.cpp).
 inline bool runs_on_ranks(const SolverSettings& s) {
     const SolverType t = s.type;
-    return (t == SolverType::PGS || t == SolverType::BGS || t == SolverType::PJ || t == SolverType::APGD) &&
-           s.friction == FrictionLaw::CCP;
+    if (s.friction == FrictionLaw::Coulomb) return t == SolverType::BGS;
+    return t == SolverType::PGS || t == SolverType::BGS || t == SolverType::PJ || t == SolverType::APGD;
 }
 
 /// The body of a contact (local indices a, b; kNoBody for a wall) whose rank owns the
@@ -164,7 +166,7 @@ private:
 /// solve_ccp on one rank's part of the problem (a collective: every rank calls it on its
 /// part): the same γ on every contact held and the same ν⁺ on every own body as the
 /// one-process solve, bit for bit, and the same result (iterations, residual) on every
-/// rank. For pgs, bgs, pj and apgd with friction = "ccp"; any other is refused
+/// rank. For pgs, bgs, pj and apgd with friction = "ccp", and bgs with "coulomb"; any other is refused
 /// (SolverResult::refused), on every rank alike. `traffic`, if given, counts the messages;
 /// `capped`, if given, receives whether the over-constrained check is owed (the result's
 /// unbounded_contacts stays empty).

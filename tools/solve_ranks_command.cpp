@@ -40,15 +40,24 @@ int cmd_solve_ranks(Scene& scene, const SolveRanksOptions& o, Ranks& ranks) {
     const World::Problem problem = w.next_problem();
     const int p = ranks.size();
     const std::vector<int32_t> owner = body_owners(problem.bodies, w.solver.envelope, p);
-    std::vector<std::string> solvers = o.solvers;
-    if (solvers.empty()) solvers = {"pgs", "bgs", "pj", "apgd"};
+    std::vector<std::string> names = o.solvers;
+    if (names.empty()) names = {"pgs", "bgs", "pj", "apgd"};
+    // each solver under each friction law it runs over ranks (bgs: "ccp" and "coulomb"),
+    // whatever the scene's
+    std::vector<SolverSettings> runs;
+    for (const std::string& name : names)
+        for (FrictionLaw law : {FrictionLaw::CCP, FrictionLaw::Coulomb}) {
+            SolverSettings s = w.solver;
+            s.type = *solver_from_name(name);
+            s.friction = law;
+            if (runs_on_ranks(s)) runs.push_back(s);
+        }
     if (ranks.root())
         std::printf("%s after %d steps: %zu bodies, %zu contacts, over %d rank%s\n", o.scene.c_str(),
                     o.steps, problem.bodies.size(), problem.batch.size(), p, p == 1 ? "" : "s");
     int code = 0;
-    for (const std::string& name : solvers) {
-        SolverSettings settings = w.solver;
-        settings.type = *solver_from_name(name);
+    for (const SolverSettings& settings : runs) {
+        const std::string name = fmt::format("{} {}", solver_name(settings.type), friction_law_name(settings.friction));
         // one process, on rank 0
         BodyStore bodies = problem.bodies;
         AssembledBatch batch = problem.batch;
@@ -137,7 +146,7 @@ int cmd_solve_ranks(Scene& scene, const SolveRanksOptions& o, Ranks& ranks) {
         const bool ok = wrong_bodies == 0 && wrong_contacts == 0 && wrong_results == 0 && unheld == 0 &&
                         bodies_seen == bodies.size();
         const double per = std::max(1, serial.iterations);
-        std::printf("%-5s %s: %d iterations, residual %.3g m/s; %.3f s (one process %.3f s); a rank sends at "
+        std::printf("%-12s %s: %d iterations, residual %.3g m/s; %.3f s (one process %.3f s); a rank sends at "
                     "most %.1f halos, %.1f messages, %.1f kB and %.1f scalar collectives an iteration\n",
                     name.c_str(), ok ? "same bits" : "DIFFERENT", serial.iterations, serial.residual, slowest,
                     serial_seconds, double(most.halos) / per, double(most.messages) / per,

@@ -286,6 +286,7 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
     s.relative_tolerance = kDefaultRelativeTolerance;
     s.weight_tolerance = kDefaultWeightTolerance;
     s.type = kSceneDefaultSolver;
+    s.friction = scene_default_friction(s.type);
     s.split_push_out = kSceneSplitPushOut;
     if (!c) return s;
     if (auto t = r.string(*c, "type", Need::Optional)) {
@@ -306,8 +307,8 @@ SolverSettings read_solver(Reader& r, const Ctx& root) {
             r.problem_at(*c, "friction", fmt::format("unknown friction law '{}'{}", *f,
                                                      suggest(*f, names_of<FrictionLaw>(), "known")));
     }
-    // a solver of the exact law only (nsgs) implies it unless told otherwise
-    if (!capabilities(s.type).ccp && !friction_given) s.friction = FrictionLaw::Coulomb;
+    // bgs and nsgs solve exact Coulomb unless told otherwise, the others the CCP
+    if (!friction_given) s.friction = scene_default_friction(s.type);
     if (!supports_law(s.type, s.friction)) {
         const bool ccp = s.friction == FrictionLaw::CCP;
         const std::string others = solvers_where([&](const SolverCapabilities& k) { return ccp ? k.ccp && k.coulomb : k.coulomb; });

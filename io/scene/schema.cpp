@@ -155,8 +155,9 @@ const Fields kSolverKeys{
     value("bounce_speed", Type::Number, "m/s", SolverSettings::Accepted::bounce_speed, "0.05",
           "restitution acts only on contacts approaching faster than this and than 2 ‖g‖ h "
           "(what gravity adds in two steps), so resting contacts do not jitter"),
-    word("friction", names_of<FrictionLaw>, "\"ccp\" (\"coulomb\" with nsgs)",
-         "the friction law: \"ccp\" (the convex relaxation, with its lift-off) or \"coulomb\" "
+    word("friction", names_of<FrictionLaw>, "\"coulomb\" with bgs and nsgs, \"ccp\" with the others",
+         "the friction law: \"ccp\" (the convex relaxation, with its lift-off, so a flowing bed depends "
+         "on the step) or \"coulomb\" "
          "(exact Coulomb in De Saxcé's form: c_n + μ‖c_t‖ in place of c_n, so a sliding contact "
          "stays on its plane and decelerates at μ g). With \"coulomb\", \"nsgs\" and \"bgs\" solve it "
          "directly (bgs at the cost of its CCP sweep) and \"pgs\", \"pj\", \"apgd\" by a fixed point "

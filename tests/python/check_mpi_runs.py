@@ -42,7 +42,7 @@ errors: at np 3, an invalid scene exits 2 and an output in a missing directory e
   trajectory closed and readable. None may hang (each has a time limit).
 solve: `talus solve-ranks` on tests/scenes/mpi_pour.toml after 1,200 steps (1 thread a rank)
   at np 1, 2, 3 and 4: the next step's problem solved over the ranks, each holding only its
-  part, with pgs, bgs, pj and apgd: the one-process impulses, velocities, iterations and
+  part, with pgs, bgs, pj and apgd under friction = "ccp" and bgs under "coulomb": the one-process impulses, velocities, iterations and
   residual, bit for bit (the command compares and exits 3 when they differ).
 parallel: the pour with --parallel-output (every rank writes its own bodies' rows of one file,
   docs/output-format.md) in parts at np 2 and 3 and with every rank stepping the whole world
@@ -423,8 +423,8 @@ def mode_solve(talus, scene, outdir):
         if p.returncode != 0:
             fail(f"{what}: exit {p.returncode}:\n{p.stdout}{p.stderr}")
         same = [line for line in p.stdout.splitlines() if "same bits" in line]
-        if len(same) != 4:
-            fail(f"{what}: expected four solvers with the same bits:\n{p.stdout}")
+        if len(same) != 5:
+            fail(f"{what}: expected five solves (four solvers, bgs under both laws) with the same bits:\n{p.stdout}")
         print(f"np {np_}:\n{p.stdout}", end="")
 
 

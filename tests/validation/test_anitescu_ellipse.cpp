@@ -51,6 +51,7 @@ Series run_ellipse(SolverType type, double gamma) {
     Scene s = parse_scene(kEllipseScene, "mem/ellipse.toml");
     World& w = s.world;
     w.solver.type = type;
+    w.solver.friction = FrictionLaw::CCP;  // seed 002's model (the scenes' default is Coulomb)
     w.solver.stabilization = gamma;
     w.solver.split_push_out = false;  // seed 002's velocity-level term is what is measured
     Series out;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <utility>
 
 #include "engine/distributed/local_ranks.hpp"
 #include "engine/distributed/rank_problem.hpp"
@@ -109,6 +110,7 @@ World::Problem warmed(const World::Problem& p, const SolverSettings& settings) {
     World::Problem solved = p;
     SolverSettings s = settings;
     s.type = SolverType::PGS;
+    s.friction = FrictionLaw::CCP;
     s.max_iterations = 5;
     SolverWorkspace work;
     solve_ccp(solved.batch, solved.bodies, s, work);
@@ -132,14 +134,22 @@ TEST(RankSolve, EverySolverGivesTheOneProcessBitsOnOneToFourRanks) {
     for (const Vec3& g : warm.batch.gamma) nonzero += g[0] > 0.0;
     EXPECT_GT(nonzero, 300u);
     std::size_t shared = 0;
-    for (SolverType type : {SolverType::PGS, SolverType::BGS, SolverType::PJ, SolverType::APGD}) {
+    // every solver that runs over ranks, under each law it takes there (bgs: both)
+    const std::pair<SolverType, FrictionLaw> runs[] = {
+        {SolverType::PGS, FrictionLaw::CCP}, {SolverType::BGS, FrictionLaw::CCP},
+        {SolverType::PJ, FrictionLaw::CCP}, {SolverType::APGD, FrictionLaw::CCP},
+        {SolverType::BGS, FrictionLaw::Coulomb}};
+    for (const auto& [type, law] : runs) {
         SolverSettings s = w.solver;
         s.type = type;
+        s.friction = law;
         s.max_iterations = 60;
+        ASSERT_TRUE(runs_on_ranks(s)) << solver_name(type) << " under " << friction_law_name(law);
         for (const bool warm_start : {true, false}) {
             const World::Problem& p = warm_start ? warm : cold(warm);
             for (int ranks = 1; ranks <= 4; ++ranks) {
-                const std::string what = std::string(solver_name(type)) + (warm_start ? " warm" : " cold");
+                const std::string what = std::string(solver_name(type)) + " " + friction_law_name(law) +
+                                         (warm_start ? " warm" : " cold");
                 const Counts c = expect_ranks_solve_like_one_process(p, s, ranks, what);
                 if (ranks > 1) {
                     EXPECT_GT(c.shared_contacts, 0u) << what << ": the ranks must share contacts";
