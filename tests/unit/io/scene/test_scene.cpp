@@ -295,6 +295,24 @@ TEST(Scene, DefaultMaxDtIsTheRestBoundOfTheSmallestGrain) {
     EXPECT_EQ(fixed.world.simulation.dt, 0.002);
 }
 
+TEST(Scene, DefaultFrictionLawIsExactCoulombWithBgsAndNsgs) {
+    // core/settings.hpp, scene_default_friction: a scene that names no law gets exact Coulomb
+    // from the solvers that solve it by their own sweep (bgs, the scenes' default, and nsgs)
+    // and the CCP from the others; a law the scene names is kept
+    const std::string bodies = kMaterials + glass_sphere(0.005, "[0, 0, 0]");
+    const auto law = [&](const std::string& solver_table) {
+        return parse_scene(bodies + solver_table, "s.toml", {}).world.solver.friction;
+    };
+    EXPECT_EQ(law(""), FrictionLaw::Coulomb);
+    EXPECT_EQ(law("[solver]\nmax_iterations = 50\n"), FrictionLaw::Coulomb);
+    EXPECT_EQ(law("[solver]\ntype = \"bgs\"\n"), FrictionLaw::Coulomb);
+    EXPECT_EQ(law("[solver]\ntype = \"nsgs\"\n"), FrictionLaw::Coulomb);
+    for (const char* type : {"pgs", "pj", "apgd", "maxdiss", "lemke"})
+        EXPECT_EQ(law(fmt::format("[solver]\ntype = \"{}\"\n", type)), FrictionLaw::CCP) << type;
+    EXPECT_EQ(law("[solver]\nfriction = \"ccp\"\n"), FrictionLaw::CCP);
+    EXPECT_EQ(law("[solver]\ntype = \"pgs\"\nfriction = \"coulomb\"\n"), FrictionLaw::Coulomb);
+}
+
 TEST(Scene, FirstStepFindsTheSameCandidatePairsAtAnyScaleOfTheBed) {
     // A random bed and the same bed ten times smaller: with the defaults, every length the
     // engine chooses at the first step (the step from √(p*/g), the fall ½ g h², the
