@@ -105,10 +105,11 @@ inline constexpr SolverType kSceneDefaultSolver = SolverType::BGS;
 /// relaxation lifts a sliding contact off at μ × its sliding speed for a step, so a flowing
 /// bed's answer depends on the step, and the scenes' longest step is the rest bound of the
 /// grains (default_max_dt), not a short fixed one. With the physics alone, a chute of 4 mm
-/// beads at 24° flowed at 0.50 m/s under the CCP and 0.94 m/s under Coulomb, against 0.85–0.94
-/// m/s for both at 0.25 ms steps and 1.18 m/s under Coulomb at 0.1 ms; a drum of 3 cm rocks rode 13 mm higher under the CCP
-/// (benchmarks/README.md, "Session 45"). The cost: on the random-pack twin about 16 % more
-/// sweeps (the law is not convex). SolverSettings{} itself keeps the CCP.
+/// beads at 24° flowed at 0.50 m/s under the CCP and 0.94 m/s under Coulomb, against
+/// 0.85–0.94 m/s for both at 0.25 ms steps and 1.18 m/s under Coulomb at 0.1 ms; a drum of
+/// 3 cm rocks rode 13 mm higher under the CCP (benchmarks/README.md, "Session 45"). The
+/// cost: on the random-pack twin about 16 % more sweeps (the law is not convex).
+/// SolverSettings{} itself keeps the CCP.
 inline FrictionLaw scene_default_friction(SolverType type) {
     return type == SolverType::BGS || !capabilities(type).ccp ? FrictionLaw::Coulomb : FrictionLaw::CCP;
 }

@@ -999,8 +999,9 @@ int run_main(int argc, char** argv) {
     solve_ranks->add_option("scene", solve_opt.scene, "Scene file (TOML)")->required();
     solve_ranks->add_option("--steps", solve_opt.steps, "Steps of the scene before the problem is taken")
         ->check(CLI::Range(0, 100000000))->capture_default_str();
-    solve_ranks->add_option("--solver", solve_opt.solvers, "pgs, bgs, pj or apgd, one or more (default: all four), each under every friction law "
-                                                "it takes over ranks (bgs: ccp and coulomb)")
+    solve_ranks->add_option("--solver", solve_opt.solvers,
+                            "pgs, bgs, pj or apgd, one or more (default: all four), each under every friction "
+                            "law it takes over ranks (bgs: ccp and coulomb)")
         ->check(CLI::IsMember({"pgs", "bgs", "pj", "apgd"}));
     solve_ranks->add_option("--set", solve_opt.sets, "Override a scene value, as for run");
     solve_ranks->add_option("--threads", solve_opt.threads, "Worker threads a rank (default: all cores)")
