@@ -168,7 +168,7 @@ public:
     }
     /// After a solve that hit its cap: the over-constrained contacts at the batch's γ.
     std::vector<uint32_t> unbounded_contacts(double tolerance) {
-        detail::finish_solve(batch_, nullptr, work_);
+        detail::rebuild_velocities(batch_, nullptr, work_);
         return detail::find_unbounded(batch_, store_, work_, tolerance);
     }
     /// out_i = D_iᵀ (the per-body scratch) for the contacts i = list[k], k < count, and

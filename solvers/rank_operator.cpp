@@ -189,7 +189,7 @@ void RankOperator::finish(double tolerance, bool check_unbounded, SolverResult& 
     if (check_unbounded) capped_ = {true, tolerance, batch().gamma};
     // ν⁺ = ν* + M⁻¹ D γ of every own body from all its contacts, then the ghosts' from their
     // owners, and the residual there
-    detail::finish_solve(batch_, &store(), work());
+    detail::rebuild_velocities(batch_, &store(), work());
     halo(boundary_, work().bodies);
     result.residual = max_over_ranks(law_residual(batch_, work().bodies, friction()));
     result.converged = result.residual <= tolerance;

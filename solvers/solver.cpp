@@ -153,6 +153,11 @@ void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorksp
 }
 
 double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work, FrictionLaw law) {
+    rebuild_velocities(batch, store, work);
+    return law_residual(batch, work.bodies, law);
+}
+
+void rebuild_velocities(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work) {
     SolverBodies& sb = work.bodies;
     sum_body_impulses(batch, work.body_contacts, batch.gamma, sb);  // F, T in sb's v, w
     velocities_from_sums(sb, work.body_contacts.body_count(), [&](std::size_t b, const Vec3& f, const Vec3& t) {
@@ -182,7 +187,6 @@ double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspa
             }
         }
     }
-    return law_residual(batch, sb, law);
 }
 
 std::vector<uint32_t> unbounded_candidates(const AssembledBatch& c, const BodyStore& bodies,

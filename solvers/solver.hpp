@@ -83,8 +83,9 @@ void begin_solve(const AssembledBatch& batch, const BodyStore& bodies, SolverWor
 /// Call after each iteration k (1-based) with the cap; snapshots γ_n at ¼ and ½ of it.
 void note_iteration(int k, int cap, const std::vector<Vec3>& gamma, SolverWorkspace& work);
 /// ν ← ν* + M⁻¹ D γ from scratch in work.bodies and, given a store holding ν*, there too
-/// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits); returns the docs/design.md §6
-/// residual at ν (of `law`: law_residual).
+/// (ω̄ = ω̄* + J̄⁻¹ Rᵀ T, so a body without contacts keeps its bits).
+void rebuild_velocities(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work);
+/// rebuild_velocities, then the docs/design.md §6 residual at ν (of `law`: law_residual).
 double finish_solve(const AssembledBatch& batch, BodyStore* store, SolverWorkspace& work,
                     FrictionLaw law = FrictionLaw::CCP);
 /// Contacts with unbounded-growth signature after a solve that hit the cap (docs/design.md §4);

@@ -128,7 +128,7 @@ SolverResult solve_over_ranks(AssembledBatch& batch, BodyStore& bodies, const So
         whole.gn_quarter.swap(gn_quarter);
         whole.gamma_half.swap(gamma_half);
         batch.gamma.swap(gamma_checked);
-        detail::finish_solve(batch, nullptr, whole);
+        detail::rebuild_velocities(batch, nullptr, whole);
         result.unbounded_contacts = detail::find_unbounded(batch, bodies, whole, capped.tolerance);
         batch.gamma.swap(gamma_checked);
     }
