@@ -10,8 +10,8 @@
 // colours, to the stopping rule (docs/design.md §6) with v_c the fastest push and ε = 0.1
 // (kPushOutRelativeTolerance), within the step's iteration cap, or within kPushOutSweeps
 // while every overlap is within the penetration target, unless stopping there would leave
-// an overlap deepening or a gap closing. It runs only when some overlap is deeper than a
-// slop (below).
+// an overlap deepening past the slop or a gap closing past it. It runs only when some
+// overlap is deeper than that slop (below).
 // Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a push-out leaves no velocity
 // behind, so it cannot feed the jitter of a deep pack (where an overlap at every contact of
 // a column sums to a speed at its top) and a bed at rest stays at rest. Walls stand still
@@ -27,12 +27,17 @@
 
 namespace talus {
 
-bool World::deepens_or_closes(double deepest_push) {
-    // For each contact, at the pass's velocities ν_p: n·Δν_p + max(Φ, 0)/h < 0 deepens an
-    // overlap (Φ < 0) or closes an open gap past contact, beyond a tenth of the fastest push
-    // (the pass's own tolerance); batch_.push holds Φ/h for an open gap. Ghosts first get
-    // their owners' ν_p, so that every rank decides on the numbers one process would.
+bool World::deepens_or_closes(double deepest_push, double h, double slop) {
+    // For each contact, the linear gap the pass's velocities ν_p would leave, Φ + h n·Δν_p,
+    // must not fall below min(Φ, −slop) by more than h times the pass's tolerance (a tenth
+    // of the fastest push): an overlap deeper than the slop may not deepen, and a shallower
+    // one or an open gap may close up to the slop, which no pass would take back. That is,
+    // n·Δν_p + max(Φ + slop, 0)/h ≥ −tolerance. Only a capped pass asks, and its pushes are
+    // all under v_rec, so batch_.push holds γ_s Φ/h for every overlap and Φ/h for an open
+    // gap. Ghosts first get their owners' ν_p, so that every rank decides on the numbers
+    // one process would.
     if (distributed()) refresh_ghost_velocities(bodies, on_ranks.owner, batch_.a, batch_.b, *on_ranks.ranks);
+    const double gamma_s = solver.stabilization;
     const double worst = max_over_ranks(parallel_max(batch_.size(), [&](std::size_t i) {
         const int32_t a = batch_.a[i], b = batch_.b[i];
         auto point = [&](int32_t k, const Vec3& r) {
@@ -41,7 +46,9 @@ bool World::deepens_or_closes(double deepest_push) {
         Vec3 rel = Vec3::Zero();
         if (b != kNoBody) rel += point(b, batch_.lever_b[i]);
         if (a != kNoBody) rel -= point(a, batch_.lever_a[i]);
-        return -(batch_.normal[i].dot(rel) + std::max(batch_.push[i], 0.0));
+        const double push = batch_.push[i];
+        const double gap = push >= 0.0 ? push * h : push * h / gamma_s;
+        return -(batch_.normal[i].dot(rel) + std::max(gap + slop, 0.0) / h);
     }));
     return worst > kPushOutRelativeTolerance * deepest_push;
 }
@@ -104,11 +111,12 @@ void World::push_out(double h) {
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
     SolverResult pass = solve_contacts(batch_, bodies, s);  // a capped pass still takes back a share
-    if (capped && !pass.converged && deepens_or_closes(deepest_push)) {
-        // Stopped early, the pass would leave a contact closing in pseudo-time (a grain
-        // pushed up against the one above before that contact was swept again): it goes
-        // on from where it stopped (its impulses; the velocities are made again from them),
-        // within what is left of the step's cap.
+    if (capped && !pass.converged && deepens_or_closes(deepest_push, h, slop)) {
+        // Stopped early, the pass would leave a contact closing in pseudo-time past the
+        // slop, or deepening an overlap already past it (a grain pushed up against the one
+        // above before that contact was swept again): it goes on from where it stopped
+        // (its impulses; the velocities are made again from them), within what is left of
+        // the step's cap.
         std::fill(bodies.velocity.begin(), bodies.velocity.end(), Vec3::Zero());
         std::fill(bodies.angular_velocity.begin(), bodies.angular_velocity.end(), Vec3::Zero());
         s.max_iterations = full_cap - int(pass.iterations);

@@ -173,11 +173,13 @@ public:
     /// r_min (deeper: the step's iteration cap). A pass from zero carries a push about a
     /// contact a sweep; beyond a few tens it lifts whole columns (its deep mode) rather than
     /// separating overlaps, and the next step's pass starts from what it left. A pass
-    /// stopped there that would deepen an overlap or close a gap goes on to the cap
-    /// (deepens_or_closes). Measured (benchmarks/README.md, session 40): the lattice twin
-    /// 12.5 → 10.2–10.6 s (its passes had all run to the cap of 100; 9.1–9.5 s with 20–50
-    /// sweeps and no check), the random pack within the run's spread, the bidisperse bed's
-    /// largest overlap 0.30 → 0.54 % of the small diameter.
+    /// stopped there that would deepen an overlap past the slop, or close a gap or a
+    /// shallower overlap past it, goes on to the cap (deepens_or_closes). Measured
+    /// (benchmarks/README.md, session 40): the lattice twin 12.5 → 10.2–10.6 s (its passes
+    /// had all run to the cap of 100; 9.1–9.5 s with 20–50 sweeps and no check), the random
+    /// pack within the run's spread, the bidisperse bed's largest overlap 0.30 → 0.54 % of
+    /// the small diameter. Session 46: letting a capped pass close contacts up to the slop
+    /// (before: not at all) took the random pack's push-out from 11,802 to 6,912 sweeps.
     static constexpr int kPushOutSweeps = 25;
     StepChoice choose_step(double until) const;
 
@@ -316,9 +318,9 @@ private:
     /// push-out pass; leaves ν⁺ + ν_p in the store for integrate_positions, and
     /// drop_push_out() puts ν⁺ back after it.
     void push_out(double h);
-    /// Whether the push-out pass's velocities (in the store) deepen an overlap or close an
-    /// open gap past contact by more than its tolerance (a collective over ranks).
-    bool deepens_or_closes(double deepest_push);
+    /// Whether the push-out pass's velocities (in the store) would leave a contact deeper
+    /// than both its overlap and the slop [m], beyond its tolerance (a collective over ranks).
+    bool deepens_or_closes(double deepest_push, double h, double slop);
     void drop_push_out();
 
     /// Adds this step's contact impulses on walls to wall_loads_.
