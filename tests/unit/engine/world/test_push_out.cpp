@@ -85,8 +85,8 @@ TEST(PushOut, ShortPassesNeverDeepenAnOverlap) {
 // What a capped pass may leave: no contact deeper than both its overlap before the step and
 // the slop. A column of 40 whose lower 20 contacts overlap by 0.4 % of r and whose upper 20
 // stand 0.02 % of r apart: the passes push the lower grains up into the upper ones before
-// those contacts are swept, and they may close those gaps into overlaps up to the slop
-// (which no pass would take back), not past it; no overlap past the slop deepens.
+// those contacts are swept, and may close those gaps into overlaps up to the slop (which no
+// pass would take back), not past it; no overlap past the slop deepens.
 TEST(PushOut, CappedPassesCloseGapsOnlyUpToTheSlop) {
     const double r = 5e-3, overlap = 2e-5, gap = 1e-6;
     const double slop = 0.0025 * r;  // kPushOutSlop × kPenetrationTarget × r
@@ -106,17 +106,21 @@ TEST(PushOut, CappedPassesCloseGapsOnlyUpToTheSlop) {
         return o;
     };
     std::vector<double> before = overlaps();
-    bool closed = false;
+    double closed_to = 0.0;  // the deepest overlap where there had been a gap
     for (int step = 0; step < 60; ++step) {
         run_steps(w, 1);
         const std::vector<double> now = overlaps();
         for (std::size_t k = 0; k < now.size(); ++k) {
             ASSERT_LE(now[k], std::max(before[k], slop) + 1e-12) << "step " << step + 1 << ", contact " << k;
-            closed = closed || (before[k] < 0.0 && now[k] > 0.0);
+            if (k >= 20) closed_to = std::max(closed_to, now[k]);
         }
         before = now;
     }
-    EXPECT_TRUE(closed);  // the rule was put to work: some gap closed into an overlap
+    // the bound was put to the test: the pushes closed some gap into an overlap of more than
+    // a tenth of the slop (3.8 µm here). The old rule, which let a capped pass close nothing
+    // beyond its tolerance, also passes this test: what the new one saves is counted in
+    // benchmarks/README.md (session 46), not asserted here.
+    EXPECT_GT(closed_to, 0.1 * slop);
     EXPECT_LE(*std::max_element(before.begin(), before.end()), slop * 1.0001);
 }
 
