@@ -27,13 +27,19 @@ World overlapped_column(int n, double overlap, bool split) {
     return w;
 }
 
-double deepest_overlap(const World& w) {
-    double worst = std::max(0.0, w.bodies.radius[0] - w.bodies.position[0].z());
+/// A column's overlaps, contact by contact from the floor up (a gap is negative).
+std::vector<double> column_overlaps(const World& w) {
+    std::vector<double> o{w.bodies.radius[0] - w.bodies.position[0].z()};
     for (std::size_t k = 1; k < w.bodies.size(); ++k) {
         const double d = (w.bodies.position[k] - w.bodies.position[k - 1]).norm();
-        worst = std::max(worst, w.bodies.radius[k] + w.bodies.radius[k - 1] - d);
+        o.push_back(w.bodies.radius[k] + w.bodies.radius[k - 1] - d);
     }
-    return worst;
+    return o;
+}
+
+double deepest_overlap(const World& w) {
+    const std::vector<double> o = column_overlaps(w);
+    return std::max(0.0, *std::max_element(o.begin(), o.end()));
 }
 
 // Ten spheres overlapping by 20 µm each (0.4 % of r; the pass's slop is 0.25 % of r): the
@@ -99,17 +105,11 @@ TEST(PushOut, CappedPassesCloseGapsOnlyUpToTheSlop) {
         add_sphere(w, Vec3(0, 0, z), r, m);
         z += 2 * r + (k < 19 ? -overlap : gap);
     }
-    auto overlaps = [&] {
-        std::vector<double> o{w.bodies.radius[0] - w.bodies.position[0].z()};
-        for (std::size_t k = 1; k < w.bodies.size(); ++k)
-            o.push_back(2 * r - (w.bodies.position[k] - w.bodies.position[k - 1]).norm());
-        return o;
-    };
-    std::vector<double> before = overlaps();
+    std::vector<double> before = column_overlaps(w);
     double closed_to = 0.0;  // the deepest overlap where there had been a gap
     for (int step = 0; step < 60; ++step) {
         run_steps(w, 1);
-        const std::vector<double> now = overlaps();
+        const std::vector<double> now = column_overlaps(w);
         for (std::size_t k = 0; k < now.size(); ++k) {
             ASSERT_LE(now[k], std::max(before[k], slop) + 1e-12) << "step " << step + 1 << ", contact " << k;
             if (k >= 20) closed_to = std::max(closed_to, now[k]);
