@@ -21,6 +21,7 @@ rows of the file (docs/output-format.md, "A file written in parallel": no SWMR, 
 frame count instead), and `talus info` must say so.
 Exit status 0 when all five hold.
 """
+import faulthandler
 import os
 import random
 import re
@@ -38,6 +39,7 @@ import talus_h5  # noqa: E402
 
 EVERY = 5  # steps between frames
 STALL = 60  # [s] the longest a step of the test may take before it is reported as stuck
+WATCHDOG = 4 * STALL  # [s] the longest one kill's round may take (faulthandler, below)
 
 
 def fail(msg):
@@ -69,6 +71,10 @@ def main():
         m = re.search(r"^dt\s*=\s*([0-9.eE+-]+)", f.read(), re.M)
         dt = float(m.group(1))
     for k in range(5):
+        # A kill that hangs the test (once, in a clean-clone CI run of session 47, after the
+        # fourth kill's report: cause not found) stops it here with every thread's stack,
+        # which says where, instead of running into ctest's timeout in silence.
+        faulthandler.dump_traceback_later(WATCHDOG, exit=True)
         delay = rng.uniform(0.0, 2.2)
         child = subprocess.Popen(
             launcher + [talus, "run", scene, "-o", out, "--force",
@@ -122,7 +128,7 @@ def main():
             if len(run) != frames:
                 fail(f"kill {k}: talus info says {frames} frames, the loader finds {len(run)}")
             if frames == 0:
-                print(f"kill {k}: after {delay:.2f} s, no frame complete yet, file readable")
+                print(f"kill {k}: after {delay:.2f} s, no frame complete yet, file readable", flush=True)
                 continue
             idx = run.frames
             if not (np.all(np.diff(idx.time) > 0) and np.all(np.diff(idx.step) > 0)):
@@ -144,7 +150,8 @@ def main():
             if idx.step[-1] > len(steps):
                 fail(f"kill {k}: frame at step {idx.step[-1]} but diagnostics end at {len(steps)}")
         print(f"kill {k}: after {delay:.2f} s, {frames} complete frames (up to step "
-              f"{int(idx.step[-1])}), file consistent")
+              f"{int(idx.step[-1])}), file consistent", flush=True)
+    faulthandler.cancel_dump_traceback_later()
     print("all five killed runs left readable, consistent trajectories")
 
 
