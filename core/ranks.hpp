@@ -56,6 +56,21 @@ public:
     void max_of(std::span<double> xs) { fold(xs, true); }
     void min_of(std::span<double> xs) { fold(xs, false); }
 
+    /// The sum of every rank's x (a collective), added in rank order.
+    int64_t sum_of(int64_t x) {
+        std::string mine(sizeof x, '\0');
+        std::memcpy(mine.data(), &x, sizeof x);
+        std::vector<std::string> all;
+        all_gather(mine, all);
+        int64_t sum = 0;
+        for (const std::string& s : all) {
+            int64_t v = 0;
+            if (s.size() == sizeof v) std::memcpy(&v, s.data(), sizeof v);
+            sum += v;
+        }
+        return sum;
+    }
+
     /// Whether `x` holds on any rank (a collective).
     bool any(bool x) {
         std::vector<std::string> all;

@@ -42,7 +42,7 @@ bool iterate(Op& op, const SolverSettings& settings, SolverResult& result, Itera
         const IterationStep step = iteration(ctx);
         excluded += ctx.excluded;
         result.iterations = k;
-        op.note_iteration(k, cap);
+        if (!settings.from_rest) op.note_iteration(k, cap);  // the over-constrained check's snapshots
         if (settings.record_history) result.history.push_back({k, op.seconds() - excluded, step.residual});
         if (step.done) return true;
     }
@@ -72,7 +72,7 @@ SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep,
         op.finish(tol, false, result);
         return result;
     }
-    op.warm_start();
+    if (!settings.from_rest) op.warm_start();  // (from rest: ν⁰ = ν* = 0, as loaded)
     const double omega = settings.effective_relaxation();
     // From sweep kRelaxedAfter + 1 on, settings.relaxed_tolerance also stops the solve
     // (SolverSettings::weight_tolerance; docs/design.md §6).
@@ -107,7 +107,7 @@ SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep,
         step.done = (excess <= 0.0 || cluster_settled) && op.residual() <= stop_tol;
         return step;
     });
-    op.finish(stop_tol, !stopped_early, result);
+    op.finish(stop_tol, !stopped_early && !settings.from_rest, result);
     return result;
 }
 

@@ -9,8 +9,9 @@
 // from ν_p = 0 and γ_p = 0, by the step's solver with μ = 0 on the step's contacts and
 // colours, to the stopping rule (docs/design.md §6) with v_c the fastest push and ε = 0.1
 // (kPushOutRelativeTolerance), within the step's iteration cap, or within kPushOutSweeps
-// while every overlap is within the penetration target, unless stopping there would leave
-// an overlap deepening past the slop or a gap closing past it. It runs only when some
+// while every overlap is within the penetration target (kPushOutFewSweeps when at most
+// kPushOutFewContacts are past the slop), unless stopping there would leave an overlap
+// deepening past the slop or a gap closing past it. It runs only when some
 // overlap is deeper than that slop (below).
 // Positions then move by h (ν⁺ + ν_p), and ν_p is dropped: a push-out leaves no velocity
 // behind, so it cannot feed the jitter of a deep pack (where an overlap at every contact of
@@ -51,6 +52,23 @@ bool World::deepens_or_closes(double deepest_push, double h, double slop) {
         return -(batch_.normal[i].dot(rel) + std::max(gap + slop, 0.0) / h);
     }));
     return worst > kPushOutRelativeTolerance * deepest_push;
+}
+
+std::size_t World::pushes_past(double push) const {
+    const std::size_t n = batch_.size();
+    if (!distributed())  // (serial: it runs once a pass, about a tenth of a sweep's reads)
+        return std::size_t(std::count_if(batch_.push.begin(), batch_.push.end(), [&](double p) { return -p > push; }));
+    // a contact of bodies on two ranks is on both: it counts on the rank of its first
+    // dynamic body (a, else b), as counted_on_rank
+    const int me = on_ranks.ranks->rank();
+    std::size_t here = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!(-batch_.push[i] > push)) continue;
+        const int32_t a = batch_.a[i];
+        const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
+        here += on_ranks.owner[std::size_t(a_counts ? a : batch_.b[i])] == me;
+    }
+    return std::size_t(on_ranks.ranks->sum_of(int64_t(here)));
 }
 
 void World::push_out(double h) {
@@ -95,8 +113,12 @@ void World::push_out(double h) {
 
     SolverSettings s = solver;
     // to the stopping rule relative to the fastest push (the pass's own v_c), looser than
-    // the velocity solve's (kPushOutRelativeTolerance)
-    s.relative_tolerance = kPushOutRelativeTolerance;
+    // the velocity solve's (kPushOutRelativeTolerance). At ν_p = 0 a contact's velocity is
+    // its push, so v_c is deepest_push: the tolerance solve_ccp would make, without its pass
+    // over the contacts.
+    s.relative_tolerance = 0.0;
+    s.tolerance = std::max(s.tolerance, kPushOutRelativeTolerance * deepest_push);
+    s.from_rest = true;  // γ_p = 0, ν_p = 0
     // Overlaps within the penetration target p* are maintenance: the pass is a relaxation
     // over steps (what it leaves, the next step's positions carry to the next pass), so it
     // stops after kPushOutSweeps. Past a few tens of sweeps from zero a pass only works on
@@ -107,7 +129,9 @@ void World::push_out(double h) {
     const double target = slop / kPushOutSlop;
     const bool capped = deepest_push <= solver.stabilization * target / h &&
                         deepest_push < solver.recovery_speed && kPushOutSweeps < full_cap;
-    if (capped) s.max_iterations = kPushOutSweeps;
+    if (capped)  // (the count only then: a collective, and capped is the same on every rank)
+        s.max_iterations = pushes_past(solver.stabilization * slop / h) <= kPushOutFewContacts
+                               ? kPushOutFewSweeps : kPushOutSweeps;
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
     SolverResult pass = solve_contacts(batch_, bodies, s);  // a capped pass still takes back a share
@@ -120,6 +144,7 @@ void World::push_out(double h) {
         std::fill(bodies.velocity.begin(), bodies.velocity.end(), Vec3::Zero());
         std::fill(bodies.angular_velocity.begin(), bodies.angular_velocity.end(), Vec3::Zero());
         s.max_iterations = full_cap - int(pass.iterations);
+        s.from_rest = false;  // from the pass's impulses
         solve_contacts(batch_, bodies, s);
     }
 

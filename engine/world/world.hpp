@@ -181,6 +181,17 @@ public:
     /// the small diameter. Session 46: letting a capped pass close contacts up to the slop
     /// (before: not at all) took the random pack's push-out from 11,802 to 6,912 sweeps.
     static constexpr int kPushOutSweeps = 25;
+    /// A capped pass set off by at most kPushOutFewContacts overlaps past the slop stops
+    /// after kPushOutFewSweeps instead. Such a pass is a local correction: from zero, a few
+    /// sweeps push the deep pairs and their neighbours apart, and its other sweeps only take
+    /// back shallower overlaps elsewhere, down to a tenth of the deepest push, which the next
+    /// pass would take back as well. On a pour nearly every pass is of this kind (the shared
+    /// random pack: all 284 passes had 1–10 contacts past the slop, and each took about 24
+    /// sweeps); a lattice's passes mostly have hundreds to thousands and keep
+    /// kPushOutSweeps. The stop still answers to deepens_or_closes. Measured in
+    /// benchmarks/README.md, session 48.
+    static constexpr std::size_t kPushOutFewContacts = 16;
+    static constexpr int kPushOutFewSweeps = 4;
     StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -277,6 +288,10 @@ private:
     double max_over_ranks(double x) const { return distributed() ? on_ranks.ranks->max_of(x) : x; }
     double min_over_ranks(double x) const { return distributed() ? on_ranks.ranks->min_of(x) : x; }
     bool any_over_ranks(bool x) const { return distributed() ? on_ranks.ranks->any(x) : x; }
+    /// How many of the step's contacts (batch_) push faster than `push` (−p_i > push: an
+    /// overlap deeper than p = −push h / γ_s), over the ranks each contact once
+    /// (counted_on_rank's rule); a collective when distributed().
+    std::size_t pushes_past(double push) const;
     StepError agreed(StepError e) const;
     /// The energies' exact sums over this rank's own bodies (all bodies in one process).
     ExactSum kinetic_energy_sum() const;

@@ -178,7 +178,8 @@ const Fields kSolverKeys{
     word("push_out", push_outs, "\"position\"",
          "where an overlap's correction goes: \"position\" (a separate normal-only solve moves the "
          "positions and leaves no velocity behind, only when an overlap is deeper than 0.25 % of "
-         "the smallest radius; at most 25 sweeps while every overlap is within 1 % of it) or "
+         "the smallest radius; at most 25 sweeps while every overlap is within 1 % of it, 4 when "
+         "at most 16 are past 0.25 %) or "
          "\"velocity\" (the correction rides in the velocity solve as b = max(stabilization × "
          "Φ/h, −recovery_speed) and stays in the velocities); docs/design.md §4, \"Push-out\""),
 };

@@ -73,19 +73,30 @@ TEST(PushOut, SeparatePassMovesPositionsAndLeavesNoVelocity) {
 // their contacts are swept again. So each step no overlap deepens (and none appears where
 // there was a gap), no velocity is left, and over the steps the column comes apart to the
 // slop as an uncapped pass brings it.
-TEST(PushOut, ShortPassesNeverDeepenAnOverlap) {
-    const int n = 40;
+void expect_short_passes_never_deepen(int n) {
     const double overlap = 2e-5;
     World w = overlapped_column(n, overlap, true);
     double before = deepest_overlap(w);
     for (int step = 0; step < 150; ++step) {
         run_steps(w, 1);
         const double now = deepest_overlap(w);
-        ASSERT_LE(now, before * (1.0 + 1e-9)) << "step " << step + 1;
+        ASSERT_LE(now, before * (1.0 + 1e-9)) << n << " spheres, step " << step + 1;
         before = now;
         for (const Vec3& v : w.bodies.velocity) ASSERT_EQ(v.norm(), 0.0);
     }
-    EXPECT_LE(deepest_overlap(w), 0.0025 * 5e-3 * 1.0001);
+    EXPECT_LE(deepest_overlap(w), 0.0025 * 5e-3 * 1.0001) << n << " spheres";
+}
+
+TEST(PushOut, ShortPassesNeverDeepenAnOverlap) { expect_short_passes_never_deepen(40); }
+
+// The same with at most World::kPushOutFewContacts overlaps past the slop (a column of 12
+// or 16: as many contacts), whose passes stop after kPushOutFewSweeps: 4 sweeps from zero
+// reach the fifth grain of the column, so each pass that would push the lower grains into
+// the upper ones must go on, and the column still comes apart to the slop.
+TEST(PushOut, PassesSetOffByAFewOverlapsNeverDeepenOne) {
+    static_assert(World::kPushOutFewContacts >= 16 && World::kPushOutFewSweeps < World::kPushOutSweeps);
+    expect_short_passes_never_deepen(12);
+    expect_short_passes_never_deepen(16);
 }
 
 // What a capped pass may leave: no contact deeper than both its overlap before the step and
