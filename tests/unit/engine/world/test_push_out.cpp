@@ -17,6 +17,9 @@ using namespace talus::testing;
 
 /// A column of n spheres on a floor, each overlapping the one below (and the lowest the
 /// floor) by `overlap`, at rest, no gravity: only the push-out moves anything.
+/// The push-out's slop for spheres of radius r: overlaps shallower than it are left alone.
+constexpr double slop_of(double r) { return World::kPushOutSlop * World::kPenetrationTarget * r; }
+
 World overlapped_column(int n, double overlap, bool split) {
     const double r = 5e-3;
     World w = make_world(1e-3, Vec3::Zero(), 1e-10, 2000);
@@ -63,7 +66,7 @@ TEST(PushOut, SeparatePassMovesPositionsAndLeavesNoVelocity) {
     EXPECT_GT(position.bodies.position[n - 1].z(), overlapped_column(n, overlap, true).bodies.position[n - 1].z());
     // over more steps the column comes apart to the slop and stays at rest
     run_steps(position, 60);
-    EXPECT_LE(deepest_overlap(position), 0.0025 * 5e-3 * 1.0001);
+    EXPECT_LE(deepest_overlap(position), slop_of(5e-3) * 1.0001);
     for (const Vec3& v : position.bodies.velocity) EXPECT_EQ(v.norm(), 0.0);
 }
 
@@ -84,7 +87,7 @@ void expect_short_passes_never_deepen(int n) {
         before = now;
         for (const Vec3& v : w.bodies.velocity) ASSERT_EQ(v.norm(), 0.0);
     }
-    EXPECT_LE(deepest_overlap(w), 0.0025 * 5e-3 * 1.0001) << n << " spheres";
+    EXPECT_LE(deepest_overlap(w), slop_of(5e-3) * 1.0001) << n << " spheres";
 }
 
 TEST(PushOut, ShortPassesNeverDeepenAnOverlap) { expect_short_passes_never_deepen(40); }
@@ -106,7 +109,7 @@ TEST(PushOut, PassesSetOffByAFewOverlapsNeverDeepenOne) {
 // pass would take back), not past it; no overlap past the slop deepens.
 TEST(PushOut, CappedPassesCloseGapsOnlyUpToTheSlop) {
     const double r = 5e-3, overlap = 2e-5, gap = 1e-6;
-    const double slop = 0.0025 * r;  // kPushOutSlop × kPenetrationTarget × r
+    const double slop = slop_of(r);
     World w = make_world(1e-3, Vec3::Zero(), 1e-10, 2000);
     w.solver.split_push_out = true;
     const uint32_t m = add_material(w, 2500.0, 0.5);
