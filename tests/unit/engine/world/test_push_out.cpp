@@ -15,11 +15,11 @@ namespace {
 
 using namespace talus::testing;
 
-/// A column of n spheres on a floor, each overlapping the one below (and the lowest the
-/// floor) by `overlap`, at rest, no gravity: only the push-out moves anything.
 /// The push-out's slop for spheres of radius r: overlaps shallower than it are left alone.
 constexpr double slop_of(double r) { return World::kPushOutSlop * World::kPenetrationTarget * r; }
 
+/// A column of n spheres on a floor, each overlapping the one below (and the lowest the
+/// floor) by `overlap`, at rest, no gravity: only the push-out moves anything.
 World overlapped_column(int n, double overlap, bool split) {
     const double r = 5e-3;
     World w = make_world(1e-3, Vec3::Zero(), 1e-10, 2000);
