@@ -45,30 +45,21 @@ public:
     /// The largest and the smallest of every rank's x (collectives): std::max and std::min
     /// over the values in rank order, as one process's loop over them.
     double max_of(double x) {
-        fold(std::span<double>(&x, 1), true);
+        fold(std::span<double>(&x, 1), kLargest);
         return x;
     }
     double min_of(double x) {
-        fold(std::span<double>(&x, 1), false);
+        fold(std::span<double>(&x, 1), kSmallest);
         return x;
     }
     /// The same for several values at once, element by element, in one collective.
-    void max_of(std::span<double> xs) { fold(xs, true); }
-    void min_of(std::span<double> xs) { fold(xs, false); }
+    void max_of(std::span<double> xs) { fold(xs, kLargest); }
+    void min_of(std::span<double> xs) { fold(xs, kSmallest); }
 
     /// The sum of every rank's x (a collective), added in rank order.
     int64_t sum_of(int64_t x) {
-        std::string mine(sizeof x, '\0');
-        std::memcpy(mine.data(), &x, sizeof x);
-        std::vector<std::string> all;
-        all_gather(mine, all);
-        int64_t sum = 0;
-        for (const std::string& s : all) {
-            int64_t v = 0;
-            if (s.size() == sizeof v) std::memcpy(&v, s.data(), sizeof v);
-            sum += v;
-        }
-        return sum;
+        fold(std::span<int64_t>(&x, 1), [](int64_t s, int64_t v) { return s + v; });
+        return x;
     }
 
     /// Whether `x` holds on any rank (a collective).
@@ -84,16 +75,22 @@ protected:
     int rank_ = 0, size_ = 1;
 
 private:
-    void fold(std::span<double> xs, bool largest) {
+    static constexpr auto kLargest = [](double x, double v) { return std::max(x, v); };
+    static constexpr auto kSmallest = [](double x, double v) { return std::min(x, v); };
+
+    /// xs[k] ← combine(…combine(rank 0's xs[k], rank 1's xs[k])…, the last rank's xs[k]) on
+    /// every rank: one all-gather, then the same loop in the same order everywhere.
+    template <class T, class Combine>
+    void fold(std::span<T> xs, Combine combine) {
         std::string mine(xs.size_bytes(), '\0');
         if (!xs.empty()) std::memcpy(mine.data(), xs.data(), xs.size_bytes());
         std::vector<std::string> all;
         all_gather(mine, all);
         for (std::size_t k = 0; k < xs.size(); ++k)
             for (std::size_t q = 0; q < all.size(); ++q) {
-                double v;
+                T v;
                 std::memcpy(&v, all[q].data() + k * sizeof v, sizeof v);
-                xs[k] = q == 0 ? v : largest ? std::max(xs[k], v) : std::min(xs[k], v);
+                xs[k] = q == 0 ? v : combine(xs[k], v);
             }
     }
 };

@@ -177,9 +177,10 @@ struct SolverSettings {
     bool warm_start = true;         ///< start from the last step's impulses
     /// Not a scene key: the solve starts from γ = 0 with every body at ν* = 0, as the
     /// push-out's pass does (engine/world/push_out.cpp). Its warm start is then ν* itself,
-    /// so bgs and PGS skip the pass that would add M⁻¹ D γ⁰, and after a capped solve they
-    /// make no over-constrained check (docs/design.md §4), whose contacts such a caller
-    /// does not read. The same bits as without it, one pass over the contacts less a solve.
+    /// so every iterative method (solvers/iteration.hpp) skips the pass that would add
+    /// M⁻¹ D γ⁰, and after a capped solve makes no over-constrained check (docs/design.md
+    /// §4) and takes no snapshots for it: such a caller does not read those contacts. The
+    /// same bits as without it, one pass over the contacts less a solve.
     bool from_rest = false;
     /// bgs only: between sweeps, the few contacts left above the tolerance and the contacts
     /// around them swept alone (solvers/cluster_sweeps.cpp; docs/design.md §6).

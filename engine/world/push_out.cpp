@@ -58,16 +58,10 @@ std::size_t World::pushes_past(double push) const {
     const std::size_t n = batch_.size();
     if (!distributed())  // (serial: it runs once a pass, about a tenth of a sweep's reads)
         return std::size_t(std::count_if(batch_.push.begin(), batch_.push.end(), [&](double p) { return -p > push; }));
-    // a contact of bodies on two ranks is on both: it counts on the rank of its first
-    // dynamic body (a, else b), as counted_on_rank
     const int me = on_ranks.ranks->rank();
     std::size_t here = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!(-batch_.push[i] > push)) continue;
-        const int32_t a = batch_.a[i];
-        const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
-        here += on_ranks.owner[std::size_t(a_counts ? a : batch_.b[i])] == me;
-    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (-batch_.push[i] > push) here += counts_here(batch_.a[i], batch_.b[i], me);
     return std::size_t(on_ranks.ranks->sum_of(int64_t(here)));
 }
 

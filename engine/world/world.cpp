@@ -279,15 +279,9 @@ StepStatus World::take_step(double h, double t1) {
 }
 
 std::size_t World::counted_on_rank(const ContactList& c) const {
-    // A contact of bodies on two ranks is on both: it counts on the rank of its first
-    // dynamic body (a, else b: for a wall's or a kinematic body's contact), which holds it.
     const int me = on_ranks.ranks->rank();
     std::size_t n = 0;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-        const int32_t a = c.a[i];
-        const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
-        n += on_ranks.owner[std::size_t(a_counts ? a : c.b[i])] == me;
-    }
+    for (std::size_t i = 0; i < c.size(); ++i) n += counts_here(c.a[i], c.b[i], me);
     return n;
 }
 

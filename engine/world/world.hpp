@@ -299,6 +299,13 @@ private:
     /// How many of `c`'s contacts (of the held bodies) this rank counts in the step's
     /// totals: over the ranks, each contact once.
     std::size_t counted_on_rank(const ContactList& c) const;
+    /// Whether the contact of bodies a and b counts on this rank (rank `me`): a contact of
+    /// bodies on two ranks is on both, and counts on the rank of its first dynamic body
+    /// (a, else b: for a wall's or a kinematic body's contact), which holds it.
+    bool counts_here(int32_t a, int32_t b, int me) const {
+        const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
+        return on_ranks.owner[std::size_t(a_counts ? a : b)] == me;
+    }
     /// One step of length h ending at t1 (stages 1–7).
     StepStatus take_step(double h, double t1);
     bool relinearising() const { return solver.position_iterations > 0; }
