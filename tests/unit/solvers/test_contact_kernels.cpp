@@ -135,7 +135,9 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
 // bgs's kernel (solvers/bgs.cpp) likewise, under the CCP and under exact Coulomb friction
 // (coulomb_block_step, its residual with De Saxcé's ĉ): its metric from each contact's
 // block, as BodyOperator::bgs_prepare computes it, and a few contacts without one (γ = 0
-// then). The residual pass of either law, scalar and four lanes, alike too.
+// then); in four lanes and, on a CPU with AVX-512, in eight (whose groups with an
+// anisotropic body go as groups of four, or one by one). The residual pass of either law,
+// scalar, four and eight lanes, alike too.
 TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
     if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
     for (FrictionLaw law : {FrictionLaw::CCP, FrictionLaw::Coulomb}) {
@@ -150,7 +152,7 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
                     B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
                     B.eta_t[i] = m.t;
                 }
-                Case lanes = scalar;
+                Case lanes = scalar, lanes8 = scalar;
                 int moved = 0;
                 for (int sweep = 0; sweep < 4; ++sweep) {
                     const double tol2 = 1e-6;
@@ -162,10 +164,22 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
                     EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
                     EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
                     expect_same_bits(scalar, lanes);
+                    if (bgs_lanes8_available()) {
+                        // eight lanes: [1, 203) ends in a group of four and two alone
+                        const double h1 = bgs_range_lanes8(lanes8.batch, lanes8.bodies, 1, 203, omega, tol2, law);
+                        const double h2 = bgs_range_lanes8(lanes8.batch, lanes8.bodies, 203, 403, omega, tol2, law);
+                        EXPECT_EQ(0, std::memcmp(&e1, &h1, sizeof e1));
+                        EXPECT_EQ(0, std::memcmp(&e2, &h2, sizeof e2));
+                        expect_same_bits(scalar, lanes8);
+                    }
                     for (std::size_t i = 1; i < 403; ++i) moved += scalar.batch.gamma[i] != before[i];
                     const double r1 = residual_range(scalar.batch, scalar.bodies, 1, 403, false, law);
-                    const double r2 = residual_range(lanes.batch, lanes.bodies, 1, 403, true, law);
+                    const double r2 = residual_range_lanes(lanes.batch, lanes.bodies, 1, 403, law);
                     EXPECT_EQ(0, std::memcmp(&r1, &r2, sizeof r1));
+                    if (bgs_lanes8_available()) {
+                        const double r3 = residual_range_lanes8(lanes8.batch, lanes8.bodies, 1, 403, law);
+                        EXPECT_EQ(0, std::memcmp(&r1, &r3, sizeof r1));
+                    }
                     EXPECT_GT(r1, 0.0);
                 }
                 EXPECT_GT(moved, 400);  // the sweeps did something to compare
@@ -189,8 +203,8 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
 }
 
 // assemble() does not store the first tangent u: the readers compute first_tangent(n), the
-// first vector of orthonormal_basis (Duff et al. 2017), scalar in contact_frame and in four
-// lanes in load_group. Both must give the bits of u stored: for normals of every octant,
+// first vector of orthonormal_basis (Duff et al. 2017), scalar in contact_frame, in four
+// lanes in load_group and in eight in load_group8. All must give the bits of u stored: for normals of every octant,
 // on the poles (n_z = ±1, ±0) and near the pole where the basis divides by 1 + |n_z| small
 // terms; and the sweeps, scalar and lanes, PGS and bgs, must not tell stored from derived.
 TEST(PgsKernels, TangentFromTheNormalIsTheStoredTangentBitForBit) {
@@ -222,7 +236,7 @@ TEST(PgsKernels, TangentFromTheNormalIsTheStoredTangentBitForBit) {
         }
         Case derived = stored;
         derived.batch.tangent.clear();
-        Case derived_lanes = derived, stored_lanes = stored;
+        Case derived_lanes = derived, stored_lanes = stored, derived_lanes8 = derived, stored_lanes8 = stored;
         for (int sweep = 0; sweep < 3; ++sweep) {
             auto run = [&](Case& c, bool lanes) {
                 if (bgs)
@@ -239,6 +253,13 @@ TEST(PgsKernels, TangentFromTheNormalIsTheStoredTangentBitForBit) {
             EXPECT_EQ(0, std::memcmp(&e2, &e3, sizeof e2));
             expect_same_bits(stored_lanes, derived_lanes);
             expect_same_bits(stored, derived_lanes);
+            if (!bgs || !bgs_lanes8_available()) continue;
+            const double e4 = bgs_range_lanes8(stored_lanes8.batch, stored_lanes8.bodies, 1, 403, 1.0, 1e-6);
+            const double e5 = bgs_range_lanes8(derived_lanes8.batch, derived_lanes8.bodies, 1, 403, 1.0, 1e-6);
+            EXPECT_EQ(0, std::memcmp(&e4, &e5, sizeof e4));
+            EXPECT_EQ(0, std::memcmp(&e0, &e4, sizeof e0));
+            expect_same_bits(stored_lanes8, derived_lanes8);
+            expect_same_bits(stored, derived_lanes8);
         }
     }
 }
@@ -290,8 +311,13 @@ TEST(PgsKernels, ResidualLanesMatchScalarBitForBit) {
             if (hi > lo) EXPECT_GT(rs, 0.0);
             else EXPECT_EQ(rs, 0.0);
             if (!pgs_lanes_available()) continue;
-            const double rl = residual_range(c.batch, c.bodies, lo, hi, true);
+            const double rl = residual_range_lanes(c.batch, c.bodies, lo, hi);
             EXPECT_EQ(0, std::memcmp(&rs, &rl, sizeof rs)) << lo << " " << hi;
+            const double rd = residual_range(c.batch, c.bodies, lo, hi, true);  // the dispatch's
+            EXPECT_EQ(0, std::memcmp(&rs, &rd, sizeof rs)) << lo << " " << hi;
+            if (!bgs_lanes8_available()) continue;
+            const double r8 = residual_range_lanes8(c.batch, c.bodies, lo, hi);
+            EXPECT_EQ(0, std::memcmp(&rs, &r8, sizeof rs)) << lo << " " << hi;
         }
     }
 }
