@@ -1,0 +1,264 @@
+// The per-contact kernels of solvers/contact_kernels.cpp on N contacts at once, written
+// once for every lane width. No include guard, on purpose: contact_kernels.cpp includes this
+// file once per width, inside a namespace (`four`, `eight`) and under that width's target
+// pragma, after defining there what the code below uses:
+//
+//   N                        the lanes (contacts a group takes)
+//   V, Mask, V3, Bodies      a lane vector of doubles, a lane mask, three lane vectors,
+//                            N bodies' solver state by lanes (vx vy vz im wx wy wz ij)
+//   splat(x), zero(), loadu(p), load3(p), store3(p, v), load_bodies(p[N]),
+//   store_bodies(b, p[N], exists[N]), hmax(v)
+//   lt, le, ge, gt (a, b) → Mask; both(m, m'), either(m, m'), any(m)
+//   select(m, if_false, if_true), keep(m, x) (x where m, +0 elsewhere)
+//   vsqrt, vmax (as MAXPD: the second operand when either is NaN)
+//   bit_and, bit_or, bit_xor (on the doubles' bits)
+//   kAhead                   how many contacts ahead the sweeps prefetch bodies
+//
+// Each lane performs exactly the scalar kernel's IEEE operations in the same order (the
+// build has -ffp-contract=off and nothing here fuses a multiply and an add), branches are
+// selects of both outcomes, and a missing body is the zero body kZeroBody, whose
+// contributions are exact zeros: so every width gives the scalar kernel's bits.
+
+/// Π_K per lane, as project_friction_cone (q: its metric, 1 for the Euclidean projection):
+/// polar cone → 0, inside → unchanged, else the cone's surface (computed for every lane,
+/// selected by masks).
+inline V3 project(const V3& g, V mu, V q) {
+    const V zerov = zero(), one = splat(1.0);
+    const V gn = g.x;
+    const V t2 = g.y * g.y + g.z * g.z;
+    const V mu2 = mu * mu;
+    const V mq = mu * q;
+    const Mask polar = both(le(gn, zerov), le(mq * mq * t2, gn * gn));
+    const Mask inside = both(ge(gn, zerov), le(t2, mu2 * gn * gn));
+    const V t = vsqrt(t2);
+    const V m = gn + mq * t;
+    const V k = one / ((one + mq * mu) * t);
+    const V s = mu * m * k;
+    V3 r{m * t * k, s * g.y, s * g.z};
+    r.x = select(polar, select(inside, r.x, gn), zerov);
+    r.y = select(polar, select(inside, r.y, g.y), zerov);
+    r.z = select(polar, select(inside, r.z, g.z), zerov);
+    return r;
+}
+inline V3 project(const V3& g, V mu) { return project(g, mu, splat(1.0)); }
+
+/// Adds sign · (v + ω × r) to rel, as add_point_velocity.
+inline void add_point_velocity(const Bodies& b, const V3& r, V sign, V3& rel) {
+    rel.x = rel.x + sign * (b.vx + (b.wy * r.z - b.wz * r.y));
+    rel.y = rel.y + sign * (b.vy + (b.wz * r.x - b.wx * r.z));
+    rel.z = rel.z + sign * (b.vz + (b.wx * r.y - b.wy * r.x));
+}
+
+/// One body side of ν += M⁻¹ D Δγ, as push_body for isotropic bodies.
+inline void push_body(Bodies& b, const V3& r, const V3& p, V sign) {
+    const V m = sign * b.im;
+    b.vx = b.vx + m * p.x;
+    b.vy = b.vy + m * p.y;
+    b.vz = b.vz + m * p.z;
+    const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
+    const V k = sign * b.ij;
+    b.wx = b.wx + k * tx;
+    b.wy = b.wy + k * ty;
+    b.wz = b.wz + k * tz;
+}
+
+/// N consecutive contacts i … i+N−1 with no dynamic body shared: their bodies (a missing
+/// one reads the zero body and is never written) and their frames and lever arms.
+struct Group {
+    SolverBody* pa[N];
+    SolverBody* pb[N];
+    bool has_a[N], has_b[N];
+    Bodies A, B;
+    V3 n, u, w, ra, rb;
+};
+
+/// Loads the group; false (nothing else loaded) when one of its bodies is anisotropic.
+inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
+    SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
+    for (int k = 0; k < N; ++k) {
+        const int32_t a = batch.a[i + k], b = batch.b[i + k];
+        g.has_a[k] = a != kNoBody;
+        g.has_b[k] = b != kNoBody;
+        g.pa[k] = g.has_a[k] ? &sb.body[std::size_t(a)] : zerob;
+        g.pb[k] = g.has_b[k] ? &sb.body[std::size_t(b)] : zerob;
+    }
+    g.A = load_bodies(g.pa);
+    g.B = load_bodies(g.pb);
+    if (any(either(lt(g.A.ij, zero()), lt(g.B.ij, zero())))) return false;
+    g.n = load3(batch.normal[i].data());
+    if (batch.tangent.empty()) {  // first_tangent(n) by lanes, the same operations
+        const V one = splat(1.0), sign_bit = splat(-0.0);
+        const V s = bit_or(bit_and(g.n.z, sign_bit), one);  // copysign(1, n_z)
+        const V a = splat(-1.0) / (s + g.n.z);
+        const V minus_s = bit_xor(s, sign_bit);
+        g.u = {one + ((s * g.n.x) * g.n.x) * a, s * ((g.n.x * g.n.y) * a), minus_s * g.n.x};
+    } else {
+        g.u = load3(batch.tangent[i].data());
+    }
+    g.w = {g.n.y * g.u.z - g.n.z * g.u.y, g.n.z * g.u.x - g.n.x * g.u.z, g.n.x * g.u.y - g.n.y * g.u.x};
+    g.ra = load3(batch.lever_a[i].data());
+    g.rb = load3(batch.lever_b[i].data());
+    return true;
+}
+
+/// d = Aᵀ [(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] + rhs, as contact_velocity.
+inline V3 contact_velocity(const Group& g, const V3& rhs) {
+    const V zerov = zero();
+    V3 rel{zerov, zerov, zerov};
+    add_point_velocity(g.B, g.rb, splat(1.0), rel);
+    add_point_velocity(g.A, g.ra, splat(-1.0), rel);
+    return {rhs.x + ((g.n.x * rel.x + g.n.y * rel.y) + g.n.z * rel.z),
+            rhs.y + ((g.u.x * rel.x + g.u.y * rel.y) + g.u.z * rel.z),
+            rhs.z + ((g.w.x * rel.x + g.w.y * rel.y) + g.w.z * rel.z)};
+}
+
+/// ν += M⁻¹ D Δγ on the group's bodies, written back, as apply_impulse.
+inline void apply(Group& g, const V3& dg) {
+    const V3 p{(g.n.x * dg.x + g.u.x * dg.y) + g.w.x * dg.z, (g.n.y * dg.x + g.u.y * dg.y) + g.w.y * dg.z,
+               (g.n.z * dg.x + g.u.z * dg.y) + g.w.z * dg.z};
+    push_body(g.B, g.rb, p, splat(1.0));
+    push_body(g.A, g.ra, p, splat(-1.0));
+    store_bodies(g.B, g.pb, g.has_b);
+    store_bodies(g.A, g.pa, g.has_a);
+}
+
+/// PGS on contacts i … i+N−1. Returns false, touching nothing, when one of their bodies is
+/// anisotropic; otherwise folds their excesses into `excess`.
+inline bool pgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, bool relaxed,
+                      V& excess) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = loadu(&batch.eta[i]);
+    const V mu = loadu(&batch.mu[i]);
+    const V3 d = contact_velocity(grp, load3(batch.rhs[i].data()));
+
+    const V oe = omega * eta;
+    const V3 g = project({g0.x - oe * d.x, g0.y - oe * d.y, g0.z - oe * d.z}, mu);
+    const V3 full = relaxed ? project({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu) : g;
+    store3(batch.gamma[i].data(), g);
+    apply(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
+
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    const V x = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+    excess = vmax(x, excess);  // as std::max(excess, x): a NaN x is dropped
+    return true;
+}
+
+/// ĉ = d + [μ‖d_t‖, 0, 0] by lanes, as coulomb_velocity.
+inline V3 coulomb_velocity(const V3& d, V mu) { return {d.x + mu * vsqrt(d.y * d.y + d.z * d.z), d.y, d.z}; }
+
+/// coulomb_block_step by lanes, the same operations (a lane whose tangent is within the
+/// disc keeps f = 1, as the scalar rule's branch does).
+inline V3 coulomb_step(const V3& g0, const V3& d, V mu, V sn, V st) {
+    const V gn = vmax(g0.x - sn * d.x, zero());  // as std::max(0, x)
+    const V ty = g0.y - st * d.y, tz = g0.z - st * d.z;
+    const V tn = vsqrt(ty * ty + tz * tz);
+    const V limit = mu * gn;
+    const V f = select(gt(tn, limit), splat(1.0), limit / tn);
+    return {gn, ty * f, tz * f};
+}
+
+/// bgs on contacts i … i+N−1, as bgs_block lane by lane: the step in the metric
+/// diag(eta_n, eta_t, eta_t), the projection in it with q = eta_n / eta_t (`Coulomb`:
+/// coulomb_step, the residual with ĉ; a lane without a metric gets γ = 0, as the scalar
+/// rule gives it). False, touching nothing, when one of their bodies is anisotropic;
+/// otherwise folds their excesses into `excess`.
+template <bool Coulomb>
+inline bool bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = loadu(&batch.eta[i]);
+    const V en = loadu(&batch.eta_n[i]);
+    const V et = loadu(&batch.eta_t[i]);
+    const V mu = loadu(&batch.mu[i]);
+    const V3 d = contact_velocity(grp, load3(batch.rhs[i].data()));
+
+    const V zerov = zero();
+    const Mask has = both(gt(en, zerov), gt(et, zerov));
+    const V sn = omega * en, st = omega * et;
+    V3 x;
+    if constexpr (Coulomb) {
+        x = coulomb_step(g0, d, mu, sn, st);
+    } else {
+        const V q = en / et;
+        x = project({g0.x - sn * d.x, g0.y - st * d.y, g0.z - st * d.z}, mu, q);
+    }
+    const V3 g{keep(has, x.x), keep(has, x.y), keep(has, x.z)};
+    const V3 c = Coulomb ? coulomb_velocity(d, mu) : d;
+    const V3 full = project({g0.x - eta * c.x, g0.y - eta * c.y, g0.z - eta * c.z}, mu);
+    store3(batch.gamma[i].data(), g);
+    apply(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
+
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    const V y = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
+    excess = vmax(y, excess);  // as std::max(excess, y): a NaN y is dropped
+    return true;
+}
+
+/// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of N contacts, as residual_term.
+inline V residual_terms(const V3& g0, V eta, V mu, const V3& d) {
+    const V3 full = project({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    return vsqrt((e0 * e0 + e1 * e1) + e2 * e2) / eta;
+}
+
+/// PJ's contact pass on contacts i … i+N−1; false when a body is anisotropic.
+inline bool pj_contacts_group(const AssembledBatch& batch, SolverBodies& sb, const double* step, Vec3* next,
+                              std::size_t i, V& worst) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V eta = loadu(&batch.eta[i]);
+    const V mu = loadu(&batch.mu[i]);
+    const V s = loadu(step + i);
+    const V3 d = contact_velocity(grp, load3(batch.rhs[i].data()));
+    store3(next[i].data(), project({g0.x - s * d.x, g0.y - s * d.y, g0.z - s * d.z}, mu));
+    worst = vmax(residual_terms(g0, eta, mu, d), worst);
+    return true;
+}
+
+/// PJ's second pass on contacts i … i+N−1 (ν += M⁻¹ D (next − γ), γ ← next); false when a
+/// body is anisotropic.
+inline bool pj_apply_group(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g0 = load3(batch.gamma[i].data());
+    const V3 g = load3(next[i].data());
+    store3(batch.gamma[i].data(), g);
+    apply(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
+    return true;
+}
+
+/// The residual terms of contacts i … i+N−1 folded into `worst` (read only; they may share
+/// bodies; `Coulomb`: with ĉ); false when a body is anisotropic.
+template <bool Coulomb>
+inline bool residual_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V mu = loadu(&batch.mu[i]);
+    const V3 v = contact_velocity(grp, load3(batch.rhs[i].data()));
+    const V3 d = Coulomb ? coulomb_velocity(v, mu) : v;
+    worst = vmax(residual_terms(load3(batch.gamma[i].data()), loadu(&batch.eta[i]), mu, d), worst);
+    return true;
+}
+
+/// A range N contacts at a time: group(i, lanes) takes contacts i … i+N−1 into the lanes'
+/// running value (false when it cannot: fallback(i) then takes them, returning their
+/// largest value), tail(i, hi) the last fewer than N; returns the largest value of all, or
+/// `init` (a Gauss–Seidel sweep's excesses from −1, a read-only pass's residual terms from
+/// 0). A max is exact in any order, so how the range is cut changes no bit.
+template <class GroupFn, class Fallback, class Tail>
+double lanes_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                   double init, GroupFn&& group, Fallback&& fallback, Tail&& tail) {
+    double result = init;
+    V lanes = splat(init);
+    std::size_t i = lo;
+    for (; i + N <= hi; i += N) {
+        for (std::size_t j = i + kAhead; j < std::min(i + kAhead + N, hi); ++j) prefetch_bodies(batch, bodies, j);
+        if (!group(i, lanes)) result = std::max(result, fallback(i));
+    }
+    if (i < hi) result = std::max(result, tail(i, hi));
+    return std::max(result, hmax(lanes));
+}
