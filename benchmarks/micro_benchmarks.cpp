@@ -104,7 +104,7 @@ BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 /// One colour of `contacts` sphere–sphere contacts over distinct bodies. Arg 0: the
 /// contacts (1,024 stay in L2: the kernel's arithmetic cost without the memory system;
 /// 65,536 take 13 MB of batch, in L3 like a 24k-grain bed's; 1M, in memory like the 10⁶
-/// pour's). Arg 1: lanes (0 scalar, 1 four AVX lanes, 2 eight AVX-512 lanes, bgs only). Arg 2: 1 scatters the bodies over their array (a random
+/// pour's). Arg 1: lanes (0 scalar, 1 four AVX lanes, 2 eight AVX-512 lanes). Arg 2: 1 scatters the bodies over their array (a random
 /// permutation), as a colour of a real bed reaches them, 0 keeps them in contact order.
 /// Arg 3: 1 stores the tangent u, 0 leaves it out as assemble() does (the kernel then
 /// computes it from n).
@@ -117,8 +117,8 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
         state.SkipWithError("no AVX");
         return;
     }
-    if (eight && !(bgs && bgs_lanes8_available())) {
-        state.SkipWithError(bgs ? "no AVX-512" : "eight lanes are bgs's only");
+    if (eight && !lanes8_available()) {
+        state.SkipWithError("no AVX-512");
         return;
     }
     std::mt19937_64 rng(5);
@@ -152,10 +152,10 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
         B.eta_t.push_back(m.t);
     }
     for (auto _ : state) {
-        const double e = bgs ? (eight   ? bgs_range_lanes8(B, sb, 0, contacts, 1.0, 0.0)
-                                : lanes ? bgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
+        const int width = eight ? 8 : 4;
+        const double e = bgs ? (lanes ? bgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0, FrictionLaw::CCP, width)
                                       : bgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0))
-                             : (lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0)
+                             : (lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0, width)
                                       : pgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0));
         benchmark::DoNotOptimize(e);
     }
@@ -164,7 +164,7 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
 }
 void BM_PgsKernel(benchmark::State& state) { kernel_benchmark(state, false); }
 void BM_BgsKernel(benchmark::State& state) { kernel_benchmark(state, true); }
-BENCHMARK(BM_PgsKernel)->ArgsProduct({{1024}, {0, 1}, {0}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PgsKernel)->ArgsProduct({{1024}, {0, 1, 2}, {0}, {0, 1}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BgsKernel)
     ->ArgsProduct({{1024}, {0}, {0}, {0, 1}})
     ->ArgsProduct({{1024, 65536, 1 << 20}, {1, 2}, {0, 1}, {0, 1}})

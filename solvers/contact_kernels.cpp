@@ -1,6 +1,6 @@
 // The per-contact kernels of the PGS and bgs sweeps, of the residual pass and of the two PJ
-// passes (docs/design.md §6): scalar, four contacts at a time with AVX, and (bgs, residual)
-// eight at a time with AVX-512. The lane kernels are written once, in
+// passes (docs/design.md §6): scalar, four contacts at a time with AVX, and eight at a time
+// with AVX-512. The lane kernels are written once, in
 // solvers/contact_lanes.hpp, and included here for each width.
 //
 // Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
@@ -281,7 +281,7 @@ void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodie
 // is a chain of dependent operations (the square roots and divisions of the projection),
 // and on a core with 512-bit units eight independent chains cost about what four do
 // (benchmarks/README.md, "Session 49"). A group of eight consecutive contacts of a colour
-// shares no dynamic body, as a group of four. bgs's sweep and the residual pass use them.
+// shares no dynamic body, as a group of four.
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512dq"))), apply_to = function)
@@ -409,6 +409,16 @@ inline double hmax(V x) {
 // A group of eight with an anisotropic body goes as two groups of four (each, if need be,
 // one by one); the last fewer than eight go to the four-lane range.
 
+double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
+                 double tol2) {
+    const V omega8 = splat(omega), tol28 = splat(tol2);
+    const bool relaxed = omega != 1.0;
+    const auto four = [&](std::size_t i, std::size_t end) { return four::pgs_range(batch, bodies, i, end, omega, tol2); };
+    return lanes_sweep(batch, bodies, lo, hi, -1.0,
+        [&](std::size_t i, V& e) { return pgs_group(batch, bodies, i, omega8, tol28, relaxed, e); },
+        [&](std::size_t i) { return four(i, i + N); }, four);
+}
+
 template <bool Coulomb>
 double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
                  double tol2) {
@@ -432,6 +442,26 @@ double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, s
         [&](std::size_t i) { return four(i, i + N); }, four);
 }
 
+double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step, Vec3* next,
+                         std::size_t lo, std::size_t hi) {
+    const auto four = [&](std::size_t i, std::size_t end) {
+        return four::pj_contacts_range(batch, bodies, step, next, i, end);
+    };
+    return lanes_sweep(batch, bodies, lo, hi, 0.0,
+        [&](std::size_t i, V& w) { return pj_contacts_group(batch, bodies, step, next, i, w); },
+        [&](std::size_t i) { return four(i, i + N); }, four);
+}
+
+void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo, std::size_t hi) {
+    const auto four = [&](std::size_t i, std::size_t end) {
+        four::pj_apply_range(batch, next, bodies, i, end);
+        return 0.0;
+    };
+    lanes_sweep(batch, bodies, lo, hi, 0.0,
+        [&](std::size_t i, V&) { return pj_apply_group(batch, next, bodies, i); },
+        [&](std::size_t i) { return four(i, i + N); }, four);
+}
+
 }  // namespace eight
 
 #if defined(__clang__)
@@ -452,18 +482,31 @@ bool use_lanes() {
     return use;
 }
 
-/// Eight AVX-512 lanes for bgs and the residual when the CPU has AVX-512 F and DQ and the
-/// lanes are on, unless TALUS_LANES=4 is set in the environment (to measure the four-lane
-/// kernel; the same bits either way).
+/// Eight AVX-512 lanes when the CPU has AVX-512 F and DQ and the lanes are on, unless
+/// TALUS_LANES=4 is set in the environment (to measure the four-lane kernels; the same bits
+/// either way).
 bool use_lanes8() {
     static const bool use = [] {
         const char* four = std::getenv("TALUS_LANES");
-        return use_lanes() && bgs_lanes8_available() && !(four && std::string_view(four) == "4");
+        return use_lanes() && lanes8_available() && !(four && std::string_view(four) == "4");
     }();
     return use;
 }
 
+/// The widest lanes in use: 8, 4, or 0 (the scalar kernels).
+int lane_width() { return use_lanes8() ? 8 : use_lanes() ? 4 : 0; }
+
 }  // namespace
+
+bool pgs_lanes_available() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx");
+}
+
+bool lanes8_available() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
 
 double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                         std::size_t hi, double omega, double tol2) {
@@ -471,19 +514,15 @@ double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
                          [&](std::size_t i) { return pgs_update(batch, bodies, i, omega, tol2); });
 }
 
-bool pgs_lanes_available() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx");
-}
-
 double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                       std::size_t hi, double omega, double tol2) {
+                       std::size_t hi, double omega, double tol2, int width) {
+    if (width == 8) return eight::pgs_range(batch, bodies, lo, hi, omega, tol2);
     return four::pgs_range(batch, bodies, lo, hi, omega, tol2);
 }
 
 double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                  double omega, double tol2, bool independent) {
-    if (independent && use_lanes()) return four::pgs_range(batch, bodies, lo, hi, omega, tol2);
+    if (independent && lane_width() > 0) return pgs_range_lanes(batch, bodies, lo, hi, omega, tol2, lane_width());
     return pgs_range_scalar(batch, bodies, lo, hi, omega, tol2);
 }
 
@@ -496,46 +535,36 @@ double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
                          [&](std::size_t i) { return bgs_update<false>(batch, bodies, i, omega, tol2); });
 }
 
-double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                       std::size_t hi, double omega, double tol2, FrictionLaw law) {
-    if (law == FrictionLaw::Coulomb) return four::bgs_range<true>(batch, bodies, lo, hi, omega, tol2);
-    return four::bgs_range<false>(batch, bodies, lo, hi, omega, tol2);
-}
-
-bool bgs_lanes8_available() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-}
-
-double bgs_range_lanes8(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
-                        std::size_t hi, double omega, double tol2, FrictionLaw law) {
-    if (law == FrictionLaw::Coulomb) return eight::bgs_range<true>(batch, bodies, lo, hi, omega, tol2);
-    return eight::bgs_range<false>(batch, bodies, lo, hi, omega, tol2);
+double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
+                       double omega, double tol2, FrictionLaw law, int width) {
+    const bool coulomb = law == FrictionLaw::Coulomb;
+    if (width == 8)
+        return coulomb ? eight::bgs_range<true>(batch, bodies, lo, hi, omega, tol2)
+                       : eight::bgs_range<false>(batch, bodies, lo, hi, omega, tol2);
+    return coulomb ? four::bgs_range<true>(batch, bodies, lo, hi, omega, tol2)
+                   : four::bgs_range<false>(batch, bodies, lo, hi, omega, tol2);
 }
 
 double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                  double omega, double tol2, bool independent, FrictionLaw law) {
-    if (independent && use_lanes8()) return bgs_range_lanes8(batch, bodies, lo, hi, omega, tol2, law);
-    if (independent && use_lanes()) return bgs_range_lanes(batch, bodies, lo, hi, omega, tol2, law);
+    if (independent && lane_width() > 0)
+        return bgs_range_lanes(batch, bodies, lo, hi, omega, tol2, law, lane_width());
     return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2, law);
 }
 
 double residual_range_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
-                            std::size_t hi, FrictionLaw law) {
-    return law == FrictionLaw::Coulomb ? four::residual_range<true>(batch, bodies, lo, hi)
-                                       : four::residual_range<false>(batch, bodies, lo, hi);
-}
-
-double residual_range_lanes8(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
-                             std::size_t hi, FrictionLaw law) {
-    return law == FrictionLaw::Coulomb ? eight::residual_range<true>(batch, bodies, lo, hi)
-                                       : eight::residual_range<false>(batch, bodies, lo, hi);
+                            std::size_t hi, FrictionLaw law, int width) {
+    const bool coulomb = law == FrictionLaw::Coulomb;
+    if (width == 8)
+        return coulomb ? eight::residual_range<true>(batch, bodies, lo, hi)
+                       : eight::residual_range<false>(batch, bodies, lo, hi);
+    return coulomb ? four::residual_range<true>(batch, bodies, lo, hi)
+                   : four::residual_range<false>(batch, bodies, lo, hi);
 }
 
 double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
                       std::size_t hi, bool lanes, FrictionLaw law) {
-    if (lanes && use_lanes8()) return residual_range_lanes8(batch, bodies, lo, hi, law);
-    if (lanes && use_lanes()) return residual_range_lanes(batch, bodies, lo, hi, law);
+    if (lanes && lane_width() > 0) return residual_range_lanes(batch, bodies, lo, hi, law, lane_width());
     if (law == FrictionLaw::Coulomb)
         return one_at_a_time(batch, bodies, lo, hi, 0.0,
                              [&](std::size_t i) { return residual_term<true>(batch, bodies, i); });
@@ -543,16 +572,29 @@ double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, s
                          [&](std::size_t i) { return residual_term<false>(batch, bodies, i); });
 }
 
+double pj_contacts_range_lanes(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
+                               Vec3* next, std::size_t lo, std::size_t hi, int width) {
+    if (width == 8) return eight::pj_contacts_range(batch, bodies, step, next, lo, hi);
+    return four::pj_contacts_range(batch, bodies, step, next, lo, hi);
+}
+
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step,
                          Vec3* next, std::size_t lo, std::size_t hi, bool lanes) {
-    if (lanes && use_lanes()) return four::pj_contacts_range(batch, bodies, step, next, lo, hi);
+    if (lanes && lane_width() > 0)
+        return pj_contacts_range_lanes(batch, bodies, step, next, lo, hi, lane_width());
     return one_at_a_time(batch, bodies, lo, hi, 0.0,
                          [&](std::size_t i) { return pj_contact(batch, bodies, step, next, i); });
 }
 
+void pj_apply_range_lanes(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
+                          std::size_t hi, int width) {
+    if (width == 8) return eight::pj_apply_range(batch, next, bodies, lo, hi);
+    four::pj_apply_range(batch, next, bodies, lo, hi);
+}
+
 void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo,
                     std::size_t hi, bool independent) {
-    if (independent && use_lanes()) return four::pj_apply_range(batch, next, bodies, lo, hi);
+    if (independent && lane_width() > 0) return pj_apply_range_lanes(batch, next, bodies, lo, hi, lane_width());
     one_at_a_time(batch, bodies, lo, hi, 0.0, [&](std::size_t i) {
         pj_apply(batch, next, bodies, i);
         return 0.0;

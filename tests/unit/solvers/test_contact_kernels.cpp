@@ -104,7 +104,7 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
     for (bool anisotropic : {false, true}) {
         for (double omega : {1.0, 1.3}) {
             Case scalar = random_case(403, anisotropic, 7 + unsigned(anisotropic));
-            Case lanes = scalar;
+            Case lanes = scalar, lanes8 = scalar;
             int polar = 0, inside = 0, surface = 0;
             for (int sweep = 0; sweep < 4; ++sweep) {
                 // Ranges [1, 203) and [203, 403): neither starts on a multiple of four.
@@ -116,6 +116,13 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
                 EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
                 EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
                 expect_same_bits(scalar, lanes);
+                if (lanes8_available()) {
+                    const double h1 = pgs_range_lanes(lanes8.batch, lanes8.bodies, 1, 203, omega, tol2, 8);
+                    const double h2 = pgs_range_lanes(lanes8.batch, lanes8.bodies, 203, 403, omega, tol2, 8);
+                    EXPECT_EQ(0, std::memcmp(&e1, &h1, sizeof e1));
+                    EXPECT_EQ(0, std::memcmp(&e2, &h2, sizeof e2));
+                    expect_same_bits(scalar, lanes8);
+                }
                 for (std::size_t i = 1; i < 403; ++i) {
                     const Vec3& g = scalar.batch.gamma[i];
                     const double t = std::hypot(g[1], g[2]);
@@ -164,10 +171,10 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
                     EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
                     EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
                     expect_same_bits(scalar, lanes);
-                    if (bgs_lanes8_available()) {
+                    if (lanes8_available()) {
                         // eight lanes: [1, 203) ends in a group of four and two alone
-                        const double h1 = bgs_range_lanes8(lanes8.batch, lanes8.bodies, 1, 203, omega, tol2, law);
-                        const double h2 = bgs_range_lanes8(lanes8.batch, lanes8.bodies, 203, 403, omega, tol2, law);
+                        const double h1 = bgs_range_lanes(lanes8.batch, lanes8.bodies, 1, 203, omega, tol2, law, 8);
+                        const double h2 = bgs_range_lanes(lanes8.batch, lanes8.bodies, 203, 403, omega, tol2, law, 8);
                         EXPECT_EQ(0, std::memcmp(&e1, &h1, sizeof e1));
                         EXPECT_EQ(0, std::memcmp(&e2, &h2, sizeof e2));
                         expect_same_bits(scalar, lanes8);
@@ -176,8 +183,8 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
                     const double r1 = residual_range(scalar.batch, scalar.bodies, 1, 403, false, law);
                     const double r2 = residual_range_lanes(lanes.batch, lanes.bodies, 1, 403, law);
                     EXPECT_EQ(0, std::memcmp(&r1, &r2, sizeof r1));
-                    if (bgs_lanes8_available()) {
-                        const double r3 = residual_range_lanes8(lanes8.batch, lanes8.bodies, 1, 403, law);
+                    if (lanes8_available()) {
+                        const double r3 = residual_range_lanes(lanes8.batch, lanes8.bodies, 1, 403, law, 8);
                         EXPECT_EQ(0, std::memcmp(&r1, &r3, sizeof r1));
                     }
                     EXPECT_GT(r1, 0.0);
@@ -253,9 +260,12 @@ TEST(PgsKernels, TangentFromTheNormalIsTheStoredTangentBitForBit) {
             EXPECT_EQ(0, std::memcmp(&e2, &e3, sizeof e2));
             expect_same_bits(stored_lanes, derived_lanes);
             expect_same_bits(stored, derived_lanes);
-            if (!bgs || !bgs_lanes8_available()) continue;
-            const double e4 = bgs_range_lanes8(stored_lanes8.batch, stored_lanes8.bodies, 1, 403, 1.0, 1e-6);
-            const double e5 = bgs_range_lanes8(derived_lanes8.batch, derived_lanes8.bodies, 1, 403, 1.0, 1e-6);
+            if (!lanes8_available()) continue;
+            auto run8 = [&](Case& c) {
+                return bgs ? bgs_range_lanes(c.batch, c.bodies, 1, 403, 1.0, 1e-6, FrictionLaw::CCP, 8)
+                           : pgs_range_lanes(c.batch, c.bodies, 1, 403, 1.0, 1e-6, 8);
+            };
+            const double e4 = run8(stored_lanes8), e5 = run8(derived_lanes8);
             EXPECT_EQ(0, std::memcmp(&e4, &e5, sizeof e4));
             EXPECT_EQ(0, std::memcmp(&e0, &e4, sizeof e0));
             expect_same_bits(stored_lanes8, derived_lanes8);
@@ -268,25 +278,33 @@ TEST(PgsKernels, PjPassesLanesMatchScalarBitForBit) {
     if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
     for (bool anisotropic : {false, true}) {
         Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
-        Case lanes = scalar;
+        Case lanes = scalar, lanes8 = scalar;
+        const bool eight = lanes8_available();
         std::vector<double> step(403);
         for (std::size_t i = 0; i < 403; ++i) step[i] = 0.5 * scalar.batch.eta[i] / double(1 + i % 3);
-        std::vector<Vec3> next_s(403, Vec3::Zero()), next_l(403, Vec3::Zero());
+        std::vector<Vec3> next_s(403, Vec3::Zero()), next_l(403, Vec3::Zero()), next_8(403, Vec3::Zero());
         for (int it = 0; it < 4; ++it) {
             for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}}) {
                 const double rs = pj_contacts_range(scalar.batch, scalar.bodies, step.data(),
                                                     next_s.data(), lo, hi, false);
-                const double rl = pj_contacts_range(lanes.batch, lanes.bodies, step.data(),
-                                                    next_l.data(), lo, hi, true);
+                const double rl = pj_contacts_range_lanes(lanes.batch, lanes.bodies, step.data(),
+                                                          next_l.data(), lo, hi);
                 EXPECT_EQ(0, std::memcmp(&rs, &rl, sizeof rs));
                 EXPECT_GT(rs, 0.0);
+                if (!eight) continue;
+                const double r8 = pj_contacts_range_lanes(lanes8.batch, lanes8.bodies, step.data(),
+                                                          next_8.data(), lo, hi, 8);
+                EXPECT_EQ(0, std::memcmp(&rs, &r8, sizeof rs));
             }
             EXPECT_EQ(0, std::memcmp(next_s.data(), next_l.data(), 403 * sizeof(Vec3)));
+            if (eight) EXPECT_EQ(0, std::memcmp(next_s.data(), next_8.data(), 403 * sizeof(Vec3)));
             for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}}) {
                 pj_apply_range(scalar.batch, next_s.data(), scalar.bodies, lo, hi, false);
-                pj_apply_range(lanes.batch, next_l.data(), lanes.bodies, lo, hi, true);
+                pj_apply_range_lanes(lanes.batch, next_l.data(), lanes.bodies, lo, hi);
+                if (eight) pj_apply_range_lanes(lanes8.batch, next_8.data(), lanes8.bodies, lo, hi, 8);
             }
             expect_same_bits(scalar, lanes);
+            if (eight) expect_same_bits(scalar, lanes8);
         }
     }
 }
@@ -315,8 +333,8 @@ TEST(PgsKernels, ResidualLanesMatchScalarBitForBit) {
             EXPECT_EQ(0, std::memcmp(&rs, &rl, sizeof rs)) << lo << " " << hi;
             const double rd = residual_range(c.batch, c.bodies, lo, hi, true);  // the dispatch's
             EXPECT_EQ(0, std::memcmp(&rs, &rd, sizeof rs)) << lo << " " << hi;
-            if (!bgs_lanes8_available()) continue;
-            const double r8 = residual_range_lanes8(c.batch, c.bodies, lo, hi);
+            if (!lanes8_available()) continue;
+            const double r8 = residual_range_lanes(c.batch, c.bodies, lo, hi, FrictionLaw::CCP, 8);
             EXPECT_EQ(0, std::memcmp(&rs, &r8, sizeof rs)) << lo << " " << hi;
         }
     }
