@@ -104,13 +104,15 @@ BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 /// One colour of `contacts` sphere–sphere contacts over distinct bodies. Arg 0: the
 /// contacts (1,024 stay in L2: the kernel's arithmetic cost without the memory system;
 /// 65,536 take 13 MB of batch, in L3 like a 24k-grain bed's; 1M, in memory like the 10⁶
-/// pour's). Arg 1: lanes (0 scalar, 1 four AVX lanes, 2 eight AVX-512 lanes). Arg 2: 1 scatters the bodies over their array (a random
-/// permutation), as a colour of a real bed reaches them, 0 keeps them in contact order.
+/// pour's). Arg 1: lanes (0 scalar, 1 four AVX lanes, 2 eight AVX-512 lanes). Arg 2: 1
+/// scatters the bodies over their array (a random permutation), as a colour of a real bed
+/// reaches them, 0 keeps them in contact order.
 /// Arg 3: 1 stores the tangent u, 0 leaves it out as assemble() does (the kernel then
 /// computes it from n).
 void kernel_benchmark(benchmark::State& state, bool bgs) {
     const std::size_t contacts = std::size_t(state.range(0));
     const bool lanes = state.range(1) != 0, eight = state.range(1) == 2;
+    const int width = eight ? 8 : 4;
     const bool scattered = state.range(2) != 0;
     const bool stored_tangent = state.range(3) != 0;
     if (lanes && !pgs_lanes_available()) {
@@ -152,7 +154,6 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
         B.eta_t.push_back(m.t);
     }
     for (auto _ : state) {
-        const int width = eight ? 8 : 4;
         const double e = bgs ? (lanes ? bgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0, FrictionLaw::CCP, width)
                                       : bgs_range_scalar(B, sb, 0, contacts, 1.0, 0.0))
                              : (lanes ? pgs_range_lanes(B, sb, 0, contacts, 1.0, 0.0, width)
@@ -168,7 +169,6 @@ BENCHMARK(BM_PgsKernel)->ArgsProduct({{1024}, {0, 1, 2}, {0}, {0, 1}})->Unit(ben
 BENCHMARK(BM_BgsKernel)
     ->ArgsProduct({{1024}, {0}, {0}, {0, 1}})
     ->ArgsProduct({{1024, 65536, 1 << 20}, {1, 2}, {0, 1}, {0, 1}})
-    ->ArgsProduct({{1024}, {2}, {0}, {0}})
     ->Unit(benchmark::kMicrosecond);
 
 /// The next problem of a bed of per_axis³ touching grains in a box (a cubic lattice of

@@ -210,13 +210,6 @@ inline double hmax(V x) {
 
 #include "solvers/contact_lanes.hpp"  // the kernels on these lanes
 
-/// f(j) over contacts [i, i + 4), the largest of `init` and their values.
-template <class One>
-double one_by_one(std::size_t i, double init, One&& one) {
-    for (std::size_t j = i; j < i + N; ++j) init = std::max(init, one(j));
-    return init;
-}
-
 double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
                  double tol2) {
     const V omega4 = splat(omega), tol24 = splat(tol2);
@@ -224,7 +217,6 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     const auto one = [&](std::size_t j) { return pgs_update(batch, bodies, j, omega, tol2); };
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return pgs_group(batch, bodies, i, omega4, tol24, relaxed, e); },
-        [&](std::size_t i) { return one_by_one(i, -1.0, one); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
 }
 
@@ -236,7 +228,6 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     const auto one = [&](std::size_t j) { return bgs_update<Coulomb>(batch, bodies, j, omega, tol2); };
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return bgs_group<Coulomb>(batch, bodies, i, omega4, tol24, e); },
-        [&](std::size_t i) { return one_by_one(i, -1.0, one); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
 }
 
@@ -247,7 +238,6 @@ double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, s
     const auto one = [&](std::size_t j) { return residual_term<Coulomb>(batch, bodies, j); };
     return lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V& w) { return residual_group<Coulomb>(batch, sb, i, w); },
-        [&](std::size_t i) { return one_by_one(i, 0.0, one); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, 0.0, one); });
 }
 
@@ -256,7 +246,6 @@ double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, cons
     const auto one = [&](std::size_t j) { return pj_contact(batch, bodies, step, next, j); };
     return lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V& w) { return pj_contacts_group(batch, bodies, step, next, i, w); },
-        [&](std::size_t i) { return one_by_one(i, 0.0, one); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, 0.0, one); });
 }
 
@@ -267,7 +256,6 @@ void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodie
     };
     lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V&) { return pj_apply_group(batch, next, bodies, i); },
-        [&](std::size_t i) { return one_by_one(i, 0.0, one); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, 0.0, one); });
 }
 
@@ -406,8 +394,8 @@ inline double hmax(V x) {
 
 #include "solvers/contact_lanes.hpp"  // the kernels on these lanes
 
-// A group of eight with an anisotropic body goes as two groups of four (each, if need be,
-// one by one); the last fewer than eight go to the four-lane range.
+// A group of eight with an anisotropic body, and the last fewer than eight, go to the
+// four-lane range (and from there, if need be, one by one).
 
 double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
                  double tol2) {
@@ -416,7 +404,7 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     const auto four = [&](std::size_t i, std::size_t end) { return four::pgs_range(batch, bodies, i, end, omega, tol2); };
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return pgs_group(batch, bodies, i, omega8, tol28, relaxed, e); },
-        [&](std::size_t i) { return four(i, i + N); }, four);
+        four);
 }
 
 template <bool Coulomb>
@@ -428,7 +416,7 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     };
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return bgs_group<Coulomb>(batch, bodies, i, omega8, tol28, e); },
-        [&](std::size_t i) { return four(i, i + N); }, four);
+        four);
 }
 
 template <bool Coulomb>
@@ -439,7 +427,7 @@ double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, s
     };
     return lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V& w) { return residual_group<Coulomb>(batch, sb, i, w); },
-        [&](std::size_t i) { return four(i, i + N); }, four);
+        four);
 }
 
 double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, const double* step, Vec3* next,
@@ -449,7 +437,7 @@ double pj_contacts_range(const AssembledBatch& batch, SolverBodies& bodies, cons
     };
     return lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V& w) { return pj_contacts_group(batch, bodies, step, next, i, w); },
-        [&](std::size_t i) { return four(i, i + N); }, four);
+        four);
 }
 
 void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodies, std::size_t lo, std::size_t hi) {
@@ -459,7 +447,7 @@ void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodie
     };
     lanes_sweep(batch, bodies, lo, hi, 0.0,
         [&](std::size_t i, V&) { return pj_apply_group(batch, next, bodies, i); },
-        [&](std::size_t i) { return four(i, i + N); }, four);
+        four);
 }
 
 }  // namespace eight

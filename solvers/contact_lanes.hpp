@@ -245,20 +245,21 @@ inline bool residual_group(const AssembledBatch& batch, SolverBodies& sb, std::s
 }
 
 /// A range N contacts at a time: group(i, lanes) takes contacts i … i+N−1 into the lanes'
-/// running value (false when it cannot: fallback(i) then takes them, returning their
-/// largest value), tail(i, hi) the last fewer than N; returns the largest value of all, or
-/// `init` (a Gauss–Seidel sweep's excesses from −1, a read-only pass's residual terms from
-/// 0). A max is exact in any order, so how the range is cut changes no bit.
-template <class GroupFn, class Fallback, class Tail>
+/// running value; narrower(lo', hi') takes what it cannot (a group with an anisotropic
+/// body) and the last fewer than N, with the next narrower kernel, returning their largest
+/// value. Returns the largest value of all, or `init` (a Gauss–Seidel sweep's excesses from
+/// −1, a read-only pass's residual terms from 0). A max is exact in any order, so how the
+/// range is cut changes no bit.
+template <class GroupFn, class Narrower>
 double lanes_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi,
-                   double init, GroupFn&& group, Fallback&& fallback, Tail&& tail) {
+                   double init, GroupFn&& group, Narrower&& narrower) {
     double result = init;
     V lanes = splat(init);
     std::size_t i = lo;
     for (; i + N <= hi; i += N) {
         for (std::size_t j = i + kAhead; j < std::min(i + kAhead + N, hi); ++j) prefetch_bodies(batch, bodies, j);
-        if (!group(i, lanes)) result = std::max(result, fallback(i));
+        if (!group(i, lanes)) result = std::max(result, narrower(i, i + N));
     }
-    if (i < hi) result = std::max(result, tail(i, hi));
+    if (i < hi) result = std::max(result, narrower(i, hi));
     return std::max(result, hmax(lanes));
 }
