@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace talus::hdf5 {
@@ -12,6 +13,19 @@ namespace talus::hdf5 {
 /// Fill value of the datasets that mark an index entry complete (/frames/row_count,
 /// /diagnostics/step): "not written yet". Readers count an entry only once it is set.
 inline constexpr uint64_t kUnwritten = std::numeric_limits<uint64_t>::max();
+
+/// HDF5's innermost (most specific) error description on the current stack, then clears it.
+inline std::string hdf5_error_text() {
+    std::string text;
+    auto visit = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
+        auto* s = static_cast<std::string*>(out);
+        if (n == 0 && e->desc != nullptr) *s = e->desc;
+        return 0;
+    };
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, visit, &text);
+    H5Eclear2(H5E_DEFAULT);
+    return text.empty() ? std::string("unknown HDF5 error") : text;
+}
 
 /// Owns an HDF5 identifier and closes it with the matching H5xclose.
 class Hid {

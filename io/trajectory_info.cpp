@@ -42,6 +42,7 @@ namespace {
 using hdf5::Hid;
 using hdf5::kUnwritten;
 using hdf5::QuietHdf5;
+using hdf5::hdf5_error_text;
 
 /// A string attribute of `loc` (variable or fixed length), or nothing.
 std::optional<std::string> read_string_attribute(hid_t loc, const char* name) {
@@ -83,7 +84,17 @@ std::optional<int64_t> read_int_attribute(hid_t loc, const char* name) {
 std::optional<uint64_t> dataset_rows(hid_t file, const char* name) {
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return std::nullopt;
     Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
-    if (ds.get() < 0) return std::nullopt;
+    if (ds.get() < 0) {
+        // there, but not readable: say so, rather than report the file without it
+        const std::string why = hdf5_error_text();
+        char path[4096] = "?";
+        H5Fget_name(file, path, sizeof path);
+        throw IoError(fmt::format("trajectory '{}': {} is damaged and cannot be read ({}){}", path, name, why,
+                                  why.find("checksum") != std::string::npos
+                                      ? "; a run killed while writing this block can leave it so "
+                                        "(docs/output-format.md, \"Reading a file that is being written, or was killed\")"
+                                      : ""));
+    }
     Hid space(H5Dget_space(ds.get()), H5Sclose);
     hsize_t dims[2] = {0, 0};
     if (H5Sget_simple_extent_ndims(space.get()) < 1 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
@@ -167,25 +178,31 @@ std::optional<uint64_t> min_rows(hid_t file, std::initializer_list<const char*> 
     return n;
 }
 
+/// The datasets of `group`, by full name.
+std::vector<std::string> group_datasets(hid_t file, const char* group) {
+    std::vector<std::string> out;
+    Hid g(H5Gopen2(file, group, H5P_DEFAULT), H5Gclose);
+    H5G_info_t info{};
+    if (g.get() < 0 || H5Gget_info(g.get(), &info) < 0) return out;
+    for (hsize_t i = 0; i < info.nlinks; ++i) {
+        char name[256];
+        H5O_info_t object{};
+        if (H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) >= 0 &&
+            H5Oget_info_by_name2(g.get(), name, &object, H5O_INFO_BASIC, H5P_DEFAULT) >= 0 &&
+            object.type == H5O_TYPE_DATASET)
+            out.push_back(std::string(group) + "/" + name);
+    }
+    return out;
+}
+
 /// The rows every dataset of `group` holds (the least of them), so that a column the writer's
 /// table adds (io/trajectory/layout.cpp) counts without being named here; nothing when one
 /// of `required` is missing.
 std::optional<uint64_t> group_rows(hid_t file, const char* group, std::initializer_list<const char*> required) {
     auto n = min_rows(file, required);
     if (!n) return std::nullopt;
-    Hid g(H5Gopen2(file, group, H5P_DEFAULT), H5Gclose);
-    H5G_info_t info{};
-    if (g.get() < 0 || H5Gget_info(g.get(), &info) < 0) return std::nullopt;
-    for (hsize_t i = 0; i < info.nlinks; ++i) {
-        char name[256];
-        if (H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) < 0)
-            continue;
-        H5O_info_t object{};
-        if (H5Oget_info_by_name2(g.get(), name, &object, H5O_INFO_BASIC, H5P_DEFAULT) < 0 ||
-            object.type != H5O_TYPE_DATASET)
-            continue;
-        if (const auto rows = dataset_rows(file, (std::string(group) + "/" + name).c_str())) n = std::min(*n, *rows);
-    }
+    for (const std::string& name : group_datasets(file, group))
+        if (const auto rows = dataset_rows(file, name.c_str())) n = std::min(*n, *rows);
     return n;
 }
 
@@ -281,6 +298,27 @@ std::vector<T> read_range(hid_t file, const char* name, hid_t mem_type, uint64_t
         return {};
     return out;
 }
+
+/// Whether row `row` of the dataset `name` reads (every value of it, in the file's own type):
+/// false when its chunk index fails its checksum, as one a kill tore does.
+bool row_readable(hid_t file, const char* name, uint64_t row) {
+    Hid ds(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+    Hid type(ds.get() < 0 ? H5I_INVALID_HID : H5Dget_type(ds.get()), H5Tclose);
+    Hid file_space(ds.get() < 0 ? H5I_INVALID_HID : H5Dget_space(ds.get()), H5Sclose);
+    if (type.get() < 0 || file_space.get() < 0) return false;
+    hsize_t dims[3] = {0, 1, 1};
+    const int rank = H5Sget_simple_extent_ndims(file_space.get());
+    if (rank < 1 || rank > 3 || H5Sget_simple_extent_dims(file_space.get(), dims, nullptr) < 0 || row >= dims[0])
+        return false;
+    hsize_t start[3] = {row, 0, 0}, count[3] = {1, dims[1], dims[2]};
+    Hid mem_space(H5Screate_simple(rank, count, nullptr), H5Sclose);
+    std::vector<unsigned char> buffer(H5Tget_size(type.get()) * dims[1] * dims[2]);
+    const bool ok = H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0 &&
+                    H5Dread(ds.get(), type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, buffer.data()) >= 0;
+    if (!ok) H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
 
 /// Why H5Fopen failed on `path`, in words naming it.
 std::string open_failure(const std::filesystem::path& path) {
@@ -491,6 +529,32 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
         s.parallel = true;
         s.closed_cleanly = committed[1] == 1;
     }
+    if (!s.closed_cleanly && !s.parallel && frames > 0) {
+        // A kill can tear the block of a body column's chunk index being rewritten (one chunk
+        // per frame in small runs: docs/output-format.md): the frames whose rows it indexes
+        // no longer read. It holds the newest chunks, so those frames are the last ones: count
+        // the leading frames whose last row reads in every body column.
+        const auto columns = group_datasets(f, "/bodies");
+        auto readable = [&](uint64_t k) {
+            if (row_count[k] == 0) return true;
+            for (const std::string& c : columns)
+                if (!row_readable(f, c.c_str(), first_row[k] + row_count[k] - 1)) {
+                    s.torn_column = c;
+                    return false;
+                }
+            return true;
+        };
+        if (!readable(frames - 1)) {
+            uint64_t lo = 0, hi = frames - 1;  // frames below lo read; frame hi does not
+            while (lo < hi) {
+                const uint64_t mid = lo + (hi - lo) / 2;
+                if (readable(mid)) lo = mid + 1;
+                else hi = mid;
+            }
+            s.torn_frames = frames - hi;
+            frames = hi;
+        }
+    }
     s.frames = frames;
     if (const auto t = dataset_rows(f, "/clumps/first"); t && *t > 0) s.clump_templates = *t - 1;
     if (frames > 0) {
@@ -619,6 +683,10 @@ std::string describe_trajectory(const TrajectorySummary& s) {
         line("materials:", m);
     }
     line("frames:", fmt::format("{}", s.frames));
+    if (s.torn_frames > 0)
+        line("torn:", fmt::format("{} more frame{} not counted: their rows' chunk index ({}) fails its "
+                                  "checksum, torn by the kill (docs/output-format.md)",
+                                  s.torn_frames, s.torn_frames == 1 ? " is" : "s are", s.torn_column));
     if (s.frames > 0) {
         line("time:", fmt::format("{:.6g} s to {:.6g} s (steps {} to {})", s.first_time, s.last_time,
                                   s.first_step, s.last_step));
@@ -702,6 +770,7 @@ std::string trajectory_json(const TrajectorySummary& s) {
                        s.frames, framed ? json_number(s.first_time) : "null",
                        framed ? json_number(s.last_time) : "null", opt_u64(framed, s.first_step),
                        opt_u64(framed, s.last_step));
+    out += fmt::format("\"torn_frames\": {}, ", s.torn_frames);
     out += fmt::format("\"bodies\": {}, \"shapes\": {{{}}}, \"clump_templates\": {}, ", opt_u64(framed, s.bodies),
                        shapes, s.clump_templates);
     out += fmt::format("\"emitted\": {}, \"removed\": {}, ", flow(s.emitted, "emitters"), flow(s.removed, "outlets"));

@@ -34,6 +34,10 @@ struct TrajectorySummary {
     };
     std::vector<Material> materials;
     uint64_t frames = 0;  ///< complete frames
+    /// Frames complete by the index but not counted in `frames`: a killed run's body rows whose
+    /// chunk index the kill tore (docs/output-format.md); 0 in an intact file.
+    uint64_t torn_frames = 0;
+    std::string torn_column;  ///< the /bodies dataset found torn
     // of the first and last complete frames (meaningful if frames > 0)
     double first_time = 0.0, last_time = 0.0;
     uint64_t first_step = 0, last_step = 0;

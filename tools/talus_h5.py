@@ -36,6 +36,8 @@ numpy.
 The file is opened read-only in SWMR read mode where possible, so a run still being written,
 or one that was killed, can be read up to its last complete frame. An index entry is complete
 once its marker (/frames/row_count, /diagnostics/step) differs from the fill value 2**64-1.
+A metadata block a killed run left torn makes load() raise OSError at once (24 tries at it,
+not HDF5's 100 with a doubling sleep, which never end: docs/output-format.md).
 """
 import json
 import os
@@ -97,9 +99,67 @@ def _decode(value):
     return value
 
 
+# Tries at a metadata block that fails its checksum in SWMR read mode (as io/hdf5_handles.hpp):
+# HDF5 doubles a sleep between tries from 1 ns, so its default of 100 would hold the reader
+# of a block a killed writer left half written for ever; 24 give up after about 34 ms.
+SWMR_READ_ATTEMPTS = 24
+
+
+def _hdf5_library(fapl):
+    """The HDF5 C library h5py runs on, through ctypes, for the one file-access setting h5py
+    does not offer; None if it cannot be told. A process may have several loaded (pvpython:
+    ParaView's MPI build beside h5py's serial one): the likeliest by name is taken, and only
+    if it reads back a property that h5py just set on `fapl`."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "/libhdf5" in line}
+    except OSError:
+        return None
+    paths = [p for p in paths if os.path.basename(p).startswith("libhdf5") and "_hl" not in os.path.basename(p)]
+    where = os.path.dirname(h5py.h5.__file__)  # .../h5py/_debian_h5py_serial, or a wheel's h5py
+
+    def likeness(path):
+        name = os.path.basename(path)
+        if "h5py" in path:  # a wheel's own copy (h5py.libs/)
+            return 3
+        if "_debian_h5py_serial" in where:
+            return 2 if "serial" in name else 0
+        if "_debian_h5py_mpi" in where:
+            return 2 if "mpi" in name else 0
+        return 1
+    if not paths:
+        return None
+    best = max(sorted(paths), key=likeness)
+    try:
+        lib = ctypes.CDLL(best)
+        lib.H5Pget_sieve_buf_size.argtypes = (ctypes.c_int64, ctypes.POINTER(ctypes.c_size_t))
+        lib.H5Pset_metadata_read_attempts.argtypes = (ctypes.c_int64, ctypes.c_uint)
+    except (OSError, AttributeError):
+        return None
+    default = fapl.get_sieve_buf_size()
+    fapl.set_sieve_buf_size(default + 17)
+    seen = ctypes.c_size_t(0)
+    same = lib.H5Pget_sieve_buf_size(fapl.id, ctypes.byref(seen)) >= 0 and seen.value == default + 17
+    fapl.set_sieve_buf_size(default)
+    return lib if same else None
+
+
+def _open_swmr(path):
+    """SWMR read mode, with SWMR_READ_ATTEMPTS tries at a damaged block where possible."""
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_fclose_degree(h5py.h5f.CLOSE_STRONG)
+    lib = _hdf5_library(fapl)
+    if lib is not None:
+        if lib.H5Pset_metadata_read_attempts(fapl.id, SWMR_READ_ATTEMPTS) >= 0:
+            fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl)
+            return h5py.File(fid)
+    return h5py.File(path, "r", swmr=True)
+
+
 def _open(path):
     try:
-        return h5py.File(path, "r", swmr=True)
+        return _open_swmr(path)
     except OSError:
         # An HDF5 file written without the latest format cannot be opened in SWMR mode.
         return h5py.File(path, "r")
@@ -122,7 +182,14 @@ class Trajectory:
             self._file.close()
             raise NotATrajectory(f"{self.path}: not a Talus trajectory (root attribute format is "
                                  f"{self.attrs.get('format')!r}, expected {FORMAT!r})")
-        self._read_index()
+        try:
+            self._read_index()
+        except (KeyError, OSError) as e:
+            self._file.close()
+            if "checksum" not in str(e):
+                raise
+            raise OSError(f"{self.path}: damaged: {e}; a run killed while writing a metadata block "
+                          f"can leave it so (`talus info {self.path}` names the dataset)") from e
 
     def _read_index(self):
         f = self._file
@@ -144,6 +211,7 @@ class Trajectory:
         if "committed" in f["frames"]:
             # written in parallel: no frame past the count the writer committed
             complete = min(complete, int(f["frames/committed"][0]))
+        complete = self._count_untorn(bodies, first_row, row_count, complete)
         self.frames = Frames(time=f["frames/time"][:complete], step=f["frames/step"][:complete],
                              first_row=first_row[:complete], row_count=row_count[:complete])
         d = f["diagnostics"]
@@ -296,6 +364,44 @@ class Trajectory:
         if not seen.all():
             raise KeyError(f"no frame holds the bodies with ids {ids[~seen].tolist()[:10]}")
         return out
+
+    def _count_untorn(self, bodies, first_row, row_count, complete):
+        """The leading frames of `complete` whose rows read. A kill can tear the block of a body
+        column's chunk index it was rewriting (docs/output-format.md, as talus info): the
+        frames it indexes, the newest, then fail their checksum. They are not counted;
+        self.torn_frames says how many, and a warning names the column."""
+        self.torn_frames = 0
+        names = self._body_fields()
+        torn = []
+
+        def readable(k):
+            if row_count[k] == 0:
+                return True
+            row = int(first_row[k] + row_count[k] - 1)
+            for name in names:
+                try:
+                    bodies[name][row]
+                except (OSError, KeyError) as e:
+                    if "checksum" not in str(e):
+                        raise
+                    torn.append(name)
+                    return False
+            return True
+        if complete == 0 or readable(complete - 1):
+            return complete
+        lo, hi = 0, complete - 1  # frames below lo read; frame hi does not
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if readable(mid):
+                lo = mid + 1
+            else:
+                hi = mid
+        self.torn_frames = complete - hi
+        import warnings
+        warnings.warn(f"{self.path}: {self.torn_frames} more frames not counted: their rows' chunk index "
+                      f"(/bodies/{torn[-1]}) fails its checksum, torn by the kill (docs/output-format.md)",
+                      stacklevel=4)
+        return hi
 
     def _body_fields(self):
         bodies = self._file["bodies"]

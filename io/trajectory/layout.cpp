@@ -468,7 +468,17 @@ void TrajectoryWriter::Impl::create_file(const std::filesystem::path& at, bool t
     if (!parallel)
         check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
               "library version bounds");
-    const hid_t f = H5Fcreate(at.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT,
+    // One process: file space in pages of 1 KiB, which divide the operating system's 4 KiB,
+    // so that no metadata block smaller than a page straddles two of its pages. A SIGKILL
+    // can stop a write between two of those (Linux checks for it after each page it copies),
+    // and a block half rewritten fails its checksum for good (docs/output-format.md, "Reading
+    // a file that is being written, or was killed").
+    Hid fcpl(check(H5Pcreate(H5P_FILE_CREATE), "property list"), H5Pclose);
+    if (!parallel) {
+        check(H5Pset_file_space_strategy(fcpl.get(), H5F_FSPACE_STRATEGY_PAGE, false, 1), "file space strategy");
+        check(H5Pset_file_space_page_size(fcpl.get(), kFileSpacePage), "file space page size");
+    }
+    const hid_t f = H5Fcreate(at.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(),
                               fapl.get());
     if (f < 0)
         throw IoError(fmt::format("cannot create trajectory file '{}': {}", at.string(),

@@ -62,6 +62,8 @@ inline hsize_t body_chunk_rows(std::size_t rows_per_frame) {
 inline constexpr hsize_t kIndexChunkRows = 1024; ///< rows per chunk of /frames/* and /diagnostics/*
 inline constexpr std::size_t kSidecarAlwaysFrames = 200;  ///< up to this many frames, rewrite every frame
 inline constexpr double kSidecarTimeShare = 0.02;         ///< beyond: wall-time budget for rewrites [-]
+/// The file's space comes in pages of this many bytes (one process; layout.cpp, create_file).
+inline constexpr hsize_t kFileSpacePage = 1024;
 /// Frames the background writer may hold at once: the one it is writing and one waiting.
 /// Each is a full copy of the frame's rows (~73 B per body in float32, ~130 B in float64),
 /// so this bounds the output's memory; the step loop waits only when both are taken.
@@ -69,18 +71,7 @@ inline constexpr std::size_t kFrameBuffers = 2;
 /// Frames of at least this many bodies do not keep their buffer between frames.
 inline constexpr std::size_t kKeepBufferBodies = 100000;
 
-/// HDF5's innermost (most specific) error description on the current stack, then clears it.
-inline std::string hdf5_error_text() {
-    std::string text;
-    auto visit = [](unsigned n, const H5E_error2_t* e, void* out) -> herr_t {
-        auto* s = static_cast<std::string*>(out);
-        if (n == 0 && e->desc != nullptr) *s = e->desc;
-        return 0;
-    };
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, visit, &text);
-    H5Eclear2(H5E_DEFAULT);
-    return text.empty() ? std::string("unknown HDF5 error") : text;
-}
+using hdf5::hdf5_error_text;
 
 /// One appendable dataset: its handle, row width and the memory type of what we write.
 struct Column {
