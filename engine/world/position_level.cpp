@@ -58,7 +58,9 @@ void World::relinearise(double h, double wall_margin, StepAt at) {
                               .h = h,
                               .warm = warm_,
                               .lean = false,
-                              .at = at},
+                              .at = at,
+                              .joint_a = {},  // nothing is set aside here (set_aside false)
+                              .joint_b = {}},
                              p.next_contacts, p.next_batch, p.collide);
         p.next_batch.bilateral = batch_.bilateral;  // joints stay linearised at q^l (λ: warm)
 
