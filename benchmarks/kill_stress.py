@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 
 import h5py
 
@@ -65,13 +66,10 @@ def main():
     ap.add_argument("--out", default="/tmp/kill_stress")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    dt = None
-    with open(a.scene) as f:
-        for line in f:
-            if line.strip().startswith("dt") and "=" in line:
-                dt = float(line.split("=")[1].split("#")[0])
+    with open(a.scene, "rb") as f:
+        dt = tomllib.load(f).get("simulation", {}).get("dt")
     if dt is None:
-        sys.exit(f"kill_stress: {a.scene} has no dt (the frame cadence is set in steps)")
+        sys.exit(f"kill_stress: {a.scene} has no [simulation] dt (the frame cadence is set in steps)")
     rng = random.Random(a.seed)
     out = os.path.join(a.out, "killed.h5")
     torn = left_out = failed = 0

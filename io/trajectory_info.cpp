@@ -195,13 +195,14 @@ std::vector<std::string> group_datasets(hid_t file, const char* group) {
     return out;
 }
 
-/// The rows every dataset of `group` holds (the least of them), so that a column the writer's
-/// table adds (io/trajectory/layout.cpp) counts without being named here; nothing when one
-/// of `required` is missing.
-std::optional<uint64_t> group_rows(hid_t file, const char* group, std::initializer_list<const char*> required) {
+/// The rows every one of a group's `datasets` (group_datasets) holds (the least of them), so
+/// that a column the writer's table adds (io/trajectory/layout.cpp) counts without being named
+/// here; nothing when one of `required` is missing.
+std::optional<uint64_t> group_rows(hid_t file, const std::vector<std::string>& datasets,
+                                   std::initializer_list<const char*> required) {
     auto n = min_rows(file, required);
     if (!n) return std::nullopt;
-    for (const std::string& name : group_datasets(file, group))
+    for (const std::string& name : datasets)
         if (const auto rows = dataset_rows(file, name.c_str())) n = std::min(*n, *rows);
     return n;
 }
@@ -497,7 +498,8 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
 
     const auto index_rows =
         min_rows(f, {"/frames/time", "/frames/step", "/frames/first_row", "/frames/row_count"});
-    const auto body_rows = group_rows(f, "/bodies",
+    const auto body_columns = group_datasets(f, "/bodies");
+    const auto body_rows = group_rows(f, body_columns,
                                       {"/bodies/id", "/bodies/position", "/bodies/orientation", "/bodies/velocity",
                                        "/bodies/angular_velocity", "/bodies/radius", "/bodies/material"});
     if (!index_rows || !body_rows) {
@@ -534,10 +536,9 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
         // per frame in small runs: docs/output-format.md): the frames whose rows it indexes
         // no longer read. It holds the newest chunks, so those frames are the last ones: count
         // the leading frames whose last row reads in every body column.
-        const auto columns = group_datasets(f, "/bodies");
         auto readable = [&](uint64_t k) {
             if (row_count[k] == 0) return true;
-            for (const std::string& c : columns)
+            for (const std::string& c : body_columns)
                 if (!row_readable(f, c.c_str(), first_row[k] + row_count[k] - 1)) {
                     s.torn_column = c;
                     return false;
@@ -599,7 +600,7 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
     }
 
     const auto diag_rows = group_rows(
-        f, "/diagnostics", {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
+        f, group_datasets(f, "/diagnostics"), {"/diagnostics/step", "/diagnostics/time", "/diagnostics/contacts", "/diagnostics/iterations",
             "/diagnostics/residual", "/diagnostics/kinetic_energy", "/diagnostics/potential_energy",
             "/diagnostics/solver_wall_time", "/diagnostics/envelope", "/diagnostics/converged"});
     if (diag_rows) {

@@ -33,11 +33,13 @@ there is one summary; talus_h5.info(path) gives its JSON form as a dict,
 talus_h5.summary(run) its text. Debian's /usr/bin/python3 (also the shebang) has h5py and
 numpy.
 
-The file is opened read-only in SWMR read mode where possible, so a run still being written,
-or one that was killed, can be read up to its last complete frame. An index entry is complete
+A file its writer closed opens plainly (run.closed_cleanly); one still being written, or one
+that was killed, opens read-only in SWMR read mode, so it can be read up to its last complete
+frame (run.refresh() re-reads a live file's index). An index entry is complete
 once its marker (/frames/row_count, /diagnostics/step) differs from the fill value 2**64-1.
 A metadata block a killed run left torn makes load() raise OSError at once (24 tries at it,
-not HDF5's 100 with a doubling sleep, which never end: docs/output-format.md).
+not HDF5's 100 with a doubling sleep, which never end: docs/output-format.md); a torn chunk
+index of a /bodies column keeps only its frames out (run.torn_frames, and a warning).
 """
 import json
 import os
@@ -150,19 +152,23 @@ def _open_swmr(path):
     fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
     fapl.set_fclose_degree(h5py.h5f.CLOSE_STRONG)
     lib = _hdf5_library(fapl)
-    if lib is not None:
-        if lib.H5Pset_metadata_read_attempts(fapl.id, SWMR_READ_ATTEMPTS) >= 0:
-            fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl)
-            return h5py.File(fid)
+    if lib is not None and lib.H5Pset_metadata_read_attempts(fapl.id, SWMR_READ_ATTEMPTS) >= 0:
+        fid = h5py.h5f.open(os.fsencode(path), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl)
+        return h5py.File(fid)
     return h5py.File(path, "r", swmr=True)
 
 
 def _open(path):
+    """(file, closed cleanly). A plain open succeeds only on a file its writer closed (as
+    io/hdf5_handles.hpp's open_trajectory_for_reading); one still being written, or left by a
+    killed run, opens in SWMR mode."""
     try:
-        return _open_swmr(path)
-    except OSError:
-        # An HDF5 file written without the latest format cannot be opened in SWMR mode.
-        return h5py.File(path, "r")
+        return h5py.File(path, "r"), True
+    except OSError as plain:
+        try:
+            return _open_swmr(path), False
+        except OSError:
+            raise plain from None
 
 
 def _leading_written(marker):
@@ -176,7 +182,7 @@ class Trajectory:
 
     def __init__(self, path):
         self.path = str(path)
-        self._file = _open(self.path)
+        self._file, self.closed_cleanly = _open(self.path)
         self.attrs = {k: _decode(v) for k, v in self._file.attrs.items()}
         if self.attrs.get("format") != FORMAT:
             self._file.close()
@@ -211,7 +217,10 @@ class Trajectory:
         if "committed" in f["frames"]:
             # written in parallel: no frame past the count the writer committed
             complete = min(complete, int(f["frames/committed"][0]))
-        complete = self._count_untorn(bodies, first_row, row_count, complete)
+        self.torn_frames = 0
+        if not self.closed_cleanly and "committed" not in f["frames"]:
+            # only a killed one-process run can have torn a block (talus info checks the same)
+            complete = self._count_untorn(bodies, first_row, row_count, complete)
         self.frames = Frames(time=f["frames/time"][:complete], step=f["frames/step"][:complete],
                              first_row=first_row[:complete], row_count=row_count[:complete])
         d = f["diagnostics"]
@@ -234,7 +243,9 @@ class Trajectory:
                           "force": walls["force"][:complete], "torque": walls["torque"][:complete]}
 
     def refresh(self):
-        """Re-read the index of a file that is still being written."""
+        """Re-read the index of a file that is still being written (a closed file holds still)."""
+        if self.closed_cleanly:
+            return
         for name in ("frames/time", "frames/step", "frames/first_row", "frames/row_count"):
             self._file[name].refresh()
         for name in self._body_fields():
@@ -370,7 +381,6 @@ class Trajectory:
         column's chunk index it was rewriting (docs/output-format.md, as talus info): the
         frames it indexes, the newest, then fail their checksum. They are not counted;
         self.torn_frames says how many, and a warning names the column."""
-        self.torn_frames = 0
         names = self._body_fields()
         torn = []
 

@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 
 import numpy as np
 
@@ -68,10 +69,8 @@ def main():
     rng = random.Random(seed)
     os.makedirs(outdir, exist_ok=True)
     out = os.path.join(outdir, "killed.h5")
-    dt = None
-    with open(scene) as f:
-        m = re.search(r"^dt\s*=\s*([0-9.eE+-]+)", f.read(), re.M)
-        dt = float(m.group(1))
+    with open(scene, "rb") as f:
+        dt = tomllib.load(f)["simulation"]["dt"]
     for k in range(5):
         # A kill that hangs the test stops it here with every thread's stack, instead of
         # running into ctest's timeout in silence. (Twice in CI a kill tore a metadata block
