@@ -73,7 +73,7 @@ void TrajectoryWriter::Impl::append_diagnostics() {
     std::vector<uint64_t> step(n);
     std::vector<double> time(n), residual(n), kinetic(n), potential(n), wall(n), envelope(n),
         joint(n), penetration(n), dt(n);
-    std::vector<uint32_t> contacts(n), iterations(n), stage(n);
+    std::vector<uint32_t> contacts(n), iterations(n), stage(n), set_aside(n), resolves(n);
     std::vector<uint8_t> converged(n);
     for (std::size_t i = 0; i < n; ++i) {
         const StepDiagnostics& d = to_write[i];
@@ -90,6 +90,8 @@ void TrajectoryWriter::Impl::append_diagnostics() {
         penetration[i] = d.contact_infeasibility;
         dt[i] = d.dt;
         stage[i] = d.stage;
+        set_aside[i] = d.set_aside;
+        resolves[i] = d.resolves;
         converged[i] = d.converged ? 1 : 0;
     }
     const hsize_t r = diag_rows;
@@ -105,6 +107,8 @@ void TrajectoryWriter::Impl::append_diagnostics() {
     append(d_contact_infeasibility, r, n, penetration.data());
     append(d_dt, r, n, dt.data());
     append(d_stage, r, n, stage.data());
+    append(d_set_aside, r, n, set_aside.data());
+    append(d_resolves, r, n, resolves.data());
     append(d_converged, r, n, converged.data());
     // the step's series: one row of W walls (x, y, z), E emitters or O outlets per step
     const auto series = [&](Column& c, std::size_t width, auto member, auto zero) {

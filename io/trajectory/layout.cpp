@@ -162,6 +162,11 @@ const std::vector<TrajectoryWriter::Impl::ColumnSpec> TrajectoryWriter::Impl::kD
     {&Impl::d_dt, "/diagnostics/dt", Stored::F64, 1, false, "s", "the step just taken (fixed, or chosen by the adaptive step)"},
     {&Impl::d_stage, "/diagnostics/stage", Stored::U32, 1, false, "1",
      "index of the stage the step belongs to, into the root attribute stage_names"},
+    {&Impl::d_set_aside, "/diagnostics/set_aside", Stored::U32, 1, false, "1",
+     "candidate pairs set aside as unable to close within the step and still apart at its end "
+     "(docs/design.md section 3, speculative contacts)"},
+    {&Impl::d_resolves, "/diagnostics/resolves", Stored::U32, 1, false, "1",
+     "extra solves the step took for set-aside pairs that its solved velocities would close"},
 };
 
 std::size_t TrajectoryWriter::Impl::body_row_bytes(OutputPrecision precision) {

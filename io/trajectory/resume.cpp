@@ -333,6 +333,8 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
         const auto penetration = rows(d_contact_infeasibility, double{}, d, n);
         const auto dt = rows(d_dt, double{}, d, n);
         const auto stage = rows(d_stage, uint32_t{}, d, n);
+        const auto set_aside = rows(d_set_aside, uint32_t{}, d, n);
+        const auto resolves = rows(d_resolves, uint32_t{}, d, n);
         // the step's series, row i of each: width entries from i * width
         const auto series = [&](const Column& c, std::size_t width, auto zero, auto member) {
             if (width == 0) return;
@@ -362,6 +364,8 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
             s.contact_infeasibility = penetration[i];
             s.dt = dt[i];
             s.stage = stage[i];
+            s.set_aside = set_aside[i];
+            s.resolves = resolves[i];
         }
         d += n;
     };

@@ -259,7 +259,7 @@ struct TrajectoryWriter::Impl {
     std::vector<float> wall_points32;  ///< the writer thread's scratch for a float32 file
     Column d_step, d_time, d_contacts, d_iterations, d_residual, d_kinetic, d_potential,
         d_wall, d_envelope, d_converged, d_joint_infeasibility, d_contact_infeasibility, d_dt,
-        d_stage;
+        d_stage, d_set_aside, d_resolves;
 
     uint64_t rows = 0;        ///< rows in /bodies/*
     uint64_t diag_rows = 0;   ///< rows in /diagnostics/*
@@ -311,7 +311,7 @@ struct TrajectoryWriter::Impl {
     std::vector<Column*> diagnostic_columns() {
         std::vector<Column*> out = {&d_step, &d_time, &d_contacts, &d_iterations, &d_residual, &d_kinetic,
                                     &d_potential, &d_wall, &d_envelope, &d_converged, &d_joint_infeasibility,
-                                    &d_contact_infeasibility, &d_dt, &d_stage};
+                                    &d_contact_infeasibility, &d_dt, &d_stage, &d_set_aside, &d_resolves};
         if (n_walls > 0) out.push_back(&d_wall_force);
         if (n_emitters > 0) out.insert(out.end(), {&d_emitted_total_count, &d_emitted_total_mass});
         if (n_outlets > 0) out.insert(out.end(), {&d_removed_total_count, &d_removed_total_mass});
