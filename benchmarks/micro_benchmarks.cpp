@@ -205,10 +205,12 @@ const World::Problem& lattice_problem(int per_axis) {
 
 void BM_BgsSolve(benchmark::State& state) {
     // The bgs solve of a resting bed's problem, 50 sweeps (the tolerance is never reached),
-    // on Arg 1 threads. Arg 0: grains per axis (30: 27,000 grains, 79,000 contacts, a
-    // 16 MB batch; 100: 10⁶ grains, 3 M contacts, in memory like the 10⁶ pour's). Against
-    // BM_BgsKernel's rate in L2 it shows what the memory system costs a whole sweep, and
-    // against one thread whether two share a limit (benchmarks/README.md).
+    // on Arg 1 threads. Arg 0: grains per axis (15 and 20: 9,600 and 23,000 contacts, the
+    // size of a pour's early solves, where each colour is a few hundred contacts; 30:
+    // 27,000 grains, 79,000 contacts, a 16 MB batch; 100: 10⁶ grains, 3 M contacts, in
+    // memory like the 10⁶ pour's). Against BM_BgsKernel's rate in L2 it shows what the
+    // memory system costs a whole sweep, and against one thread whether two share a limit
+    // or what the colours' synchronisation costs (benchmarks/README.md).
     const World::Problem& p = lattice_problem(int(state.range(0)));
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, std::size_t(state.range(1)));
     SolverSettings s;
@@ -228,7 +230,7 @@ void BM_BgsSolve(benchmark::State& state) {
     state.counters["contacts"] = double(p.batch.size());
     state.counters["contact-it/s"] = benchmark::Counter(contact_iterations, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_BgsSolve)->ArgsProduct({{30, 100}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_BgsSolve)->ArgsProduct({{15, 20, 30, 100}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_WarmStartStore(benchmark::State& state) {
     // What a step's end costs to remember its impulses for the next (WarmStartCache::store),
