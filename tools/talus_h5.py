@@ -33,9 +33,10 @@ there is one summary; talus_h5.info(path) gives its JSON form as a dict,
 talus_h5.summary(run) its text. Debian's /usr/bin/python3 (also the shebang) has h5py and
 numpy.
 
-A file its writer closed opens plainly (run.closed_cleanly); one still being written, or one
+A file its writer closed opens plainly (run.closed_cleanly; a file written in parallel opens
+so always, and /frames/committed says whether it was closed); one still being written, or one
 that was killed, opens read-only in SWMR read mode, so it can be read up to its last complete
-frame (run.refresh() re-reads a live file's index). An index entry is complete
+frame (run.refresh() re-reads the index of a file not closed). An index entry is complete
 once its marker (/frames/row_count, /diagnostics/step) differs from the fill value 2**64-1.
 A metadata block a killed run left torn makes load() raise OSError at once (24 tries at it,
 not HDF5's 100 with a doubling sleep, which never end: docs/output-format.md); a torn chunk
@@ -215,8 +216,11 @@ class Trajectory:
         if len(missing):
             complete = int(missing[0])
         if "committed" in f["frames"]:
-            # written in parallel: no frame past the count the writer committed
-            complete = min(complete, int(f["frames/committed"][0]))
+            # written in parallel: no frame past the count the writer committed, closed once
+            # marked so (such a file opens plainly also while it is being written)
+            committed = f["frames/committed"][:2]
+            complete = min(complete, int(committed[0]))
+            self.closed_cleanly = bool(committed[1] == 1)
         self.torn_frames = 0
         if not self.closed_cleanly and "committed" not in f["frames"]:
             # only a killed one-process run can have torn a block (talus info checks the same)
