@@ -215,14 +215,15 @@ class Trajectory:
         missing = np.flatnonzero(ends > body_rows)
         if len(missing):
             complete = int(missing[0])
-        if "committed" in f["frames"]:
+        parallel = "committed" in f["frames"]
+        if parallel:
             # written in parallel: no frame past the count the writer committed, closed once
             # marked so (such a file opens plainly also while it is being written)
             committed = f["frames/committed"][:2]
             complete = min(complete, int(committed[0]))
             self.closed_cleanly = bool(committed[1] == 1)
         self.torn_frames = 0
-        if not self.closed_cleanly and "committed" not in f["frames"]:
+        if not self.closed_cleanly and not parallel:
             # only a killed one-process run can have torn a block (talus info checks the same)
             complete = self._count_untorn(bodies, first_row, row_count, complete)
         self.frames = Frames(time=f["frames/time"][:complete], step=f["frames/step"][:complete],
