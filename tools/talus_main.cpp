@@ -305,15 +305,17 @@ struct RunTally {
         std::string text;
         double sum = 0.0;
         for (std::size_t k = 0; k < stage_seconds.size(); ++k) {
-            text += fmt::format("{} {:.0f} %, ", names[k], 100.0 * stage_seconds[k] / loop);
+            text += fmt::format("{} {:.0f} % ({}), ", names[k], 100.0 * stage_seconds[k] / loop,
+                                seconds_text(stage_seconds[k]));
             sum += stage_seconds[k];
         }
         if (ranks_seconds > 0.0) {
-            text += fmt::format("bodies sent between ranks {:.0f} %, ", 100.0 * ranks_seconds / loop);
+            text += fmt::format("bodies sent between ranks {:.0f} % ({}), ", 100.0 * ranks_seconds / loop,
+                                seconds_text(ranks_seconds));
             sum += ranks_seconds;
         }
-        std::fprintf(stderr, "talus: time in the stages: %sother %.0f %%\n", text.c_str(),
-                     100.0 * std::max(0.0, loop - sum) / loop);
+        std::fprintf(stderr, "talus: time in the stages: %sother %.0f %% (%s)\n", text.c_str(),
+                     100.0 * std::max(0.0, loop - sum) / loop, seconds_text(std::max(0.0, loop - sum)).c_str());
     }
 
     void print(const talus::World& world, const talus::SolverSettings& solver) const {

@@ -59,8 +59,9 @@ def main():
                          (r"largest penetration [0-9.e+-]+ m \([0-9.e+-]+ % of the smallest diameter\)",
                           "largest penetration"),
                          (r"kinetic energy at the end [0-9.e+-]+ J", "final kinetic energy"),
-                         (r"talus: time in the stages: forces \d+ %, broad phase \d+ %, narrow phase \d+ %, "
-                          r"colouring and assembly \d+ %, solve \d+ %, integration \d+ %, other \d+ %",
+                         (r"talus: time in the stages: forces \d+ % \(S\), broad phase \d+ % \(S\), "
+                          r"narrow phase \d+ % \(S\), colouring and assembly \d+ % \(S\), solve \d+ % \(S\), "
+                          r"integration \d+ % \(S\), other \d+ % \(S\)".replace("S", r"[0-9.,]+ (s|ms|µs)"),
                           "where the time went"),
                          (re.escape(out), "the .h5"),
                          (re.escape(os.path.splitext(out)[0] + ".xmf"), "the .xmf")):
