@@ -8,8 +8,9 @@
 // the step apart: its impulse zero is what the full problem gives it, geometrically), and
 // a bed at rest sweeps only the pairs that touch.
 #include <algorithm>
-#include <cmath>
 #include <array>
+#include <atomic>
+#include <cmath>
 #include <span>
 #include <string>
 #include <tuple>
@@ -61,6 +62,23 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to,
     const std::size_t moved = n - kept;
     if (moved == 0) return;
     const std::size_t base = to.size();
+    // In parallel, where each contact goes, once for every field: index[0, kept) the kept
+    // contacts in order, index[kept, n) the moved ones. keep is as often 0 as 1 in a pour,
+    // and a loop that branched on it in every field mispredicted half its contacts; here
+    // the slot is a select and both counts advance by arithmetic.
+    std::vector<uint32_t> index;
+    if (spare != nullptr) {
+        index.resize(n);
+        parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
+            std::size_t k = kept_before[c], m = kept + begin - kept_before[c];
+            for (std::size_t i = begin; i < end; ++i) {
+                const std::size_t kk = keep[i] != 0 ? 1 : 0;
+                index[kk != 0 ? k : m] = uint32_t(i);
+                k += kk;
+                m += 1 - kk;
+            }
+        });
+    }
     from.for_each_filled_array([&](auto& src, auto& dst) {
         dst.resize(base + moved);
         if (spare == nullptr) {
@@ -76,11 +94,10 @@ void split(ContactList& from, const std::vector<uint8_t>& keep, ContactList& to,
         std::vector<T>& gathered = std::get<std::vector<T>>(spare->spare);
         gathered.resize(kept);
         parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
-            std::size_t k = kept_before[c], out = base + begin - kept_before[c];
-            for (std::size_t i = begin; i < end; ++i) {
-                if (keep[i]) gathered[k++] = src[i];
-                else dst[out++] = src[i];
-            }
+            const std::size_t k0 = kept_before[c], k1 = kept_before[c + 1];
+            const std::size_t m0 = begin - k0, m1 = end - k1;
+            for (std::size_t k = k0; k < k1; ++k) gathered[k] = src[index[k]];
+            for (std::size_t m = m0; m < m1; ++m) dst[base + m] = src[index[kept + m]];
         });
         src.swap(gathered);
     }, to);
@@ -115,29 +132,35 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
     const double gh = dv.norm();  // what gravity adds to a speed over the step
     const double fall = 0.5 * gh * h;
     const double push = h * recovery_speed;
-    auto motion = [&](std::size_t i) {
+    // each body's motion part, once (a body has several pairs; the same operations as per pair)
+    std::vector<double> motion(bodies.size());
+    parallel_each(bodies.size(), [&](std::size_t i) {
         double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm() : bodies.velocity[i].norm();
         if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
-        return 1.25 * h * speed + fall;
-    };
+        motion[i] = 1.25 * h * speed + fall;
+    }, grain::kContacts);
     // keep: 0 apart whatever the solve does, 1 may close if a side turns, 2 closes at ν*
     std::vector<uint8_t> keep(n);
+    std::vector<uint8_t> meets(bodies.size(), 0);  // has a pair that closes at ν*, or a joint
     parallel_each(n, [&](std::size_t i) {
         const double a = contacts.a[i] == kNoBody ? 1.25 * h * contacts.velocity_of_a(i).norm() + fall
-                                                  : motion(std::size_t(contacts.a[i]));
-        if (contacts.gap[i] > a + motion(std::size_t(contacts.b[i])) + push) keep[i] = 0;
-        else if (contacts.gap[i] <= h * (std::max(0.0, -normal_velocity(bodies, contacts, i)) + gh) + push)
+                                                  : motion[std::size_t(contacts.a[i])];
+        if (contacts.gap[i] > a + motion[std::size_t(contacts.b[i])] + push) {
+            keep[i] = 0;
+        } else if (contacts.gap[i] <= h * (std::max(0.0, -normal_velocity(bodies, contacts, i)) + gh) + push) {
             keep[i] = 2;
-        else keep[i] = 1;
+            // every thread stores the same value, so relaxed atomic stores: no order matters
+            auto mark = [&](int32_t body) {
+                std::atomic_ref<uint8_t>(meets[std::size_t(body)]).store(1, std::memory_order_relaxed);
+            };
+            if (contacts.a[i] != kNoBody) mark(contacts.a[i]);
+            mark(contacts.b[i]);
+        } else {
+            keep[i] = 1;
+        }
     }, grain::kContacts);
-    std::vector<uint8_t> meets(bodies.size(), 0);  // has a pair that closes at ν*, or a joint
     for (const int32_t j : joined)
         if (j != kNoBody && std::size_t(j) < meets.size()) meets[std::size_t(j)] = 1;
-    for (std::size_t i = 0; i < n; ++i)
-        if (keep[i] == 2) {
-            if (contacts.a[i] != kNoBody) meets[std::size_t(contacts.a[i])] = 1;
-            meets[std::size_t(contacts.b[i])] = 1;
-        }
     // over ranks: a ghost's pairs with a third rank's bodies are its owner's to see
     if (ranks != nullptr) refresh_ghost_flags(bodies, owner, contacts.a, contacts.b, meets, *ranks);
     parallel_each(n, [&](std::size_t i) {
