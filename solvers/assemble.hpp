@@ -55,6 +55,12 @@ struct AssembledBatch {
     /// the warm start (0: estimate afresh); out, the value this solve last accepted.
     double lipschitz = 0.0;
     bool overflow_colour = false;        ///< last colour must be swept serially
+    /// Every row's μ is 0 and its tangential impulse 0, and stays so (the push-out pass,
+    /// engine/world/push_out.cpp): bgs then steps the normal row alone (bgs_normal_update,
+    /// solvers/contact_kernels.cpp), the same step as the full block's with μ = 0 less the
+    /// tangent frame and the cone's square roots and divisions, which it would only project
+    /// to zero. Set by its user for one solve.
+    bool normal_only = false;
     /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
     /// size() counts contacts only.
     BilateralBatch bilateral;

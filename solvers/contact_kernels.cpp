@@ -58,6 +58,33 @@ TALUS_HOT double bgs_update(AssembledBatch& batch, SolverBodies& sb, std::size_t
     return bgs_block<Coulomb>(blocks, i, omega, tol2);
 }
 
+/// bgs's step on contact i's normal row alone (AssembledBatch::normal_only: μ_i = 0 and
+/// γ_t = 0, so the block's step would project the tangent to zero):
+///   γ_n ← max(0, γ_n − ω p_n⁻¹ d_n),  ν += M⁻¹ n (Δγ_n) at the lever arms,
+/// with d_n = n·(v_B + ω_B × r_B − v_A − ω_A × r_A) + b_n. Returns the §6 residual term's
+/// excess of the row, (γ_n − max(0, γ_n − η d_n))² − tol2 η² (≤ 0: within the tolerance).
+/// The lane kernels do the same operations (bgs_normal_group).
+TALUS_HOT double bgs_normal_update(AssembledBatch& batch, SolverBodies& sb, std::size_t i, double omega,
+                                   double tol2) {
+    const int32_t a = batch.a[i], b = batch.b[i];
+    const Vec3& n = batch.normal[i];
+    double rel[3] = {0.0, 0.0, 0.0};
+    if (b != kNoBody) add_point_velocity(sb.body[b].v, sb.body[b].w, batch.lever_b[i], 1.0, rel);
+    if (a != kNoBody) add_point_velocity(sb.body[a].v, sb.body[a].w, batch.lever_a[i], -1.0, rel);
+    const double dn = batch.rhs[i][0] + ((n[0] * rel[0] + n[1] * rel[1]) + n[2] * rel[2]);
+    const double g0 = batch.gamma[i][0];
+    const double en = batch.eta_n[i], et = batch.eta_t[i];
+    const double g = en > 0.0 && et > 0.0 ? std::max(0.0, g0 - (omega * en) * dn) : 0.0;
+    batch.gamma[i] = Vec3(g, 0.0, 0.0);
+    const double dg = g - g0;
+    const double p[3] = {n[0] * dg, n[1] * dg, n[2] * dg};
+    if (b != kNoBody) push_body(sb, b, batch.lever_b[i], p, 1.0);
+    if (a != kNoBody) push_body(sb, a, batch.lever_a[i], p, -1.0);
+    const double eta = batch.eta[i];
+    const double e = g0 - std::max(0.0, g0 - eta * dn);
+    return e * e - tol2 * eta * eta;
+}
+
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {
     const BodyBlocksView blocks(batch, sb);  // the probe only reads
@@ -228,6 +255,16 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     const auto one = [&](std::size_t j) { return bgs_update<Coulomb>(batch, bodies, j, omega, tol2); };
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return bgs_group<Coulomb>(batch, bodies, i, omega4, tol24, e); },
+        [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
+}
+
+/// bgs on the normal rows over [lo, hi) four contacts at a time; returns the largest excess, or −1.
+double bgs_normal_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
+                        double tol2) {
+    const V omega4 = splat(omega), tol24 = splat(tol2);
+    const auto one = [&](std::size_t j) { return bgs_normal_update(batch, bodies, j, omega, tol2); };
+    return lanes_sweep(batch, bodies, lo, hi, -1.0,
+        [&](std::size_t i, V& e) { return bgs_normal_group(batch, bodies, i, omega4, tol24, e); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
 }
 
@@ -419,6 +456,17 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
         four);
 }
 
+double bgs_normal_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
+                        double tol2) {
+    const V omega8 = splat(omega), tol28 = splat(tol2);
+    const auto four = [&](std::size_t i, std::size_t end) {
+        return four::bgs_normal_range(batch, bodies, i, end, omega, tol2);
+    };
+    return lanes_sweep(batch, bodies, lo, hi, -1.0,
+        [&](std::size_t i, V& e) { return bgs_normal_group(batch, bodies, i, omega8, tol28, e); },
+        four);
+}
+
 template <bool Coulomb>
 double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
     SolverBodies& sb = const_cast<SolverBodies&>(bodies);  // load_group only reads here
@@ -516,6 +564,9 @@ double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
 
 double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                         std::size_t hi, double omega, double tol2, FrictionLaw law) {
+    if (batch.normal_only)
+        return one_at_a_time(batch, bodies, lo, hi, -1.0,
+                             [&](std::size_t i) { return bgs_normal_update(batch, bodies, i, omega, tol2); });
     if (law == FrictionLaw::Coulomb)
         return one_at_a_time(batch, bodies, lo, hi, -1.0,
                              [&](std::size_t i) { return bgs_update<true>(batch, bodies, i, omega, tol2); });
@@ -525,6 +576,9 @@ double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
 
 double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,
                        double omega, double tol2, FrictionLaw law, int width) {
+    if (batch.normal_only)
+        return width == 8 ? eight::bgs_normal_range(batch, bodies, lo, hi, omega, tol2)
+                          : four::bgs_normal_range(batch, bodies, lo, hi, omega, tol2);
     const bool coulomb = law == FrictionLaw::Coulomb;
     if (width == 8)
         return coulomb ? eight::bgs_range<true>(batch, bodies, lo, hi, omega, tol2)

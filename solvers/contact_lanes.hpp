@@ -197,6 +197,48 @@ inline bool bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V 
     return true;
 }
 
+/// bgs on the normal rows of contacts i … i+N−1 (AssembledBatch::normal_only), as
+/// bgs_normal_update lane by lane. False, touching nothing, when one of their bodies is
+/// anisotropic; otherwise folds the normal residual terms' excesses into `excess`.
+inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
+    SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
+    SolverBody* pa[N];
+    SolverBody* pb[N];
+    bool has_a[N], has_b[N];
+    for (int k = 0; k < N; ++k) {
+        const int32_t a = batch.a[i + k], b = batch.b[i + k];
+        has_a[k] = a != kNoBody;
+        has_b[k] = b != kNoBody;
+        pa[k] = has_a[k] ? &sb.body[std::size_t(a)] : zerob;
+        pb[k] = has_b[k] ? &sb.body[std::size_t(b)] : zerob;
+    }
+    Bodies A = load_bodies(pa), B = load_bodies(pb);
+    const V zerov = zero();
+    if (any(either(lt(A.ij, zerov), lt(B.ij, zerov)))) return false;
+    const V3 n = load3(batch.normal[i].data());
+    const V3 ra = load3(batch.lever_a[i].data()), rb = load3(batch.lever_b[i].data());
+    V3 rel{zerov, zerov, zerov};
+    add_point_velocity(B, rb, splat(1.0), rel);
+    add_point_velocity(A, ra, splat(-1.0), rel);
+    const V dn = load3(batch.rhs[i].data()).x + ((n.x * rel.x + n.y * rel.y) + n.z * rel.z);
+    const V g0 = load3(batch.gamma[i].data()).x;
+    const V en = loadu(&batch.eta_n[i]);
+    const V et = loadu(&batch.eta_t[i]);
+    const Mask has = both(gt(en, zerov), gt(et, zerov));
+    const V g = keep(has, vmax(g0 - (omega * en) * dn, zerov));  // as std::max(0, x)
+    store3(batch.gamma[i].data(), {g, zerov, zerov});
+    const V dg = g - g0;
+    const V3 p{n.x * dg, n.y * dg, n.z * dg};
+    push_body(B, rb, p, splat(1.0));
+    push_body(A, ra, p, splat(-1.0));
+    store_bodies(B, pb, has_b);
+    store_bodies(A, pa, has_a);
+    const V eta = loadu(&batch.eta[i]);
+    const V e = g0 - vmax(g0 - eta * dn, zerov);
+    excess = vmax(e * e - tol2 * eta * eta, excess);  // as std::max(excess, y)
+    return true;
+}
+
 /// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of N contacts, as residual_term.
 inline V residual_terms(const V3& g0, V eta, V mu, const V3& d) {
     const V3 full = project({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);

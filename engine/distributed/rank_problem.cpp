@@ -121,6 +121,7 @@ RankProblem rank_problem(const BodyStore& bodies, const AssembledBatch& batch, s
     for (int32_t& body : c.a) body = share.end(body);
     for (int32_t& body : c.b) body = share.end(body);
     c.lipschitz = batch.lipschitz;
+    c.normal_only = batch.normal_only;
     c.overflow_colour = false;
     c.colour_start.assign(std::size_t(sweep.count) + 1, 0);
     for (uint32_t i : p.global_contact) ++c.colour_start[std::size_t(sweep.colour[i]) + 1];

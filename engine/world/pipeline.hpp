@@ -70,6 +70,8 @@ struct StepPipeline {
     std::vector<Vec3> saved_v, saved_w; ///< velocities at step start, restored on failure
     std::vector<Vec3> star_v, star_w;   ///< ν* of the step (position-level variant)
     std::vector<Vec3> plus_v, plus_w;   ///< ν⁺ while the push-out pass moves the positions
+    std::vector<Vec3> push_rhs, push_gamma;  ///< the push-out pass's rows, swapped into the batch
+    std::vector<double> push_mu;
     BodyStore predicted;                ///< q̂ of the position-level variant
     ContactList next_contacts;          ///< its contacts and batch
     AssembledBatch next_batch;

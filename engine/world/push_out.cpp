@@ -90,8 +90,14 @@ void World::push_out(double h) {
     // The step's batch as the pass's problem: its rhs, μ and γ exchanged for the pass's
     // (and back after), its joint and rolling rows set aside (they belong to the velocity
     // solve), its APGD estimate kept.
-    std::vector<Vec3> rhs(n), gamma(n, Vec3::Zero());
-    std::vector<double> mu(n, 0.0);
+    // (kept in the pipeline between passes: a fresh 56 bytes a contact each pass was paged in
+    // and zeroed again)
+    std::vector<Vec3>& rhs = p.push_rhs;
+    std::vector<Vec3>& gamma = p.push_gamma;
+    std::vector<double>& mu = p.push_mu;
+    rhs.resize(n);
+    gamma.assign(n, Vec3::Zero());
+    mu.assign(n, 0.0);
     parallel_each(n, [&](std::size_t i) { rhs[i] = Vec3(batch_.push[i], 0.0, 0.0); }, grain::kContacts);
     BilateralBatch rows;
     RollingBatch rolling;
@@ -128,6 +134,8 @@ void World::push_out(double h) {
                                ? kPushOutFewSweeps : kPushOutSweeps;
     s.friction = FrictionLaw::CCP;
     if (!capabilities(s.type).ccp || s.type == SolverType::Lemke) s.type = SolverType::BGS;
+    // every row's μ is 0 and its tangential impulse stays 0: bgs steps the normal rows alone
+    batch_.normal_only = s.type == SolverType::BGS;
     SolverResult pass = solve_contacts(batch_, bodies, s);  // a capped pass still takes back a share
     if (capped && !pass.converged && deepens_or_closes(deepest_push, h, slop)) {
         // Stopped early, the pass would leave a contact closing in pseudo-time past the
@@ -144,6 +152,12 @@ void World::push_out(double h) {
 
     exchange();
     batch_.lipschitz = lipschitz;
+    batch_.normal_only = false;
+    if (lean_step()) {  // a large run keeps no scratch beside its peak
+        std::vector<Vec3>().swap(rhs);
+        std::vector<Vec3>().swap(gamma);
+        std::vector<double>().swap(mu);
+    }
 
     // positions move by ν⁺ + ν_p (integrate_positions reads the store's velocities); ν⁺ is
     // put back after

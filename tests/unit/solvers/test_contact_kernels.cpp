@@ -72,6 +72,19 @@ Case random_case(std::size_t contacts, bool anisotropic, unsigned seed) {
     return c;
 }
 
+/// bgs's metric for every row, as BodyOperator::bgs_prepare makes it, except one row in 50
+/// without its normal part (the kernels then leave γ at zero).
+void fill_block_metric(Case& c) {
+    AssembledBatch& B = c.batch;
+    B.eta_n.resize(B.size());
+    B.eta_t.resize(B.size());
+    for (std::size_t i = 0; i < B.size(); ++i) {
+        const BlockMetric m = block_metric(delassus_block(B, c.bodies, i));
+        B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
+        B.eta_t[i] = m.t;
+    }
+}
+
 void expect_same_bits(const Case& x, const Case& y) {
     ASSERT_EQ(x.batch.size(), y.batch.size());
     EXPECT_EQ(0, std::memcmp(x.batch.gamma.data(), y.batch.gamma.data(), x.batch.size() * sizeof(Vec3)));
@@ -151,14 +164,7 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
         for (bool anisotropic : {false, true}) {
             for (double omega : {1.0, 1.6}) {
                 Case scalar = random_case(403, anisotropic, 11 + unsigned(anisotropic));
-                AssembledBatch& B = scalar.batch;
-                B.eta_n.resize(B.size());
-                B.eta_t.resize(B.size());
-                for (std::size_t i = 0; i < B.size(); ++i) {
-                    const BlockMetric m = block_metric(delassus_block(B, scalar.bodies, i));
-                    B.eta_n[i] = i % 50 == 17 ? 0.0 : m.n;
-                    B.eta_t[i] = m.t;
-                }
+                fill_block_metric(scalar);
                 Case lanes = scalar, lanes8 = scalar;
                 int moved = 0;
                 for (int sweep = 0; sweep < 4; ++sweep) {
@@ -206,6 +212,58 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
                 EXPECT_GT(rim, 5);
             }
         }
+    }
+}
+
+// The push-out pass's rows (AssembledBatch::normal_only: μ = 0, no tangential impulse) step
+// the normal row alone: scalar, four and eight lanes give the same bits (ranges starting off
+// a multiple of eight, walls, anisotropic bodies falling back), and the step is the full
+// block's with μ = 0 (which projects the tangent to zero) to within rounding.
+TEST(PgsKernels, BgsNormalRowsLanesMatchScalarAndTheFullStep) {
+    if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
+    for (bool anisotropic : {false, true}) {
+        Case scalar = random_case(403, anisotropic, 23 + unsigned(anisotropic));
+        fill_block_metric(scalar);
+        AssembledBatch& B = scalar.batch;
+        for (std::size_t i = 0; i < B.size(); ++i) {
+            B.mu[i] = 0.0;
+            B.gamma[i] = Vec3(B.gamma[i][0], 0.0, 0.0);
+        }
+        Case full = scalar;  // the full block's step, μ = 0
+        B.normal_only = true;
+        Case lanes = scalar, lanes8 = scalar;
+        int moved = 0;
+        for (int sweep = 0; sweep < 4; ++sweep) {
+            const double tol2 = 1e-6;
+            const std::vector<Vec3> before = scalar.batch.gamma;
+            const double e1 = bgs_range_scalar(scalar.batch, scalar.bodies, 1, 203, 1.0, tol2, FrictionLaw::CCP);
+            const double e2 = bgs_range_scalar(scalar.batch, scalar.bodies, 203, 403, 1.0, tol2, FrictionLaw::CCP);
+            const double f1 = bgs_range_lanes(lanes.batch, lanes.bodies, 1, 203, 1.0, tol2, FrictionLaw::CCP);
+            const double f2 = bgs_range_lanes(lanes.batch, lanes.bodies, 203, 403, 1.0, tol2, FrictionLaw::CCP);
+            EXPECT_EQ(0, std::memcmp(&e1, &f1, sizeof e1));
+            EXPECT_EQ(0, std::memcmp(&e2, &f2, sizeof e2));
+            expect_same_bits(scalar, lanes);
+            if (lanes8_available()) {
+                const double h1 = bgs_range_lanes(lanes8.batch, lanes8.bodies, 1, 203, 1.0, tol2, FrictionLaw::CCP, 8);
+                const double h2 = bgs_range_lanes(lanes8.batch, lanes8.bodies, 203, 403, 1.0, tol2, FrictionLaw::CCP, 8);
+                EXPECT_EQ(0, std::memcmp(&e1, &h1, sizeof e1));
+                EXPECT_EQ(0, std::memcmp(&e2, &h2, sizeof e2));
+                expect_same_bits(scalar, lanes8);
+            }
+            bgs_range_scalar(full.batch, full.bodies, 1, 403, 1.0, tol2, FrictionLaw::CCP);
+            for (std::size_t i = 1; i < 403; ++i) {
+                moved += scalar.batch.gamma[i] != before[i];
+                const Vec3& g = scalar.batch.gamma[i];
+                EXPECT_EQ(g[1], 0.0);
+                EXPECT_EQ(g[2], 0.0);
+                EXPECT_GE(g[0], 0.0);
+                EXPECT_NEAR(g[0], full.batch.gamma[i][0], 1e-12 * (1.0 + std::abs(g[0]))) << i;
+                EXPECT_NEAR(full.batch.gamma[i][1], 0.0, 1e-15) << i;
+            }
+            for (std::size_t k = 0; k < scalar.bodies.size(); ++k)
+                EXPECT_LT((scalar.bodies.body[k].v - full.bodies.body[k].v).norm(), 1e-11) << k;
+        }
+        EXPECT_GT(moved, 300);  // the sweeps did something to compare
     }
 }
 
