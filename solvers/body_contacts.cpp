@@ -3,6 +3,8 @@
 // its contacts' impulses in ascending contact order, so every sum has a fixed order.
 #include "solvers/body_contacts.hpp"
 
+#include "solvers/contact_kernels.hpp"
+
 namespace talus {
 
 void BodyContacts::build(const AssembledBatch& c, std::size_t body_count) {
@@ -30,29 +32,18 @@ void scatter_body_impulses(const AssembledBatch& c, const std::vector<Vec3>& gam
     parallel_ranges(0, sb.body.size(), grain::kBodies, [&](std::size_t lo, std::size_t hi) {
         for (std::size_t b = lo; b != hi; ++b) sb.body[b].v = sb.body[b].w = Vec3::Zero();
     });
-    // the gather's operations per end: p in the world, then ± p and ± r × p
-    const auto add = [&](std::size_t lo, std::size_t hi) {
-        for (std::size_t i = lo; i != hi; ++i) {
-            const Vec3 p = contact_frame(c, i).to_world(gamma[i]);
-            if (c.a[i] != kNoBody) {
-                SolverBody& a = sb.body[std::size_t(c.a[i])];
-                a.v -= p;
-                a.w -= cross(c.lever_a[i], p);
-            }
-            if (c.b[i] != kNoBody) {
-                SolverBody& b = sb.body[std::size_t(c.b[i])];
-                b.v += p;
-                b.w += cross(c.lever_b[i], p);
-            }
-        }
-    };
+    // the gather's operations per end: p in the world, then ± p and ± r × p; in lanes where
+    // the contacts share no body (a proper colour), the same bits
     const std::size_t colours = c.colour_start.size() - 1;
     for (std::size_t k = 0; k < colours; ++k) {
         const std::size_t lo = c.colour_start[k], hi = c.colour_start[k + 1];
-        if ((c.overflow_colour && k + 1 == colours) || hi - lo <= grain::kContacts)
-            add(lo, hi);
+        const bool independent = !(c.overflow_colour && k + 1 == colours);
+        if (!independent || hi - lo <= grain::kContacts)
+            scatter_impulses_range(c, gamma, sb, lo, hi, independent);
         else
-            parallel_ranges(lo, hi, grain::kContacts, add);
+            parallel_ranges(lo, hi, grain::kContacts, [&](std::size_t a, std::size_t b) {
+                scatter_impulses_range(c, gamma, sb, a, b, true);
+            });
     }
 }
 

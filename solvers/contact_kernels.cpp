@@ -85,6 +85,23 @@ TALUS_HOT double bgs_normal_update(AssembledBatch& batch, SolverBodies& sb, std:
     return e * e - tol2 * eta * eta;
 }
 
+/// Contact i's impulse added to its bodies' sums, as the gather adds it per end: p = A_i γ_i
+/// in the world, then −p and −r_A × p on A, +p and +r_B × p on B.
+TALUS_HOT double scatter_impulse(const AssembledBatch& c, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
+    const Vec3 p = contact_frame(c, i).to_world(gamma[i]);
+    if (c.a[i] != kNoBody) {
+        SolverBody& a = sb.body[std::size_t(c.a[i])];
+        a.v -= p;
+        a.w -= cross(c.lever_a[i], p);
+    }
+    if (c.b[i] != kNoBody) {
+        SolverBody& b = sb.body[std::size_t(c.b[i])];
+        b.v += p;
+        b.w += cross(c.lever_b[i], p);
+    }
+    return 0.0;
+}
+
 TALUS_HOT double pj_contact(const AssembledBatch& batch, const SolverBodies& sb, const double* step,
                             Vec3* next, std::size_t i) {
     const BodyBlocksView blocks(batch, sb);  // the probe only reads
@@ -256,6 +273,14 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return bgs_group<Coulomb>(batch, bodies, i, omega4, tol24, e); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
+}
+
+/// The impulses of [lo, hi) added to their bodies' sums, four contacts at a time.
+void scatter_range(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& bodies, std::size_t lo,
+                   std::size_t hi) {
+    const auto one = [&](std::size_t j) { return scatter_impulse(batch, gamma, bodies, j); };
+    lanes_sweep(batch, bodies, lo, hi, 0.0, [&](std::size_t i, V&) { return scatter_group(batch, gamma, bodies, i); },
+                [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, 0.0, one); });
 }
 
 /// bgs on the normal rows over [lo, hi) four contacts at a time; returns the largest excess, or −1.
@@ -456,6 +481,15 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
         four);
 }
 
+void scatter_range(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& bodies, std::size_t lo,
+                   std::size_t hi) {
+    lanes_sweep(batch, bodies, lo, hi, 0.0, [&](std::size_t i, V&) { return scatter_group(batch, gamma, bodies, i); },
+                [&](std::size_t i, std::size_t end) {
+                    four::scatter_range(batch, gamma, bodies, i, end);
+                    return 0.0;
+                });
+}
+
 double bgs_normal_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
                         double tol2) {
     const V omega8 = splat(omega), tol28 = splat(tol2);
@@ -592,6 +626,14 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     if (independent && lane_width() > 0)
         return bgs_range_lanes(batch, bodies, lo, hi, omega, tol2, law, lane_width());
     return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2, law);
+}
+
+void scatter_impulses_range(const AssembledBatch& batch, const std::vector<Vec3>& gamma, SolverBodies& bodies,
+                            std::size_t lo, std::size_t hi, bool independent, int width) {
+    if (width < 0) width = lane_width();
+    if (independent && width == 8) return eight::scatter_range(batch, gamma.data(), bodies, lo, hi);
+    if (independent && width == 4) return four::scatter_range(batch, gamma.data(), bodies, lo, hi);
+    one_at_a_time(batch, bodies, lo, hi, 0.0, [&](std::size_t i) { return scatter_impulse(batch, gamma.data(), bodies, i); });
 }
 
 double residual_range_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,

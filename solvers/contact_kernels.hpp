@@ -72,4 +72,11 @@ void pj_apply_range_lanes(AssembledBatch& batch, const Vec3* next, SolverBodies&
 double residual_range_lanes(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
                             std::size_t hi, FrictionLaw law = FrictionLaw::CCP, int width = 4);
 
+/// The impulses γ of contacts [lo, hi) added to their bodies' sums (B: +p and +r_B × p, A: −p
+/// and −r_A × p, p = A_i γ_i; solvers/body_contacts.cpp, scatter_body_impulses), in contact
+/// order. `independent` (no two contacts of the range share a body): `width` contacts at a
+/// time (−1: the CPU's lanes, 0: one by one), the same bits.
+void scatter_impulses_range(const AssembledBatch& batch, const std::vector<Vec3>& gamma, SolverBodies& bodies,
+                            std::size_t lo, std::size_t hi, bool independent, int width = -1);
+
 }  // namespace talus

@@ -239,6 +239,33 @@ inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_
     return true;
 }
 
+/// Contacts i … i+N−1's impulses added to their bodies' sums (B: +p and +r_B × p, A: −p and
+/// −r_A × p, p = A_i γ_i in the world), as scatter_impulse adds them; false, touching
+/// nothing, when one of their bodies is anisotropic (load_group's refusal; the scalar add
+/// is the same for every body).
+inline bool scatter_group(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
+    Group grp;
+    if (!load_group(batch, sb, i, grp)) return false;
+    const V3 g = load3(gamma[i].data());
+    const V3 p{(grp.n.x * g.x + grp.u.x * g.y) + grp.w.x * g.z, (grp.n.y * g.x + grp.u.y * g.y) + grp.w.y * g.z,
+               (grp.n.z * g.x + grp.u.z * g.y) + grp.w.z * g.z};
+    auto add = [&](Bodies& b, const V3& r, bool plus) {
+        const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
+        if (plus) {
+            b.vx = b.vx + p.x, b.vy = b.vy + p.y, b.vz = b.vz + p.z;
+            b.wx = b.wx + tx, b.wy = b.wy + ty, b.wz = b.wz + tz;
+        } else {
+            b.vx = b.vx - p.x, b.vy = b.vy - p.y, b.vz = b.vz - p.z;
+            b.wx = b.wx - tx, b.wy = b.wy - ty, b.wz = b.wz - tz;
+        }
+    };
+    add(grp.A, grp.ra, false);
+    add(grp.B, grp.rb, true);
+    store_bodies(grp.B, grp.pb, grp.has_b);
+    store_bodies(grp.A, grp.pa, grp.has_a);
+    return true;
+}
+
 /// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of N contacts, as residual_term.
 inline V residual_terms(const V3& g0, V eta, V mu, const V3& d) {
     const V3 full = project({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, mu);

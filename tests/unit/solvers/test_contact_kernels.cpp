@@ -267,6 +267,43 @@ TEST(PgsKernels, BgsNormalRowsLanesMatchScalarAndTheFullStep) {
     }
 }
 
+// The impulses' scatter onto the bodies' sums (the warm start's and the rebuild's, below
+// 200,000 bodies): four and eight lanes give the scalar add's bits, on ranges starting off a
+// multiple of eight, with walls and with anisotropic bodies (their groups fall back), and
+// with the tangent stored or derived.
+TEST(PgsKernels, ScatterLanesMatchScalarBitForBit) {
+    if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
+    for (bool anisotropic : {false, true}) {
+        for (bool stored_tangent : {true, false}) {
+            Case scalar = random_case(403, anisotropic, 31 + unsigned(anisotropic));
+            if (!stored_tangent) scalar.batch.tangent.clear();
+            const std::vector<Vec3> gamma = scalar.batch.gamma;
+            Case lanes = scalar, lanes8 = scalar;
+            for (int pass = 0; pass < 2; ++pass) {
+                scatter_impulses_range(scalar.batch, gamma, scalar.bodies, 1, 203, true, 0);
+                scatter_impulses_range(scalar.batch, gamma, scalar.bodies, 203, 403, true, 0);
+                scatter_impulses_range(lanes.batch, gamma, lanes.bodies, 1, 203, true, 4);
+                scatter_impulses_range(lanes.batch, gamma, lanes.bodies, 203, 403, true, 4);
+                expect_same_bits(scalar, lanes);
+                if (lanes8_available()) {
+                    scatter_impulses_range(lanes8.batch, gamma, lanes8.bodies, 1, 203, true, 8);
+                    scatter_impulses_range(lanes8.batch, gamma, lanes8.bodies, 203, 403, true, 8);
+                    expect_same_bits(scalar, lanes8);
+                }
+            }
+            // and the sums are the impulses': body 2i+1 (B of contact i, when it has one)
+            // gained 2 A_i γ_i over the two passes
+            Case fresh = random_case(403, anisotropic, 31 + unsigned(anisotropic));
+            for (std::size_t i = 1; i < 403; ++i) {
+                if (fresh.batch.b[i] == kNoBody) continue;
+                const std::size_t b = std::size_t(fresh.batch.b[i]);
+                const Vec3 p = contact_frame(scalar.batch, i).to_world(gamma[i]);  // (its tangent)
+                EXPECT_LT((scalar.bodies.body[b].v - fresh.bodies.body[b].v - 2.0 * p).norm(), 1e-12) << i;
+            }
+        }
+    }
+}
+
 // assemble() does not store the first tangent u: the readers compute first_tangent(n), the
 // first vector of orthonormal_basis (Duff et al. 2017), scalar in contact_frame, in four
 // lanes in load_group and in eight in load_group8. All must give the bits of u stored: for normals of every octant,
