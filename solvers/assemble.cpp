@@ -44,6 +44,7 @@ void assemble(const BodyStore& bodies, const ContactList& contacts, const Materi
     out.eta_n.clear(); out.eta_t.clear();  // bgs's metric: filled by its solve (BodyOperator::bgs_prepare)
     out.colour_start = contacts.colour_start;
     out.overflow_colour = contacts.overflow_colour;
+    out.normal_only = false;  // a user's flag for one solve never outlives its batch
     if (out.colour_start.empty()) out.colour_start = {0, uint32_t(n)};  // uncoloured: one serial range
     const double bounce = std::max(settings.bounce_speed, kBounceGravitySteps * settings.gravity * h);
     if (contacts.colour_start.empty()) out.overflow_colour = true;

@@ -59,7 +59,7 @@ struct AssembledBatch {
     /// engine/world/push_out.cpp): bgs then steps the normal row alone (bgs_normal_update,
     /// solvers/contact_kernels.cpp), the same step as the full block's with μ = 0 less the
     /// tangent frame and the cone's square roots and divisions, which it would only project
-    /// to zero. Set by its user for one solve.
+    /// to zero. Set by its user for one solve; assemble() clears it.
     bool normal_only = false;
     /// Joint rows (solvers/bilateral.hpp), built after assembly; empty without joints.
     /// size() counts contacts only.

@@ -62,18 +62,22 @@ inline void push_body(Bodies& b, const V3& r, const V3& p, V sign) {
     b.wz = b.wz + k * tz;
 }
 
-/// N consecutive contacts i … i+N−1 with no dynamic body shared: their bodies (a missing
-/// one reads the zero body and is never written) and their frames and lever arms.
-struct Group {
+/// The bodies of N consecutive contacts i … i+N−1 with no dynamic body shared (a missing
+/// one reads the zero body and is never written).
+struct GroupBodies {
     SolverBody* pa[N];
     SolverBody* pb[N];
     bool has_a[N], has_b[N];
     Bodies A, B;
+};
+
+/// The group's bodies and their frames and lever arms.
+struct Group : GroupBodies {
     V3 n, u, w, ra, rb;
 };
 
-/// Loads the group; false (nothing else loaded) when one of its bodies is anisotropic.
-inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
+/// Loads the group's bodies; false when one of them is anisotropic.
+inline bool load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g) {
     SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
     for (int k = 0; k < N; ++k) {
         const int32_t a = batch.a[i + k], b = batch.b[i + k];
@@ -84,7 +88,12 @@ inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_
     }
     g.A = load_bodies(g.pa);
     g.B = load_bodies(g.pb);
-    if (any(either(lt(g.A.ij, zero()), lt(g.B.ij, zero())))) return false;
+    return !any(either(lt(g.A.ij, zero()), lt(g.B.ij, zero())));
+}
+
+/// Loads the group; false (its frame not loaded) when one of its bodies is anisotropic.
+inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
+    if (!load_group_bodies(batch, sb, i, g)) return false;
     g.n = load3(batch.normal[i].data());
     if (batch.tangent.empty()) {  // first_tangent(n) by lanes, the same operations
         const V one = splat(1.0), sign_bit = splat(-0.0);
@@ -201,20 +210,11 @@ inline bool bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V 
 /// bgs_normal_update lane by lane. False, touching nothing, when one of their bodies is
 /// anisotropic; otherwise folds the normal residual terms' excesses into `excess`.
 inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
-    SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
-    SolverBody* pa[N];
-    SolverBody* pb[N];
-    bool has_a[N], has_b[N];
-    for (int k = 0; k < N; ++k) {
-        const int32_t a = batch.a[i + k], b = batch.b[i + k];
-        has_a[k] = a != kNoBody;
-        has_b[k] = b != kNoBody;
-        pa[k] = has_a[k] ? &sb.body[std::size_t(a)] : zerob;
-        pb[k] = has_b[k] ? &sb.body[std::size_t(b)] : zerob;
-    }
-    Bodies A = load_bodies(pa), B = load_bodies(pb);
+    GroupBodies gb;
+    if (!load_group_bodies(batch, sb, i, gb)) return false;
+    Bodies& A = gb.A;
+    Bodies& B = gb.B;
     const V zerov = zero();
-    if (any(either(lt(A.ij, zerov), lt(B.ij, zerov)))) return false;
     const V3 n = load3(batch.normal[i].data());
     const V3 ra = load3(batch.lever_a[i].data()), rb = load3(batch.lever_b[i].data());
     V3 rel{zerov, zerov, zerov};
@@ -231,8 +231,8 @@ inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_
     const V3 p{n.x * dg, n.y * dg, n.z * dg};
     push_body(B, rb, p, splat(1.0));
     push_body(A, ra, p, splat(-1.0));
-    store_bodies(B, pb, has_b);
-    store_bodies(A, pa, has_a);
+    store_bodies(B, gb.pb, gb.has_b);
+    store_bodies(A, gb.pa, gb.has_a);
     const V eta = loadu(&batch.eta[i]);
     const V e = g0 - vmax(g0 - eta * dn, zerov);
     excess = vmax(e * e - tol2 * eta * eta, excess);  // as std::max(excess, y)
