@@ -262,7 +262,8 @@ add_test(NAME io.run_failures
 # run's frames, rows and diagnostics bit for bit, for PGS and APGD, resumed on 1 and 2
 # threads; [output] checkpoint_interval leaves the checkpoint of the run's end state;
 # SIGHUP stops a run like SIGTERM; a finished run is not resumed again (its checkpoint is
-# marked finished), and its original command on a stopped output says how to continue.
+# marked finished), and its original command on a stopped output says how to continue;
+# a file from before two /diagnostics columns were added is resumed and gains them.
 # damaged: a killed run's file whose chunk-index blocks no longer pass their checksum: the
 # resume ends at once, warns which frames are lost, and keeps every other frame.
 # adaptive: the scene without its dt (the adaptive step): frames exactly on their time

@@ -101,7 +101,9 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::keep(hid_t f, uint64_t step
             diag_len = index_rows;
     for (Column* c : frame_columns()) index_rows = std::min(index_rows, dims_of(f, c->name)[0]);
     for (Column* c : body_columns()) body_rows = std::min(body_rows, dims_of(f, c->name)[0]);
-    for (Column* c : diagnostic_columns()) diag_len = std::min(diag_len, dims_of(f, c->name)[0]);
+    for (Column* c : diagnostic_columns())
+        if (std::find(absent.begin(), absent.end(), c) == absent.end())
+            diag_len = std::min(diag_len, dims_of(f, c->name)[0]);
     k.time = read_column<double>(f, frame_time, 0, index_rows);
     k.step = read_column<uint64_t>(f, frame_step, 0, index_rows);
     k.first_row = read_column<uint64_t>(f, frame_first_row, 0, index_rows);
@@ -191,6 +193,9 @@ TrajectoryWriter::Impl::Kept TrajectoryWriter::Impl::examine(hid_t f, const RunM
     RunMetadata as_stored = meta;
     as_stored.shapes = exists(f, "/shapes");  // the file's, whatever bodies the checkpoint kept
     define_columns(as_stored);
+    absent.clear();  // a file from before a column was added (not the step: every file has it)
+    for (Column* c : diagnostic_columns())
+        if (c != &d_step && !exists(f, c->name.c_str())) absent.push_back(c);
     if (exists(f, "/clumps/first")) {
         const hsize_t n = dims_of(f, "/clumps/first")[0];
         clump_templates = n > 0 ? std::size_t(n - 1) : 0;
@@ -305,13 +310,16 @@ void TrajectoryWriter::Impl::copy_frames(hid_t old, const Kept& k) {
     // share a chunk, instead of each frame decompressing the chunk again.
     std::map<const Column*, Hid> opened;
     const auto rows = [&](const Column& c, auto element, hsize_t first, hsize_t n) {
+        using T = decltype(element);
+        if (std::find(absent.begin(), absent.end(), &c) != absent.end())
+            return std::vector<T>(std::size_t(n * c.width), unrecorded<T>());
         auto it = opened.find(&c);
         if (it == opened.end())
             it = opened.emplace(&c, Hid(check(H5Dopen2(old, c.name.c_str(), H5P_DEFAULT),
                                               "open " + c.name),
                                         H5Dclose))
                      .first;
-        return read_open_rows<decltype(element)>(it->second.get(), c.name, c.mem_type, first, n);
+        return read_open_rows<T>(it->second.get(), c.name, c.mem_type, first, n);
     };
     const auto diag_steps = rows(d_step, uint64_t{}, 0, k.diag_rows);
     uint64_t d = 0;  // next diagnostics entry to copy

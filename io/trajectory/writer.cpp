@@ -125,6 +125,9 @@ TrajectoryWriter::TrajectoryWriter(const std::filesystem::path& path, const RunM
     // A file written in parallel (HDF5's earliest format, which has no SWMR mode) is
     // continued by this process alone, in a copy made as a new file is.
     if (m.exists(read_only.get(), "/frames/committed")) clean = false;
+    // A file written before some /diagnostics columns were added is copied too: the copy
+    // has the whole layout, those columns reading "unrecorded" for the steps kept.
+    if (!m.absent.empty()) clean = false;
     if (clean) {
         read_only.reset();
         Hid fapl(m.check(H5Pcreate(H5P_FILE_ACCESS), "property list"), H5Pclose);

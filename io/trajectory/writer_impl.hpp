@@ -23,6 +23,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #include "core/body_store.hpp"
@@ -276,6 +277,11 @@ struct TrajectoryWriter::Impl {
     bool copying = false;  ///< continue_by_copy is filling a new file: no sidecar yet
     /// What continue_by_copy could not read of a killed run's file (empty: nothing lost).
     std::string damage;
+    /// The /diagnostics columns that a continued file lacks, having been written before
+    /// they were added to the format (examine()): such a file is continued by copy, in
+    /// which each of them gets the whole layout's column, reading `unrecorded` for the
+    /// steps the old file kept.
+    std::vector<const Column*> absent;
 
     std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
     double sidecar_seconds = 0.0;          ///< wall time spent rewriting the sidecar [s]
@@ -461,6 +467,17 @@ struct TrajectoryWriter::Impl {
 
     /// Takes up what `k` keeps as this writer's own past: frames, rows, /flow totals.
     void adopt(hid_t f, const Kept& k);
+
+    /// The value a column that a continued file lacks (absent) holds for the steps that
+    /// file kept: the largest value of an unsigned count, NaN for a real.
+    template <class T>
+    static T unrecorded() {
+        if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
+        else if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::max();
+        else if constexpr (requires { T::Constant(0.0); })
+            return T::Constant(std::numeric_limits<double>::quiet_NaN());  // a Vec3
+        else return T{};  // (the other row types: no /diagnostics column has them)
+    }
 
     /// Reads what a resumed run keeps of `f` (open for reading), after checking that it is
     /// the run's file; nothing is written yet, so a refusal leaves the file as it was.

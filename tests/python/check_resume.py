@@ -20,7 +20,9 @@ stop: for the solvers pgs and apgd, a run stopped with --stop-after-steps (which
   is resumed with --resume on 1 and on 2 threads. The uninterrupted run is on 1 thread:
   the resumed part on 2 must give the same bits. Then a trajectory that ran past its
   checkpoint (as a run killed after its last checkpoint leaves it) is resumed from that
-  older checkpoint: the frames beyond it are cut and written again. Errors: a missing
+  older checkpoint: the frames beyond it are cut and written again. A file written before
+  two /diagnostics columns were added is resumed too: it gains them, "not recorded" for
+  its kept steps. Errors: a missing
   checkpoint (exit 4, named), a scene together with --resume, neither, --set with --resume
   (exit 2), a checkpoint path in a missing directory (exit 4 before the run starts).
 signals: a real SIGINT (and a SIGHUP: a closed terminal) sent to a running `talus run` after its first line ends it with exit
@@ -114,11 +116,13 @@ def sidecar(path, name):
         return f.read().replace(os.path.basename(path), name)
 
 
-def compare(reference, candidate, what, frames_up_to=None, lost=None):
+def compare(reference, candidate, what, frames_up_to=None, lost=None, unrecorded=None):
     """`candidate` holds the run of `reference`: all its complete frames (or those up to
     step `frames_up_to`) and their rows, bit for bit. With `lost` = (A, B), the frames of
     steps A to B are missing from `candidate` (a resume dropped them as unreadable), its
-    diagnostics may lack some of those steps, and everything else must match."""
+    diagnostics may lack some of those steps, and everything else must match. With
+    `unrecorded` = (NAMES, K), the diagnostics NAMES of steps 1 to K read "not recorded"
+    (2^32-1: the file resumed lacked those columns) and match after."""
     with talus_h5.load(reference) as ra, talus_h5.load(candidate) as rb:
         step = np.asarray(ra.frames.step)
         keep = np.ones(len(step), dtype=bool)
@@ -206,8 +210,14 @@ def compare(reference, candidate, what, frames_up_to=None, lost=None):
                 fail(f"{what}: {len(steps)} diagnostics, expected at least {m}")
             rows = np.arange(m)
         for name, a in ra.diagnostics.items():
-            if name != "solver_wall_time" and not same_bytes(
-                    a[rows], np.asarray(rb.diagnostics[name])[:len(rows)]):
+            a, b = a[rows], np.asarray(rb.diagnostics[name])[:len(rows)]
+            if unrecorded is not None and name in unrecorded[0]:
+                k = unrecorded[1]
+                if not np.all(b[:k] == np.iinfo(b.dtype).max):
+                    fail(f"{what}: diagnostics {name} of steps 1 to {k} hold {b[:k]}, not the "
+                         f"'not recorded' value {np.iinfo(b.dtype).max}")
+                a, b = a[k:], b[k:]
+            if name != "solver_wall_time" and not same_bytes(a, b):
                 fail(f"{what}: diagnostics {name} differ")
     if frames_up_to is None and lost is None and sidecar(candidate, "X.h5") != sidecar(reference, "X.h5"):
         fail(f"{what}: the sidecar differs from the uninterrupted run's")
@@ -279,6 +289,23 @@ def mode_stop(talus, scene, outdir):
     n = compare(whole, traj, "resumed from an older checkpoint (step 37) over frames to step 80")
     print(f"pgs: a trajectory run on to step 83, resumed from its step-37 checkpoint: frames "
           f"after it cut and rewritten, {n} frames identical")
+
+    # A file written before /diagnostics/set_aside and /diagnostics/resolves were added
+    # (2026-12-05): resumed, it gains the two columns, "not recorded" for its own steps.
+    older = os.path.join(outdir, "pgs_older_format.h5")
+    older_ck = os.path.join(outdir, "pgs_older_format.checkpoint.h5")
+    shutil.copy(os.path.join(outdir, "pgs_part.h5"), older)
+    shutil.copy(os.path.join(outdir, "pgs_part.checkpoint.h5"), older_ck)
+    added = ("set_aside", "resolves")
+    with h5py.File(older, "a") as f:
+        for name in added:
+            del f["diagnostics"][name]
+    talus_run(talus, "--resume", older_ck, "-o", older, "--quiet")
+    n = compare(whole, older, "a file without the columns added on 2026-12-05, resumed",
+                unrecorded=(added, 37))
+    print(f"pgs: a file without /diagnostics/{{{','.join(added)}}} (written before they were "
+          f"added), resumed from step 37: the columns added, 'not recorded' for steps 1 to 37, "
+          f"{n} frames and the other diagnostics identical")
 
     # errors
     missing = os.path.join(outdir, "no_such.checkpoint.h5")
