@@ -97,6 +97,11 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
         return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
     });
 
+    s.placed.resize(n);
+    parallel_ranges(0, n, grain::kBodies, [&](std::size_t k0, std::size_t k1) {
+        for (std::size_t k = k0; k != k1; ++k) s.placed[k] = {position[s.order[k]], radius[s.order[k]]};
+    });
+
     s.cell_keys.clear();
     s.cell_start.clear();
     for (std::size_t k = 0; k < n; ++k) {
@@ -133,28 +138,50 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
 
     const std::size_t chunks = chunk_count(n, kChunk);
     if (s.chunk_pairs.size() < chunks) s.chunk_pairs.resize(chunks);
+    s.chunk_found.resize(chunks);
 
     parallel_chunks(n, kChunk, [&](std::size_t c, std::size_t begin, std::size_t end) {
         PairList& local = s.chunk_pairs[c];
-        local.clear();
+        // without periodic axes the arrays keep their length between calls (a high-water
+        // mark), and the chunk's pairs are their first `found` entries
+        if (wrapped) local.clear();
+        std::size_t found = 0;
         for (std::size_t k = begin; k < end; ++k) {
             const uint32_t i = s.order[k];
-            const Vec3& xi = position[i];
+            const Vec3& xi = s.placed[k].x;
+            const double ri = s.placed[k].r;
             const int64_t cx = cell_of(xi, 0), cy = cell_of(xi, 1), cz = cell_of(xi, 2);
-            auto test = [&](uint32_t j) {
-                const double reach = radius[i] + radius[j] + envelope;
+            // i against the bodies at sorted positions [m0, m1), one cell's run in `placed`
+            auto test = [&](std::size_t m0, std::size_t m1) {
                 if (!wrapped) {
-                    if ((position[j] - xi).squaredNorm() <= reach * reach) {
-                        local.a.push_back(int32_t(std::min(i, j)));
-                        local.b.push_back(int32_t(std::max(i, j)));
+                    // every candidate is written and kept by advancing the count: about one
+                    // test in seven is a pair, a branch on it would mispredict as often
+                    if (found + (m1 - m0) > local.a.size()) {
+                        local.a.resize(2 * (found + (m1 - m0)));
+                        local.b.resize(local.a.size());
+                    }
+                    int32_t* a = local.a.data();
+                    int32_t* b = local.b.data();
+                    for (std::size_t m = m0; m < m1; ++m) {
+                        const BroadPhaseScratch::Placed& pj = s.placed[m];
+                        const double reach = ri + pj.r + envelope;
+                        const uint32_t j = s.order[m];
+                        a[found] = int32_t(std::min(i, j));
+                        b[found] = int32_t(std::max(i, j));
+                        found += (pj.x - xi).squaredNorm() <= reach * reach ? 1 : 0;
                     }
                     return;
                 }
-                const Vec3 shift = periodic.image_shift(xi, position[j]);  // j's image near i
-                if ((position[j] + shift - xi).squaredNorm() <= reach * reach) {
-                    local.a.push_back(int32_t(std::min(i, j)));
-                    local.b.push_back(int32_t(std::max(i, j)));
-                    local.shift.push_back(i < j ? shift : Vec3(-shift));
+                for (std::size_t m = m0; m < m1; ++m) {
+                    const BroadPhaseScratch::Placed& pj = s.placed[m];
+                    const double reach = ri + pj.r + envelope;
+                    const uint32_t j = s.order[m];
+                    const Vec3 shift = periodic.image_shift(xi, pj.x);  // j's image near i
+                    if ((pj.x + shift - xi).squaredNorm() <= reach * reach) {
+                        local.a.push_back(int32_t(std::min(i, j)));
+                        local.b.push_back(int32_t(std::max(i, j)));
+                        local.shift.push_back(i < j ? shift : Vec3(-shift));
+                    }
                 }
             };
             // own cell: the bodies after this one in sorted order
@@ -162,7 +189,7 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
                 dense ? std::size_t(s.dense[linear(cx, cy, cz)])
                       : std::size_t(std::lower_bound(s.cell_keys.begin(), s.cell_keys.end(),
                                                      s.cell_key[i]) - s.cell_keys.begin());
-            for (std::size_t m = k + 1; m < s.cell_start[own + 1]; ++m) test(s.order[m]);
+            test(k + 1, s.cell_start[own + 1]);
             for (const Offset& o : kForward) {
                 int64_t nc[3] = {cx + o.dx, cy + o.dy, cz + o.dz};
                 bool outside = false;
@@ -183,22 +210,23 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
                     if (it == s.cell_keys.end() || *it != key) continue;
                     cidx = it - s.cell_keys.begin();
                 }
-                for (uint32_t m = s.cell_start[cidx]; m < s.cell_start[cidx + 1]; ++m)
-                    test(s.order[m]);
+                test(s.cell_start[cidx], s.cell_start[cidx + 1]);
             }
         }
+        s.chunk_found[c] = wrapped ? local.size() : found;
     });
 
     std::size_t total = 0;
-    for (std::size_t c = 0; c < chunks; ++c) total += s.chunk_pairs[c].size();
+    for (std::size_t c = 0; c < chunks; ++c) total += s.chunk_found[c];
     out.a.reserve(total);
     out.b.reserve(total);
     if (wrapped) out.shift.reserve(total);
     for (std::size_t c = 0; c < chunks; ++c) {
-        out.a.insert(out.a.end(), s.chunk_pairs[c].a.begin(), s.chunk_pairs[c].a.end());
-        out.b.insert(out.b.end(), s.chunk_pairs[c].b.begin(), s.chunk_pairs[c].b.end());
-        if (wrapped)
-            out.shift.insert(out.shift.end(), s.chunk_pairs[c].shift.begin(), s.chunk_pairs[c].shift.end());
+        const PairList& local = s.chunk_pairs[c];
+        const auto found = std::ptrdiff_t(s.chunk_found[c]);
+        out.a.insert(out.a.end(), local.a.begin(), local.a.begin() + found);
+        out.b.insert(out.b.end(), local.b.begin(), local.b.begin() + found);
+        if (wrapped) out.shift.insert(out.shift.end(), local.shift.begin(), local.shift.end());
     }
     return {};
 }

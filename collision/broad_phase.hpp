@@ -17,9 +17,18 @@ struct BroadPhaseScratch {
     std::vector<uint64_t> cell_keys;    ///< distinct occupied cells, ascending
     std::vector<uint32_t> cell_start;   ///< first position in `order` of each cell (+ end)
     std::vector<PairList> chunk_pairs;  ///< per fixed-size chunk output, merged in order
+    std::vector<std::size_t> chunk_found;  ///< per chunk: its pairs, the first entries of its output
     /// Dense grid → index into cell_keys (−1: empty), when the grid is small enough
     /// (at most 4 cells per body + 65536); empty otherwise (binary search on cell_keys).
     std::vector<int32_t> dense;
+    /// A body's position and radius, stored at its place in `order`.
+    struct Placed {
+        Vec3 x;
+        double r;
+    };
+    /// Per position of `order`: its body's position and radius, so that the pair search
+    /// reads a cell's bodies as one contiguous run instead of through the indices.
+    std::vector<Placed> placed;
 };
 
 /// Every pair a < b (dense indices) with |x_a − x_b| ≤ r_a + r_b + envelope, each once,
