@@ -121,10 +121,15 @@ inline V3 contact_velocity(const Group& g, const V3& rhs) {
             rhs.z + ((g.w.x * rel.x + g.w.y * rel.y) + g.w.z * rel.z)};
 }
 
+/// A contact-frame impulse x in the world, A x = x_n n + x_u u + x_w w, as ContactFrame::to_world.
+inline V3 to_world(const Group& g, const V3& x) {
+    return {(g.n.x * x.x + g.u.x * x.y) + g.w.x * x.z, (g.n.y * x.x + g.u.y * x.y) + g.w.y * x.z,
+            (g.n.z * x.x + g.u.z * x.y) + g.w.z * x.z};
+}
+
 /// ν += M⁻¹ D Δγ on the group's bodies, written back, as apply_impulse.
 inline void apply(Group& g, const V3& dg) {
-    const V3 p{(g.n.x * dg.x + g.u.x * dg.y) + g.w.x * dg.z, (g.n.y * dg.x + g.u.y * dg.y) + g.w.y * dg.z,
-               (g.n.z * dg.x + g.u.z * dg.y) + g.w.z * dg.z};
+    const V3 p = to_world(g, dg);
     push_body(g.B, g.rb, p, splat(1.0));
     push_body(g.A, g.ra, p, splat(-1.0));
     store_bodies(g.B, g.pb, g.has_b);
@@ -246,9 +251,7 @@ inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_
 inline bool scatter_group(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
     Group grp;
     if (!load_group(batch, sb, i, grp)) return false;
-    const V3 g = load3(gamma[i].data());
-    const V3 p{(grp.n.x * g.x + grp.u.x * g.y) + grp.w.x * g.z, (grp.n.y * g.x + grp.u.y * g.y) + grp.w.y * g.z,
-               (grp.n.z * g.x + grp.u.z * g.y) + grp.w.z * g.z};
+    const V3 p = to_world(grp, load3(gamma[i].data()));
     auto add = [&](Bodies& b, const V3& r, bool plus) {
         const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
         if (plus) {
