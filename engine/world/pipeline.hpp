@@ -241,6 +241,19 @@ StepError check_solution(const SolverResult& result, const BodyStore& bodies,
 /// The smallest radius of a dynamic body (+∞ if none) [m]; the same bits on any thread count.
 double smallest_dynamic_radius(const BodyStore& bodies);
 
+/// Row i's relative velocity at its contact point, B's less A's, from the store's
+/// velocities (ω̄ in the body frame) and the row's levers; a wall side adds nothing (its own
+/// velocity is in the row's constant part) [m/s].
+inline Vec3 row_point_velocity(const BodyStore& bodies, const AssembledBatch& batch, std::size_t i) {
+    auto point = [&](int32_t k, const Vec3& r) {
+        return Vec3(bodies.velocity[k] + (bodies.orientation[k] * bodies.angular_velocity[k]).cross(r));
+    };
+    Vec3 rel = Vec3::Zero();
+    if (batch.b[i] != kNoBody) rel += point(batch.b[i], batch.lever_b[i]);
+    if (batch.a[i] != kNoBody) rel -= point(batch.a[i], batch.lever_a[i]);
+    return rel;
+}
+
 /// Stage 6: positions and orientations with the new velocities over h; kinematic bodies at
 /// the exact pose of their motion at t1 = t + h.
 void integrate_positions(BodyStore& bodies, const PeriodicBox& periodic, double h, double t1);

@@ -40,13 +40,7 @@ bool World::deepens_or_closes(double deepest_push, double h, double slop) {
     if (distributed()) refresh_ghost_velocities(bodies, on_ranks.owner, batch_.a, batch_.b, *on_ranks.ranks);
     const double gamma_s = solver.stabilization;
     const double worst = max_over_ranks(parallel_max(batch_.size(), [&](std::size_t i) {
-        const int32_t a = batch_.a[i], b = batch_.b[i];
-        auto point = [&](int32_t k, const Vec3& r) {
-            return Vec3(bodies.velocity[k] + (bodies.orientation[k] * bodies.angular_velocity[k]).cross(r));
-        };
-        Vec3 rel = Vec3::Zero();
-        if (b != kNoBody) rel += point(b, batch_.lever_b[i]);
-        if (a != kNoBody) rel -= point(a, batch_.lever_a[i]);
+        const Vec3 rel = row_point_velocity(bodies, batch_, i);
         const double push = batch_.push[i];
         const double gap = push >= 0.0 ? push * h : push * h / gamma_s;
         return -(batch_.normal[i].dot(rel) + std::max(gap + slop, 0.0) / h);

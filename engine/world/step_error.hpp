@@ -44,6 +44,10 @@ enum class StepFault : uint32_t {
     /// across the ranks (the step is taken again by every rank on the whole world, with
     /// that check: step_on_ranks)
     CheckWhole = 1u << 12,
+    /// an adaptive step's solve stopped at its cap leaving an overlap to deepen past the
+    /// retake limit (World::kRetakeDepth): World::step takes the step again at half its
+    /// length, and never returns this fault
+    Unresolved = 1u << 13,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

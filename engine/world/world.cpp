@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "core/kinematic.hpp"
@@ -63,9 +64,10 @@ StepStatus World::step(double until) {
             return take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
         }
         StepChoice c = choose_step(until);
+        int retakes = 0;  // halvings for an unresolved solve (kMaxRetakes)
         for (;;) {
             const StepControl before = control_;
-            StepStatus s = take_step(c.h, c.t1);
+            StepStatus s = take_step(c.h, c.t1, retakes < kMaxRetakes && 0.5 * c.h >= simulation.min_dt);
             if (s.ok) {
                 control_.chosen = c.chosen;
                 control_.previous_penetration = before.penetration;
@@ -75,10 +77,13 @@ StepStatus World::step(double until) {
             // a shorter step narrows them. A solve that did not converge and left bodies
             // too fast (an impact at hundreds of m/s, where a whole column closes in one
             // step) is resolved in more, shorter steps, each closing fewer contacts.
+            // A solve stopped at its cap that would carry an overlap past the retake limit
+            // (deepens_past_limit) leaves half as deep an overlap in a step half as long.
             // Retried from the same state (fail() restored it).
             const bool shorter_helps =
-                s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) ||
+                s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) || s.has(StepFault::Unresolved) ||
                 (s.has(StepFault::NonFinite) && solved_ && !result_.converged);
+            if (s.has(StepFault::Unresolved)) ++retakes;
             if (s.ok || !shorter_helps || c.h <= simulation.min_dt) return s;
             c.h = std::max(0.5 * c.h, simulation.min_dt);
             c.t1 = time + c.h;
@@ -166,7 +171,7 @@ World::StepChoice World::choose_step(double until) const {
     return out;
 }
 
-StepStatus World::take_step(double h, double t1) {
+StepStatus World::take_step(double h, double t1, bool may_shorten) {
     const StepAt at{time, step_count + 1};
     solved_ = false;
     solver.gravity = simulation.gravity.norm();  // the bounce threshold's floor (assemble)
@@ -224,6 +229,17 @@ StepStatus World::take_step(double h, double t1) {
                                             simulation.max_speed, at));
         !e.ok)
         return fail(std::move(e));
+    // (agreed: deepens_past_limit is over the ranks, and converged is the same on each)
+    if (may_shorten && !result_.converged && !relinearise_after && deepens_past_limit(h)) {
+        // The shorter step starts from this solve's impulses (scaled by the steps' ratio, as
+        // any warm start): the cache of the step before is gone from a lean run by now, and
+        // both kinds of run must take the same shorter step.
+        warm_.store(contacts_, batch_, h, lean);
+        std::ostringstream m;
+        m << "the solve stopped at its cap at t = " << at.time << " s (step " << at.step
+          << ") leaving an overlap to deepen past " << kRetakeDepth << " x the penetration target";
+        return fail(StepError::of(StepFault::Unresolved, m.str()));
+    }
 
     if (simulation.adaptive) control_.slip_speed = max_over_ranks(slip_speed(batch_, bodies));  // choose_step reads it
     warm_.store(contacts_, batch_, h, lean);
@@ -338,6 +354,25 @@ void World::free_velocities(double h) {
     std::copy(p.saved_w.begin(), p.saved_w.end(), bodies.angular_velocity.begin());
     place_kinematic(bodies, time, time, h, true);
     apply_forces(bodies, simulation.gravity, h);
+}
+
+bool World::deepens_past_limit(double h) {
+    // The linear gap at the step's end, Φ + h v_n, with v_n the solved velocities' normal
+    // speed at the contact (the wall's own velocity is in the row's constant part: rhs_n =
+    // stab − n·v_wall). A contact whose overlap the step found already past the limit may
+    // keep it (the push-out takes it back) but not deepen it by more than the slop.
+    const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
+    if (!std::isfinite(r_min) || !(r_min > 0.0)) return false;
+    const double target = kPenetrationTarget * r_min;
+    const double limit = kRetakeDepth * target, slop = kPushOutSlop * target;
+    const std::size_t n = batch_.size();
+    const double worst = n == 0 ? 0.0 : parallel_max(n, [&](std::size_t i) {
+        const double vn = batch_.normal[i].dot(row_point_velocity(bodies, batch_, i)) + (batch_.rhs[i][0] - batch_.stab[i]);
+        const double gap = contacts_.gap[i];
+        const double depth = -(gap + h * vn);
+        return depth > limit && depth > slop - gap ? 1.0 : 0.0;
+    });
+    return max_over_ranks(worst) > 0.0;
 }
 
 StepError World::fail(StepError e) {

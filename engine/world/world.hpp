@@ -192,6 +192,16 @@ public:
     /// benchmarks/README.md, session 48.
     static constexpr std::size_t kPushOutFewContacts = 16;
     static constexpr int kPushOutFewSweeps = 4;
+    /// An adaptive step whose solve stopped short of its tolerance (the iteration cap) is
+    /// taken again at half its length when the velocities it left would carry an overlap
+    /// past kRetakeDepth × kPenetrationTarget r_min by the step's end, deeper than the step
+    /// found it by more than the push-out's slop (World::deepens_past_limit): a column of
+    /// grains struck by a shaken floor, whose impulse Gauss–Seidel carries a few grains a
+    /// sweep, is left closing at a share of the impact's speed, and a halved step closes
+    /// half as far. At most kMaxRetakes halvings a step, and never below min_dt.
+    /// docs/design.md §4, "Penetration control"; measured in benchmarks/README.md, session 54.
+    static constexpr double kRetakeDepth = 1.5;
+    static constexpr int kMaxRetakes = 3;
     StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -306,8 +316,15 @@ private:
         const bool a_counts = a != kNoBody && bodies.inv_mass[std::size_t(a)] != 0.0;
         return on_ranks.owner[std::size_t(a_counts ? a : b)] == me;
     }
-    /// One step of length h ending at t1 (stages 1–7).
-    StepStatus take_step(double h, double t1);
+    /// One step of length h ending at t1 (stages 1–7). `may_shorten`: an unconverged solve
+    /// that deepens_past_limit fails the step with StepFault::Unresolved (World::step then
+    /// takes it again, shorter) instead of going on.
+    StepStatus take_step(double h, double t1, bool may_shorten = false);
+    /// Whether the solved velocities would carry some contact's overlap past kRetakeDepth ×
+    /// kPenetrationTarget r_min by the end of a step of length h, deeper than at the step's
+    /// start by more than the push-out's slop (the linear gap Φ + h v_n, v_n with the wall's
+    /// own velocity); over ranks, on any rank.
+    bool deepens_past_limit(double h);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
     bool lean_step() const { return large_run() && !relinearising(); }
