@@ -28,6 +28,10 @@ struct StepDiagnostics {
     double solver_wall_time = 0.0;  ///< seconds spent in the solve stage [s]
     double envelope = 0.0;          ///< largest collision envelope δ of a pair this step [m]
     uint32_t relinearisations = 0;  ///< extra solves of the position-level variant (§3.6)
+    /// Times an adaptive step was halved and taken again before it went through (World::step:
+    /// too many candidate pairs, a solve that left bodies too fast, or one that left an
+    /// overlap to deepen past the retake limit); not written to the trajectory.
+    uint32_t retakes = 0;
     /// Contacts set aside this step as unable to close (docs/design.md §3, "Speculative
     /// contacts"), and the extra solves taken when some of them would close after all.
     uint32_t set_aside = 0;

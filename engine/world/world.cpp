@@ -61,14 +61,17 @@ StepStatus World::step(double until) {
     try {
         if (!simulation.adaptive) {
             const double h = simulation.dt;
+            diag_.retakes = 0;
             return take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
         }
         StepChoice c = choose_step(until);
-        int retakes = 0;  // halvings for an unresolved solve (kMaxRetakes)
+        int retakes = 0;   // halvings for an unresolved solve (kMaxRetakes)
+        int halvings = 0;  // for any cause (StepDiagnostics::retakes)
         for (;;) {
             const StepControl before = control_;
             StepStatus s = take_step(c.h, c.t1, retakes < kMaxRetakes && 0.5 * c.h >= simulation.min_dt);
             if (s.ok) {
+                diag_.retakes = uint32_t(halvings);
                 control_.chosen = c.chosen;
                 control_.previous_penetration = before.penetration;
                 control_.penetration = diag_.contact_infeasibility;
@@ -85,6 +88,7 @@ StepStatus World::step(double until) {
                 (s.has(StepFault::NonFinite) && solved_ && !result_.converged);
             if (s.has(StepFault::Unresolved)) ++retakes;
             if (s.ok || !shorter_helps || c.h <= simulation.min_dt) return s;
+            ++halvings;
             c.h = std::max(0.5 * c.h, simulation.min_dt);
             c.t1 = time + c.h;
             c.chosen = c.h;

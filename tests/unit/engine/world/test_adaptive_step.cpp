@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "io/scene.hpp"
 #include "tests/support/world_builder.hpp"
@@ -218,8 +219,37 @@ TEST(AdaptiveStep, FallingColumnHitsTheFloorAtAnySpeed) {
     }
 }
 
-// The adaptive step's keys: with a fixed dt they are errors naming the key; min_dt above
-// max_dt is one too.
+// A step taken again shorter (a solve that left grains beyond max_speed, or one whose
+// overlaps would deepen past the retake limit) gives the same bits in a large run, which
+// has given back the step before's warm start by then, as in a small one.
+TEST(AdaptiveStep, StepsTakenAgainGiveTheSameBitsLean) {
+    auto run = [](std::size_t lean_bodies, int& retaken) {
+        const double r = 1e-3, speed = 900.0;
+        World w = make_world(1e-3, Vec3(0, 0, -9.81), 1e-4, 100);
+        w.simulation.adaptive = true;
+        w.lean_bodies = lean_bodies;
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        for (int k = 0; k < 10; ++k)
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j)
+                    add_sphere(w, Vec3(2.2 * r * i, 2.2 * r * j, 5e-3 + r + 2.2 * r * k), r, m, Vec3(0, 0, -speed));
+        const double until = 3.0 * (5e-3 + 22 * r) / speed;
+        retaken = 0;
+        while (w.time < until) {
+            EXPECT_TRUE(w.step().ok);
+            retaken += int(w.diagnostics().retakes);
+        }
+        return state_vector(w);
+    };
+    int kept_retaken = 0, lean_retaken = 0;
+    const std::vector<double> kept = run(std::size_t(-1), kept_retaken), lean = run(0, lean_retaken);
+    EXPECT_GT(kept_retaken, 0) << "the landing should take some step again";
+    EXPECT_EQ(lean_retaken, kept_retaken);
+    ASSERT_EQ(kept.size(), lean.size());
+    EXPECT_EQ(std::memcmp(kept.data(), lean.data(), kept.size() * sizeof(double)), 0);
+}
+
 // A shaken box under columns of beads (peak acceleration 3 g, so the bed takes off and
 // lands every cycle), with only its physics. A landing strikes 16-grain columns at up to
 // 0.2 m/s; a solve stopped at its cap leaves them closing at a share of that, which one
@@ -256,17 +286,21 @@ lattice = { min = [0.0016, 0.0016, 0.0016], max = [0.0176, 0.0176, 0.05], spacin
     ASSERT_TRUE(w.simulation.adaptive);
     ASSERT_EQ(w.bodies.size(), 6u * 6u * 16u);
     double deepest = 0.0;
-    int unconverged = 0;
+    int unconverged = 0, retaken = 0;
     while (w.time < 0.25) {
         const StepStatus st = w.step(0.25);
         ASSERT_TRUE(st.ok) << "t = " << w.time << ": " << st.message;
         deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
         unconverged += w.diagnostics().converged ? 0 : 1;
+        retaken += int(w.diagnostics().retakes);
     }
     EXPECT_GT(unconverged, 10) << "the landings should stop solves at their cap";
+    EXPECT_GT(retaken, 0) << "some landing should be taken again, shorter";
     EXPECT_LE(deepest, 0.01 * 0.003) << "1 % of the diameter";
 }
 
+// The adaptive step's keys: with a fixed dt they are errors naming the key; min_dt above
+// max_dt is one too.
 TEST(AdaptiveStep, SceneKeysAreChecked) {
     static const std::string kBody =
         "\n[[material]]\nname = \"m\"\ndensity = 1000.0\nfriction = 0.5\n"
