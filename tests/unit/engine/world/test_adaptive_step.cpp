@@ -189,6 +189,16 @@ position = [0, 0, 1.0]
                 1e-12);
 }
 
+// A 3 × 3 column of grains of radius r, 10 high, starting 5 mm above the floor and thrown
+// down at `speed`; returns a time by which it has hit the floor and rebounded.
+double add_falling_column(World& w, double r, uint32_t m, double speed) {
+    for (int k = 0; k < 10; ++k)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                add_sphere(w, Vec3(2.2 * r * i, 2.2 * r * j, 5e-3 + r + 2.2 * r * k), r, m, Vec3(0, 0, -speed));
+    return 3.0 * (5e-3 + 22 * r) / speed;
+}
+
 // A column of grains thrown at the floor at any speed up to max_speed: the step follows
 // the speed, so the margins never span more than a fraction of a grain and the run never
 // stops with "too many candidate pairs" (exit 3); no grain passes through the floor.
@@ -200,13 +210,7 @@ TEST(AdaptiveStep, FallingColumnHitsTheFloorAtAnySpeed) {
         ASSERT_LT(speed, w.simulation.max_speed);
         const uint32_t m = add_material(w, 2500.0, 0.5);
         add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
-        // a 3 × 3 column, 10 grains high, starting 5 mm above the floor
-        for (int k = 0; k < 10; ++k)
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    add_sphere(w, Vec3(2.2 * r * i, 2.2 * r * j, 5e-3 + r + 2.2 * r * k), r, m,
-                               Vec3(0, 0, -speed));
-        const double until = 3.0 * (5e-3 + 22 * r) / speed;
+        const double until = add_falling_column(w, r, m, speed);
         while (w.time < until) {
             const StepStatus st = w.step();
             ASSERT_TRUE(st.ok) << speed << " m/s, t = " << w.time << ": " << st.message;
@@ -219,9 +223,9 @@ TEST(AdaptiveStep, FallingColumnHitsTheFloorAtAnySpeed) {
     }
 }
 
-// A step taken again shorter (a solve that left grains beyond max_speed, or one whose
-// overlaps would deepen past the retake limit) gives the same bits in a large run, which
-// has given back the step before's warm start by then, as in a small one.
+// A step taken again shorter because its solve would leave overlaps deepening past the
+// retake limit gives the same bits in a large run, which has given back the step before's
+// warm start by then, as in a small one.
 TEST(AdaptiveStep, StepsTakenAgainGiveTheSameBitsLean) {
     auto run = [](std::size_t lean_bodies, int& retaken) {
         const double r = 1e-3, speed = 900.0;
@@ -230,11 +234,7 @@ TEST(AdaptiveStep, StepsTakenAgainGiveTheSameBitsLean) {
         w.lean_bodies = lean_bodies;
         const uint32_t m = add_material(w, 2500.0, 0.5);
         add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
-        for (int k = 0; k < 10; ++k)
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    add_sphere(w, Vec3(2.2 * r * i, 2.2 * r * j, 5e-3 + r + 2.2 * r * k), r, m, Vec3(0, 0, -speed));
-        const double until = 3.0 * (5e-3 + 22 * r) / speed;
+        const double until = add_falling_column(w, r, m, speed);
         retaken = 0;
         while (w.time < until) {
             EXPECT_TRUE(w.step().ok);
