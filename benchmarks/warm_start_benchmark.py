@@ -29,7 +29,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for warm in ("true", "false"):
             out = os.path.join(tmp, f"warm_{warm}.h5")
-            subprocess.run([talus, "run", os.path.join(TOP, "scenes", "settle.toml"), "-o", out,
+            subprocess.run([talus, "run", os.path.join(TOP, "benchmarks", "settle_pgs.toml"), "-o", out,
                             "--force", "--quiet", "--set", f'solver.type="{args.solver}"',
                             "--set", f"solver.warm_start={warm}",
                             "--set", f"solver.max_iterations={args.cap}"], check=True)
