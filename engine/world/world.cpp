@@ -232,10 +232,10 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
     if (StepError e = agreed(check_solution(result_, bodies, contacts_, batch_, walls,
                                             simulation.max_speed, at));
         !e.ok) {
-        // A solve that did not converge and left bodies beyond max_speed is taken again
-        // shorter (step()). A lean run has given back the step before's warm start by now,
-        // so both kinds of run take the shorter step cold: the same bits either way.
-        if (e.has(StepFault::NonFinite) && !result_.converged) warm_.release_entries();
+        // An adaptive step whose solve did not converge and left bodies beyond max_speed is
+        // taken again shorter (step()). A lean run has given back the step before's warm start
+        // by now, so both kinds of run take the shorter step cold: the same bits either way.
+        if (simulation.adaptive && e.has(StepFault::NonFinite) && !result_.converged) warm_.release_entries();
         return fail(std::move(e));
     }
     // (agreed: deepens_past_limit is over the ranks, and converged is the same on each)
