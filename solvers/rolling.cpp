@@ -36,7 +36,17 @@ Mat3 world_inverse_inertia(const BodyStore& bodies, int32_t body) {
     return rot * bodies.inv_inertia[std::size_t(body)].asDiagonal() * rot.transpose();
 }
 
-/// One entry's update at the current velocities: returns ‖γ − Π_R(γ − η d)‖² − tol2 η².
+/// ℓ of a pair: its reduced radius r_a r_b / (r_a + r_b), or the body's radius against a wall.
+/// A relative rotation Δω left unresolved turns the two surfaces over each other at about
+/// ℓ Δω, which is what the residual compares with the contacts' speeds.
+double residual_length(const BodyStore& bodies, int32_t a, int32_t b) {
+    const double ra = a != kNoBody ? bodies.radius[std::size_t(a)] : 0.0;
+    const double rb = b != kNoBody ? bodies.radius[std::size_t(b)] : 0.0;
+    if (ra > 0.0 && rb > 0.0) return ra * rb / (ra + rb);
+    return std::max(ra, rb);
+}
+
+/// One entry's update at the current velocities: returns ‖γ − Π_R(γ − η d)‖² ℓ² − tol2 η².
 double pgs_rolling_update(AssembledBatch& batch, SolverBodies& sb, std::size_t k, double omega,
                           double tol2) {
     RollingBatch& rb = batch.rolling;
@@ -50,7 +60,8 @@ double pgs_rolling_update(AssembledBatch& batch, SolverBodies& sb, std::size_t k
     const Vec3 full = omega == 1.0 ? g : project_rolling(g0 - eta * d, gn, rb.mu_r[k], rb.mu_s[k]);
     rb.gamma[k] = g;
     apply_torque(sb, a, b, f.to_world(g - g0));
-    return (g0 - full).squaredNorm() - tol2 * eta * eta;
+    const double len = rb.length[k];
+    return (g0 - full).squaredNorm() * (len * len) - tol2 * eta * eta;
 }
 
 }  // namespace
@@ -86,6 +97,7 @@ void assemble_rolling(const BodyStore& bodies, const ContactList& contacts,
         rb.mu_r.push_back(mu_r);
         rb.mu_s.push_back(mu_s);
         rb.eta.push_back(1.0 / bound);
+        rb.length.push_back(residual_length(bodies, out.a[i], out.b[i]));
         rb.gamma.push_back(g0);
     }
 }
@@ -112,7 +124,7 @@ double pj_rolling_pass(const AssembledBatch& batch, const SolverBodies& sb, cons
         const double gn = batch.gamma[i][0], eta = rb.eta[k];
         next[k] = project_rolling(g0 - step[k] * d, gn, rb.mu_r[k], rb.mu_s[k]);
         const Vec3 full = project_rolling(g0 - eta * d, gn, rb.mu_r[k], rb.mu_s[k]);
-        worst = std::max(worst, (g0 - full).norm() / eta);
+        worst = std::max(worst, (g0 - full).norm() / eta * rb.length[k]);
     }
     return worst;
 }
@@ -159,7 +171,7 @@ double rolling_residual(const AssembledBatch& batch, const SolverBodies& sb) {
         const Vec3 d = contact_frame(batch, i).to_contact(relative_spin(sb, batch.a[i], batch.b[i]));
         const Vec3& g = rb.gamma[k];
         const Vec3 full = project_rolling(g - rb.eta[k] * d, batch.gamma[i][0], rb.mu_r[k], rb.mu_s[k]);
-        worst = std::max(worst, (g - full).norm() / rb.eta[k]);
+        worst = std::max(worst, (g - full).norm() / rb.eta[k] * rb.length[k]);
     }
     return worst;
 }

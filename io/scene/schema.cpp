@@ -123,8 +123,9 @@ const Fields kSolverKeys{
           "iteration cap per step"),
     value("tolerance", Type::Number, "m/s", SolverSettings::Accepted::tolerance, "1e-4",
           "stop when the residual (docs/design.md §6) is at most this; joint rows count |b + Gᵀν| "
-          "(m/s, or rad/s for angular rows), rolling and spinning torques ‖γ − Π(γ − η d)‖/η with d "
-          "the relative angular velocity [rad/s]"),
+          "(m/s, or rad/s for angular rows), rolling and spinning torques ‖γ − Π(γ − η d)‖ ℓ/η with d "
+          "the relative angular velocity [rad/s] and ℓ the pair's reduced radius r_a r_b/(r_a + r_b) "
+          "(a wall's: the grain's radius), so in m/s"),
     value("relaxation", Type::Number, "", SolverSettings::Accepted::relaxation, "by solver",
           "ω; PGS and BGS 1.0 (≤ 1.5 is safe for spheres and for rolling and joint rows), PJ 0.5 "
           "(step ω η_i / contacts per body; < 0.75); APGD and maxdiss ignore it"),

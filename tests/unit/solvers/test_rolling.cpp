@@ -116,5 +116,35 @@ TEST(RollingBlock, WarmStartCarriesTheTorqueImpulseAcrossSteps) {
     EXPECT_GE(cold, 5 * warm);
 }
 
+// The rolling rows' residual term is in m/s, like the contacts': the relative rotation left
+// unresolved times the pair's reduced radius ℓ = r_a r_b / (r_a + r_b) (against a wall, the
+// grain's radius). A grain resting on a plane, and one resting on another, turned by Δω
+// about a horizontal axis (the upper one of the two), well inside the torque bound: the
+// term is Δω ℓ. (In rad/s it
+// was Δω, so a tolerance in m/s held a 1.5 mm grain's rolling rows 1,300 times tighter
+// than its contact, and a heap with rolling resistance ran most steps to the cap.)
+TEST(RollingBlock, ResidualTermIsTheSpinTimesTheReducedRadius) {
+    const double g = 9.81, h = 1e-3, dw = 0.3;
+    for (const auto& [r_low, r_top] : {std::pair{0.01, 0.0}, std::pair{0.01, 0.004}}) {
+        World w = make_world(h, Vec3(0, 0, -g), 1e-12, 1000);
+        Material mat{"m", 2500.0, 0.5};
+        mat.rolling_friction = 0.5;  // a bound far above η Δω: the projection is the identity
+        const uint32_t m = w.materials.add(mat);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        add_sphere(w, Vec3(0, 0, r_low), r_low, m, Vec3::Zero());
+        if (r_top > 0.0) add_sphere(w, Vec3(0, 0, 2 * r_low + r_top), r_top, m, Vec3::Zero());
+        ASSERT_TRUE(w.step().ok);
+        const AssembledBatch& b = w.batch();
+        const std::size_t top = r_top > 0.0 ? 1 : 0;
+        ASSERT_EQ(b.rolling.size(), r_top > 0.0 ? 2u : 1u);
+        SolverBodies sb(w.bodies);
+        const double before = rolling_residual(b, sb);
+        sb.body[top].w += Vec3(dw, 0, 0);
+        const double ell = r_top > 0.0 ? r_low * r_top / (r_low + r_top) : r_low;
+        EXPECT_LE(before, 1e-9);
+        EXPECT_NEAR(rolling_residual(b, sb), dw * ell, 1e-9 * dw * ell) << "r_top " << r_top;
+    }
+}
+
 }  // namespace
 }  // namespace talus
