@@ -83,11 +83,16 @@ StepStatus World::step(double until) {
             // A solve stopped at its cap that would carry an overlap past the retake limit
             // (deepens_past_limit) leaves half as deep an overlap in a step half as long.
             // Retried from the same state (fail() restored it).
+            const bool too_fast = s.has(StepFault::NonFinite) && solved_ && !result_.converged;
             const bool shorter_helps =
-                s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) || s.has(StepFault::Unresolved) ||
-                (s.has(StepFault::NonFinite) && solved_ && !result_.converged);
+                s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) || s.has(StepFault::Unresolved) || too_fast;
             if (s.has(StepFault::Unresolved)) ++retakes;
             if (s.ok || !shorter_helps || c.h <= simulation.min_dt) return s;
+            // A lean run has given back the step before's warm start by now (take_step), so
+            // a step taken again for its speeds starts cold in both kinds of run: the same
+            // bits either way. (One taken again for Unresolved starts from the failed
+            // solve's impulses, which take_step stored.)
+            if (too_fast) warm_.release_entries();
             ++halvings;
             c.h = std::max(0.5 * c.h, simulation.min_dt);
             c.t1 = time + c.h;
@@ -231,13 +236,8 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
         return fail(StepError::of(StepFault::CheckWhole, "the over-constrained check is owed on the whole problem"));
     if (StepError e = agreed(check_solution(result_, bodies, contacts_, batch_, walls,
                                             simulation.max_speed, at));
-        !e.ok) {
-        // An adaptive step whose solve did not converge and left bodies beyond max_speed is
-        // taken again shorter (step()). A lean run has given back the step before's warm start
-        // by now, so both kinds of run take the shorter step cold: the same bits either way.
-        if (simulation.adaptive && e.has(StepFault::NonFinite) && !result_.converged) warm_.release_entries();
+        !e.ok)
         return fail(std::move(e));
-    }
     // (agreed: deepens_past_limit is over the ranks, and converged is the same on each)
     if (may_shorten && !result_.converged && !relinearise_after && deepens_past_limit(h)) {
         // The shorter step starts from this solve's impulses (scaled by the steps' ratio, as
