@@ -34,8 +34,8 @@ take() {  # take NAME TOOL ARGS...: a measurement, appended to figures.txt
 
 run silo_discharge.toml silo
 take silo flow-rate --level 0
-# frame 13 is the settle stage's end (t = 0.248 s, where its stop on kinetic energy fired)
-take silo packing --min "-0.025 -0.025 0.01" --max "0.025 0.025 0.06" --frame 13
+# at the settle stage's end (where its stop on kinetic energy fired), before the gate opens
+take silo packing --min "-0.025 -0.025 0.01" --max "0.025 0.025 0.06" --frame end:settle
 
 run rotating_drum.toml drum
 take drum drum-angle --axis y

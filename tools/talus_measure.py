@@ -558,13 +558,40 @@ def _load(path):
 
 
 def _frame_index(run, spec):
+    """A frame named by its index (negative from the end) or by end:STAGE, the last frame at
+    or before the end of the stage of that name or index (/diagnostics/stage): where a stage
+    stops on its kinetic energy, that time moves with the physics, and a frame is written
+    there."""
     n = len(run)
     if n == 0:
         raise SystemExit(f"talus_measure: {run.path} holds no complete frame")
+    if str(spec).startswith("end:"):
+        return _stage_end_frame(run, str(spec)[4:])
     k = int(spec)
     if not -n <= k < n:
         raise SystemExit(f"talus_measure: --frame {spec}: out of range ({n} frames)")
     return k
+
+
+def _stage_end_frame(run, stage):
+    names = list(np.atleast_1d(run.attrs.get("stage_names", [])))
+    if stage in names:
+        index = names.index(stage)
+    elif stage.lstrip("-").isdigit() and -len(names) <= int(stage) < len(names):
+        index = int(stage) % len(names)
+    else:
+        raise SystemExit(f"talus_measure: --frame end:{stage}: no such stage (the run has "
+                         f"{', '.join(map(str, names)) or 'none'})")
+    stages = np.asarray(run.diagnostics.get("stage", []))
+    times = np.asarray(run.diagnostics.get("time", []), dtype=float)
+    taken = np.flatnonzero(stages == index)
+    if taken.size == 0:
+        raise SystemExit(f"talus_measure: --frame end:{stage}: the run took no step in it")
+    end = times[taken[-1]]
+    ks = np.flatnonzero(np.asarray(run.frames.time, dtype=float) <= end * (1.0 + 1e-12))
+    if ks.size == 0:
+        raise SystemExit(f"talus_measure: --frame end:{stage}: no frame by t = {end:.6g} s")
+    return int(ks[-1])
 
 
 def _frames_in(run, t0, t1):
@@ -1041,7 +1068,7 @@ def build_parser():
     s = add("packing", "solid volume fraction in a box region")
     s.add_argument("--min", required=True, help="region corner 'x y z' [m]")
     s.add_argument("--max", required=True, help="region corner 'x y z' [m]")
-    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--all-frames", action="store_true",
                    help="every frame: the fraction over time (plotted over time)")
     s.add_argument("--along", choices="xyz", default="z",
@@ -1051,7 +1078,7 @@ def build_parser():
     s.set_defaults(func=cmd_packing)
 
     s = add("repose", "angle of repose of a heap (straight-line fit to the free surface)")
-    s.add_argument("--frame", default="-1")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--up", choices="xyz", default="z")
     s.add_argument("--geometry", default="axisymmetric",
                    help="axisymmetric (conical heap) or planar:x / planar:y (2-D heap)")
@@ -1060,7 +1087,7 @@ def build_parser():
     s.set_defaults(func=cmd_repose)
 
     s = add("runout", "run-out and final profile of a column collapse")
-    s.add_argument("--frame", default="-1", help="frame of the final deposit (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame of the final deposit (default -1, the last, or end:STAGE)")
     s.add_argument("--initial-time", type=float,
                    help="time of the column at release [s]: the frame nearest it (default: frame 0)")
     s.add_argument("--along", choices="xyz", default="x", help="direction of the flow (x)")
@@ -1106,7 +1133,7 @@ def build_parser():
 
     s = add("coordination", "mean coordination number (contacts per grain) of a frame, from "
                             "/contacts ([output] contacts = true)")
-    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--by", choices=("force", "gap"), default="force",
                    help="a contact counts when it carried a normal force (default), or when its "
                         "gap is at most --gap-tolerance")
@@ -1122,21 +1149,21 @@ def build_parser():
     s = add("stress", "Love-Weber mean contact stress tensor of the grains in a box region")
     s.add_argument("--min", required=True, help="region corner 'x y z' [m]")
     s.add_argument("--max", required=True, help="region corner 'x y z' [m]")
-    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--along", choices="xyz", default="z",
                    help="the plot: this normal stress in slabs along this axis (default z)")
     s.add_argument("--slices", type=int, default=10, help="slabs of the profile (10)")
     s.set_defaults(func=cmd_stress)
 
     s = add("force-distribution", "P(f/<f>) of the normal contact forces and its tail's decay")
-    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--bins", type=int, default=30)
     s.add_argument("--walls", action="store_true", help="include the contacts with walls")
     s.set_defaults(func=cmd_force_distribution)
 
     s = add("force-chains", "picture of the contact forces: a line from centre to centre per "
                             "loaded contact, as wide as its force")
-    s.add_argument("--frame", default="-1", help="frame index (default -1, the last)")
+    s.add_argument("--frame", default="-1", help="frame index (default -1, the last), or end:STAGE (the stage's last frame)")
     s.add_argument("--view", choices="xyz", default="y",
                    help="look along this axis (default y: the x-z plane)")
     s.add_argument("--walls", action="store_true", help="include the contacts with walls")

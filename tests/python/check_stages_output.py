@@ -7,7 +7,8 @@ RUN.h5 is tests/scenes/staged_gate.toml run by the talus command: a "settle" sta
 ends once the kinetic energy has stayed below 1e-7 J for 0.02 s, then "open", which removes
 the gate. Checks: the root attribute stage_names; /diagnostics/stage is 0 and then 1, never
 back; the open stage began after the energy had stayed below the threshold for the hold
-time, and not later than a step after that; `talus info` (text and --json) names both
+time, and not later than a step after that; a frame at the stage's end, which talus_measure's
+`--frame end:settle` finds; `talus info` (text and --json) names both
 stages with the start time and step the diagnostics give. Exit 0 if all hold, 1 otherwise.
 """
 import json
@@ -19,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 import talus_h5  # noqa: E402
+import talus_measure  # noqa: E402
 
 THRESHOLD, HOLD = 1e-7, 0.02  # the settle stage's stop condition in staged_gate.toml
 
@@ -52,6 +54,14 @@ def main(argv):
         before = np.flatnonzero(np.abs(time - (began - HOLD)) < 1e-9)
         expect(len(before) == 1 and energy[before[0]] >= THRESHOLD, "the settle stage ended late")
         expect(began < 1.0, f"settle ran its whole duration ({began} s): the stop condition never fired")
+        # a frame is written where the stage ended, and talus_measure's --frame end:settle finds it
+        frames = np.asarray(run.frames.time, dtype=float)
+        for spec in ("end:settle", "end:0"):
+            k = talus_measure._frame_index(run, spec)
+            expect(abs(frames[k] - began) <= 1e-12 * max(1.0, began),
+                   f"--frame {spec}: frame {k} at t = {frames[k]} s, not at the stage's end {began} s")
+        k = talus_measure._frame_index(run, "end:open")
+        expect(k == len(frames) - 1, f"--frame end:open: frame {k}, not the last ({len(frames) - 1})")
 
     summary = json.loads(subprocess.run([talus, "info", "--json", path], check=True, capture_output=True,
                                         text=True).stdout)
