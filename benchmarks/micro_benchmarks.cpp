@@ -108,13 +108,15 @@ BENCHMARK(BM_AssemblyStage)->Arg(30)->Unit(benchmark::kMillisecond);
 /// scatters the bodies over their array (a random permutation), as a colour of a real bed
 /// reaches them, 0 keeps them in contact order.
 /// Arg 3: 1 stores the tangent u, 0 leaves it out as assemble() does (the kernel then
-/// computes it from n).
+/// computes it from n). Arg 4 (optional): 1 makes every body anisotropic (a clump's or an
+/// ellipsoid's world I⁻¹, a turned diagonal tensor), 0 (the default) isotropic.
 void kernel_benchmark(benchmark::State& state, bool bgs) {
     const std::size_t contacts = std::size_t(state.range(0));
     const bool lanes = state.range(1) != 0, eight = state.range(1) == 2;
     const int width = eight ? 8 : 4;
     const bool scattered = state.range(2) != 0;
     const bool stored_tangent = state.range(3) != 0;
+    const bool anisotropic = state.range(4) != 0;
     if (lanes && !pgs_lanes_available()) {
         state.SkipWithError("no AVX");
         return;
@@ -128,6 +130,14 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
     SolverBodies sb;
     sb.body.resize(2 * contacts);
     for (SolverBody& b : sb.body) b = {Vec3(U(rng), U(rng), U(rng)), 1.0, Vec3(U(rng), U(rng), U(rng)), 1e3};
+    if (anisotropic) {
+        sb.inv_inertia_world.resize(sb.body.size());
+        for (std::size_t k = 0; k < sb.body.size(); ++k) {
+            const Mat3 R = Quat(U(rng), U(rng), U(rng), U(rng)).normalized().toRotationMatrix();
+            sb.inv_inertia_world[k] = R * Vec3(1e3, 2e3, 3e3).asDiagonal() * R.transpose();
+            sb.body[k].inv_inertia = -1.0;
+        }
+    }
     std::vector<int32_t> slot(2 * contacts);
     std::iota(slot.begin(), slot.end(), 0);
     if (scattered) std::shuffle(slot.begin(), slot.end(), rng);
@@ -165,10 +175,11 @@ void kernel_benchmark(benchmark::State& state, bool bgs) {
 }
 void BM_PgsKernel(benchmark::State& state) { kernel_benchmark(state, false); }
 void BM_BgsKernel(benchmark::State& state) { kernel_benchmark(state, true); }
-BENCHMARK(BM_PgsKernel)->ArgsProduct({{1024}, {0, 1, 2}, {0}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PgsKernel)->ArgsProduct({{1024}, {0, 1, 2}, {0}, {0, 1}, {0}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BgsKernel)
-    ->ArgsProduct({{1024}, {0}, {0}, {0, 1}})
-    ->ArgsProduct({{1024, 65536, 1 << 20}, {1, 2}, {0, 1}, {0, 1}})
+    ->ArgsProduct({{1024}, {0}, {0}, {0, 1}, {0}})
+    ->ArgsProduct({{1024, 65536, 1 << 20}, {1, 2}, {0, 1}, {0, 1}, {0}})
+    ->ArgsProduct({{1024, 65536}, {0, 1, 2}, {0}, {0}, {1}})  // anisotropic bodies
     ->Unit(benchmark::kMicrosecond);
 
 /// The next problem of a bed of per_axis³ touching grains in a box (a cubic lattice of

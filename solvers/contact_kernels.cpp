@@ -456,8 +456,8 @@ inline double hmax(V x) {
 
 #include "solvers/contact_lanes.hpp"  // the kernels on these lanes
 
-// A group of eight with an anisotropic body, and the last fewer than eight, go to the
-// four-lane range (and from there, if need be, one by one).
+// The last fewer than eight go to the four-lane range (and from there, if need be, one by
+// one).
 
 double pgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi, double omega,
                  double tol2) {

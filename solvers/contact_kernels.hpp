@@ -55,8 +55,9 @@ bool lanes8_available();
 
 /// Each kernel at one width, for tests and benchmarks: the scalar kernel, and the lanes at
 /// `width` 4 (requires pgs_lanes_available()) or 8 (requires lanes8_available()) on an
-/// independent range (the residual's may share bodies). A group with an anisotropic body
-/// falls back to narrower lanes or to the scalar update.
+/// independent range (the residual's may share bodies). Anisotropic bodies (clumps,
+/// capsules, ellipsoids) ride in the lanes with their world I⁻¹; a range's last contacts
+/// fewer than the width go to narrower lanes or to the scalar update.
 double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                         std::size_t hi, double omega, double tol2);
 double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,

@@ -49,17 +49,34 @@ inline void add_point_velocity(const Bodies& b, const V3& r, V sign, V3& rel) {
     rel.z = rel.z + sign * (b.vz + (b.wx * r.y - b.wy * r.x));
 }
 
-/// One body side of ν += M⁻¹ D Δγ, as push_body for isotropic bodies.
-inline void push_body(Bodies& b, const V3& r, const V3& p, V sign) {
+/// The world inverse inertia I⁻¹ of N bodies, row by row (m[3 r + c] = I⁻¹(r, c)), where a
+/// lane's body is anisotropic (`lanes`); `any`: some lane is, and only then is m loaded.
+struct LaneInertia {
+    V m[9];
+    Mask lanes;
+    bool any = false;
+};
+
+/// One body side of ν += M⁻¹ D Δγ, as push_body: ω += sign j t on an isotropic body's
+/// lane, ω += sign (I⁻¹ t) on an anisotropic one's (the same operations as the scalar
+/// rule's row sums; both computed, the lane's selected).
+inline void push_body(Bodies& b, const V3& r, const V3& p, V sign, const LaneInertia& inertia) {
     const V m = sign * b.im;
     b.vx = b.vx + m * p.x;
     b.vy = b.vy + m * p.y;
     b.vz = b.vz + m * p.z;
     const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
     const V k = sign * b.ij;
-    b.wx = b.wx + k * tx;
-    b.wy = b.wy + k * ty;
-    b.wz = b.wz + k * tz;
+    V wx = b.wx + k * tx, wy = b.wy + k * ty, wz = b.wz + k * tz;
+    if (inertia.any) {
+        const V* J = inertia.m;
+        wx = select(inertia.lanes, wx, b.wx + sign * ((J[0] * tx + J[1] * ty) + J[2] * tz));
+        wy = select(inertia.lanes, wy, b.wy + sign * ((J[3] * tx + J[4] * ty) + J[5] * tz));
+        wz = select(inertia.lanes, wz, b.wz + sign * ((J[6] * tx + J[7] * ty) + J[8] * tz));
+    }
+    b.wx = wx;
+    b.wy = wy;
+    b.wz = wz;
 }
 
 /// The bodies of N consecutive contacts i … i+N−1 with no dynamic body shared (a missing
@@ -69,6 +86,7 @@ struct GroupBodies {
     SolverBody* pb[N];
     bool has_a[N], has_b[N];
     Bodies A, B;
+    LaneInertia IA, IB;  // loaded only where a body is anisotropic
 };
 
 /// The group's bodies and their frames and lever arms.
@@ -76,8 +94,22 @@ struct Group : GroupBodies {
     V3 n, u, w, ra, rb;
 };
 
-/// Loads the group's bodies; false when one of them is anisotropic.
-inline bool load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g) {
+/// I⁻¹ of the anisotropic bodies among `p` (inv_inertia < 0: SolverBodies::inv_inertia_world).
+inline void load_inertia(const SolverBodies& sb, SolverBody* const p[N], Mask lanes, LaneInertia& out) {
+    out.lanes = lanes;
+    out.any = any(lanes);
+    if (!out.any) return;
+    alignas(64) double rows[9][N];
+    for (int k = 0; k < N; ++k) {
+        const bool aniso = p[k]->inv_inertia < 0.0;
+        const Mat3* J = aniso ? &sb.inv_inertia_world[std::size_t(p[k] - sb.body.data())] : nullptr;
+        for (int e = 0; e < 9; ++e) rows[e][k] = aniso ? (*J)(e / 3, e % 3) : 0.0;
+    }
+    for (int e = 0; e < 9; ++e) out.m[e] = loadu(rows[e]);
+}
+
+/// Loads the group's bodies (with I⁻¹ where one is anisotropic).
+inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g) {
     SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
     for (int k = 0; k < N; ++k) {
         const int32_t a = batch.a[i + k], b = batch.b[i + k];
@@ -88,12 +120,13 @@ inline bool load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std
     }
     g.A = load_bodies(g.pa);
     g.B = load_bodies(g.pb);
-    return !any(either(lt(g.A.ij, zero()), lt(g.B.ij, zero())));
+    load_inertia(sb, g.pa, lt(g.A.ij, zero()), g.IA);
+    load_inertia(sb, g.pb, lt(g.B.ij, zero()), g.IB);
 }
 
-/// Loads the group; false (its frame not loaded) when one of its bodies is anisotropic.
-inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
-    if (!load_group_bodies(batch, sb, i, g)) return false;
+/// Loads the group: its bodies (with I⁻¹ where one is anisotropic), frames and lever arms.
+inline void load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
+    load_group_bodies(batch, sb, i, g);
     g.n = load3(batch.normal[i].data());
     if (batch.tangent.empty()) {  // first_tangent(n) by lanes, the same operations
         const V one = splat(1.0), sign_bit = splat(-0.0);
@@ -107,7 +140,6 @@ inline bool load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_
     g.w = {g.n.y * g.u.z - g.n.z * g.u.y, g.n.z * g.u.x - g.n.x * g.u.z, g.n.x * g.u.y - g.n.y * g.u.x};
     g.ra = load3(batch.lever_a[i].data());
     g.rb = load3(batch.lever_b[i].data());
-    return true;
 }
 
 /// d = Aᵀ [(v_B + ω_B × r_B) − (v_A + ω_A × r_A)] + rhs, as contact_velocity.
@@ -130,18 +162,17 @@ inline V3 to_world(const Group& g, const V3& x) {
 /// ν += M⁻¹ D Δγ on the group's bodies, written back, as apply_impulse.
 inline void apply(Group& g, const V3& dg) {
     const V3 p = to_world(g, dg);
-    push_body(g.B, g.rb, p, splat(1.0));
-    push_body(g.A, g.ra, p, splat(-1.0));
+    push_body(g.B, g.rb, p, splat(1.0), g.IB);
+    push_body(g.A, g.ra, p, splat(-1.0), g.IA);
     store_bodies(g.B, g.pb, g.has_b);
     store_bodies(g.A, g.pa, g.has_a);
 }
 
-/// PGS on contacts i … i+N−1. Returns false, touching nothing, when one of their bodies is
-/// anisotropic; otherwise folds their excesses into `excess`.
-inline bool pgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, bool relaxed,
+/// PGS on contacts i … i+N−1; folds their excesses into `excess`.
+inline void pgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, bool relaxed,
                       V& excess) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V3 g0 = load3(batch.gamma[i].data());
     const V eta = loadu(&batch.eta[i]);
     const V mu = loadu(&batch.mu[i]);
@@ -156,7 +187,6 @@ inline bool pgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V 
     const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
     const V x = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
     excess = vmax(x, excess);  // as std::max(excess, x): a NaN x is dropped
-    return true;
 }
 
 /// ĉ = d + [μ‖d_t‖, 0, 0] by lanes, as coulomb_velocity.
@@ -176,12 +206,11 @@ inline V3 coulomb_step(const V3& g0, const V3& d, V mu, V sn, V st) {
 /// bgs on contacts i … i+N−1, as bgs_block lane by lane: the step in the metric
 /// diag(eta_n, eta_t, eta_t), the projection in it with q = eta_n / eta_t (`Coulomb`:
 /// coulomb_step, the residual with ĉ; a lane without a metric gets γ = 0, as the scalar
-/// rule gives it). False, touching nothing, when one of their bodies is anisotropic;
-/// otherwise folds their excesses into `excess`.
+/// rule gives it); folds their excesses into `excess`.
 template <bool Coulomb>
-inline bool bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
+inline void bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V3 g0 = load3(batch.gamma[i].data());
     const V eta = loadu(&batch.eta[i]);
     const V en = loadu(&batch.eta_n[i]);
@@ -208,15 +237,13 @@ inline bool bgs_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V 
     const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
     const V y = (e0 * e0 + e1 * e1) + e2 * e2 - tol2 * eta * eta;
     excess = vmax(y, excess);  // as std::max(excess, y): a NaN y is dropped
-    return true;
 }
 
 /// bgs on the normal rows of contacts i … i+N−1 (AssembledBatch::normal_only), as
-/// bgs_normal_update lane by lane. False, touching nothing, when one of their bodies is
-/// anisotropic; otherwise folds the normal residual terms' excesses into `excess`.
-inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
+/// bgs_normal_update lane by lane; folds the normal residual terms' excesses into `excess`.
+inline void bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_t i, V omega, V tol2, V& excess) {
     GroupBodies gb;
-    if (!load_group_bodies(batch, sb, i, gb)) return false;
+    load_group_bodies(batch, sb, i, gb);
     Bodies& A = gb.A;
     Bodies& B = gb.B;
     const V zerov = zero();
@@ -234,23 +261,21 @@ inline bool bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_
     store3(batch.gamma[i].data(), {g, zerov, zerov});
     const V dg = g - g0;
     const V3 p{n.x * dg, n.y * dg, n.z * dg};
-    push_body(B, rb, p, splat(1.0));
-    push_body(A, ra, p, splat(-1.0));
+    push_body(B, rb, p, splat(1.0), gb.IB);
+    push_body(A, ra, p, splat(-1.0), gb.IA);
     store_bodies(B, gb.pb, gb.has_b);
     store_bodies(A, gb.pa, gb.has_a);
     const V eta = loadu(&batch.eta[i]);
     const V e = g0 - vmax(g0 - eta * dn, zerov);
     excess = vmax(e * e - tol2 * eta * eta, excess);  // as std::max(excess, y)
-    return true;
 }
 
 /// Contacts i … i+N−1's impulses added to their bodies' sums (B: +p and +r_B × p, A: −p and
-/// −r_A × p, p = A_i γ_i in the world), as scatter_impulse adds them; false, touching
-/// nothing, when one of their bodies is anisotropic (load_group's refusal; the scalar add
-/// is the same for every body).
-inline bool scatter_group(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
+/// −r_A × p, p = A_i γ_i in the world), as scatter_impulse adds them (the same for every
+/// body: the sums are momenta, I⁻¹ comes after).
+inline void scatter_group(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V3 p = to_world(grp, load3(gamma[i].data()));
     auto add = [&](Bodies& b, const V3& r, bool plus) {
         const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
@@ -266,7 +291,6 @@ inline bool scatter_group(const AssembledBatch& batch, const Vec3* gamma, Solver
     add(grp.B, grp.rb, true);
     store_bodies(grp.B, grp.pb, grp.has_b);
     store_bodies(grp.A, grp.pa, grp.has_a);
-    return true;
 }
 
 /// The §6 residual terms ‖γ_i − Π_K(γ_i − η_i d_i)‖ / η_i of N contacts, as residual_term.
@@ -276,11 +300,11 @@ inline V residual_terms(const V3& g0, V eta, V mu, const V3& d) {
     return vsqrt((e0 * e0 + e1 * e1) + e2 * e2) / eta;
 }
 
-/// PJ's contact pass on contacts i … i+N−1; false when a body is anisotropic.
-inline bool pj_contacts_group(const AssembledBatch& batch, SolverBodies& sb, const double* step, Vec3* next,
+/// PJ's contact pass on contacts i … i+N−1.
+inline void pj_contacts_group(const AssembledBatch& batch, SolverBodies& sb, const double* step, Vec3* next,
                               std::size_t i, V& worst) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V3 g0 = load3(batch.gamma[i].data());
     const V eta = loadu(&batch.eta[i]);
     const V mu = loadu(&batch.mu[i]);
@@ -288,38 +312,33 @@ inline bool pj_contacts_group(const AssembledBatch& batch, SolverBodies& sb, con
     const V3 d = contact_velocity(grp, load3(batch.rhs[i].data()));
     store3(next[i].data(), project({g0.x - s * d.x, g0.y - s * d.y, g0.z - s * d.z}, mu));
     worst = vmax(residual_terms(g0, eta, mu, d), worst);
-    return true;
 }
 
-/// PJ's second pass on contacts i … i+N−1 (ν += M⁻¹ D (next − γ), γ ← next); false when a
-/// body is anisotropic.
-inline bool pj_apply_group(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
+/// PJ's second pass on contacts i … i+N−1 (ν += M⁻¹ D (next − γ), γ ← next).
+inline void pj_apply_group(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V3 g0 = load3(batch.gamma[i].data());
     const V3 g = load3(next[i].data());
     store3(batch.gamma[i].data(), g);
     apply(grp, {g.x - g0.x, g.y - g0.y, g.z - g0.z});
-    return true;
 }
 
 /// The residual terms of contacts i … i+N−1 folded into `worst` (read only; they may share
-/// bodies; `Coulomb`: with ĉ); false when a body is anisotropic.
+/// bodies; `Coulomb`: with ĉ).
 template <bool Coulomb>
-inline bool residual_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
+inline void residual_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
     Group grp;
-    if (!load_group(batch, sb, i, grp)) return false;
+    load_group(batch, sb, i, grp);
     const V mu = loadu(&batch.mu[i]);
     const V3 v = contact_velocity(grp, load3(batch.rhs[i].data()));
     const V3 d = Coulomb ? coulomb_velocity(v, mu) : v;
     worst = vmax(residual_terms(load3(batch.gamma[i].data()), loadu(&batch.eta[i]), mu, d), worst);
-    return true;
 }
 
 /// A range N contacts at a time: group(i, lanes) takes contacts i … i+N−1 into the lanes'
-/// running value; narrower(lo', hi') takes what it cannot (a group with an anisotropic
-/// body) and the last fewer than N, with the next narrower kernel, returning their largest
-/// value. Returns the largest value of all, or `init` (a Gauss–Seidel sweep's excesses from
+/// running value; narrower(lo', hi') takes the last fewer than N with the next narrower
+/// kernel, returning their largest value. Returns the largest value of all, or `init` (a Gauss–Seidel sweep's excesses from
 /// −1, a read-only pass's residual terms from 0). A max is exact in any order, so how the
 /// range is cut changes no bit.
 template <class GroupFn, class Narrower>
@@ -330,7 +349,7 @@ double lanes_sweep(const AssembledBatch& batch, const SolverBodies& bodies, std:
     std::size_t i = lo;
     for (; i + N <= hi; i += N) {
         for (std::size_t j = i + kAhead; j < std::min(i + kAhead + N, hi); ++j) prefetch_bodies(batch, bodies, j);
-        if (!group(i, lanes)) result = std::max(result, narrower(i, i + N));
+        group(i, lanes);
     }
     if (i < hi) result = std::max(result, narrower(i, hi));
     return std::max(result, hmax(lanes));

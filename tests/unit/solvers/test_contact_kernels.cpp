@@ -1,7 +1,7 @@
 // The two versions of each contact kernel (solvers/contact_kernels.cpp: PGS, PJ's contact
 // pass and PJ's apply pass) compute the same bits: the AVX one that handles four contacts at
 // once and the scalar one, on a random independent range with
-// walls (missing bodies), anisotropic bodies (scalar fallback inside the AVX kernel), all
+// walls (missing bodies), anisotropic bodies (in the lanes with their world I⁻¹), all
 // three cases of the cone projection, with and without relaxation, and ranges that start
 // off a multiple of four. Bit-identity is what keeps PGS thread-count independent: which
 // contacts end up grouped depends on where a parallel range starts.
@@ -155,8 +155,8 @@ TEST(PgsKernels, LanesMatchScalarBitForBit) {
 // bgs's kernel (solvers/bgs.cpp) likewise, under the CCP and under exact Coulomb friction
 // (coulomb_block_step, its residual with De Saxcé's ĉ): its metric from each contact's
 // block, as BodyOperator::bgs_prepare computes it, and a few contacts without one (γ = 0
-// then); in four lanes and, on a CPU with AVX-512, in eight (whose groups with an
-// anisotropic body go as groups of four, or one by one). The residual pass of either law,
+// then); in four lanes and, on a CPU with AVX-512, in eight, anisotropic bodies in the
+// lanes with the rest. The residual pass of either law,
 // scalar, four and eight lanes, alike too.
 TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
     if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
