@@ -20,7 +20,7 @@ pictures=(
     "heap_pour       40 oblique"
     "mixer           -1 oblique"
     "rotating_drum   -1 side"
-    "silo_discharge  -1 oblique --set stage.0.duration=0.25"
+    "silo_discharge  -1 oblique"
     "vibrated_bed    -1 oblique"
     "pile100k         0 oblique --set simulation.duration=0.004 --set output.interval=0.002"
 )
