@@ -99,17 +99,22 @@ inline void load_inertia(const SolverBodies& sb, SolverBody* const p[N], Mask la
     out.lanes = lanes;
     out.any = any(lanes);
     if (!out.any) return;
-    alignas(64) double rows[9][N];
-    for (int k = 0; k < N; ++k) {
-        const bool aniso = p[k]->inv_inertia < 0.0;
-        const Mat3* J = aniso ? &sb.inv_inertia_world[std::size_t(p[k] - sb.body.data())] : nullptr;
-        for (int e = 0; e < 9; ++e) rows[e][k] = aniso ? (*J)(e / 3, e % 3) : 0.0;
+    alignas(64) static const double kNone[9] = {};
+    const double* src[N];
+    for (int k = 0; k < N; ++k)
+        src[k] = p[k]->inv_inertia < 0.0 ? sb.inv_inertia_world[std::size_t(p[k] - sb.body.data())].data() : kNone;
+    alignas(64) double lane[N];
+    for (int e = 0; e < 9; ++e) {
+        const int at = 3 * (e % 3) + e / 3;  // I⁻¹(e / 3, e % 3), stored by columns
+        for (int k = 0; k < N; ++k) lane[k] = src[k][at];
+        out.m[e] = loadu(lane);
     }
-    for (int e = 0; e < 9; ++e) out.m[e] = loadu(rows[e]);
 }
 
-/// Loads the group's bodies (with I⁻¹ where one is anisotropic).
-inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g) {
+/// Loads the group's bodies, and I⁻¹ where one is anisotropic when `inertia` (a pass that
+/// applies impulses needs it; one that only reads velocities does not).
+inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g,
+                              bool inertia = true) {
     SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
     for (int k = 0; k < N; ++k) {
         const int32_t a = batch.a[i + k], b = batch.b[i + k];
@@ -120,13 +125,14 @@ inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std
     }
     g.A = load_bodies(g.pa);
     g.B = load_bodies(g.pb);
+    if (!inertia) return;
     load_inertia(sb, g.pa, lt(g.A.ij, zero()), g.IA);
     load_inertia(sb, g.pb, lt(g.B.ij, zero()), g.IB);
 }
 
-/// Loads the group: its bodies (with I⁻¹ where one is anisotropic), frames and lever arms.
-inline void load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g) {
-    load_group_bodies(batch, sb, i, g);
+/// Loads the group: its bodies (with I⁻¹ as load_group_bodies), frames and lever arms.
+inline void load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g, bool inertia = true) {
+    load_group_bodies(batch, sb, i, g, inertia);
     g.n = load3(batch.normal[i].data());
     if (batch.tangent.empty()) {  // first_tangent(n) by lanes, the same operations
         const V one = splat(1.0), sign_bit = splat(-0.0);
@@ -275,7 +281,7 @@ inline void bgs_normal_group(AssembledBatch& batch, SolverBodies& sb, std::size_
 /// body: the sums are momenta, I⁻¹ comes after).
 inline void scatter_group(const AssembledBatch& batch, const Vec3* gamma, SolverBodies& sb, std::size_t i) {
     Group grp;
-    load_group(batch, sb, i, grp);
+    load_group(batch, sb, i, grp, false);
     const V3 p = to_world(grp, load3(gamma[i].data()));
     auto add = [&](Bodies& b, const V3& r, bool plus) {
         const V tx = r.y * p.z - r.z * p.y, ty = r.z * p.x - r.x * p.z, tz = r.x * p.y - r.y * p.x;
@@ -304,7 +310,7 @@ inline V residual_terms(const V3& g0, V eta, V mu, const V3& d) {
 inline void pj_contacts_group(const AssembledBatch& batch, SolverBodies& sb, const double* step, Vec3* next,
                               std::size_t i, V& worst) {
     Group grp;
-    load_group(batch, sb, i, grp);
+    load_group(batch, sb, i, grp, false);
     const V3 g0 = load3(batch.gamma[i].data());
     const V eta = loadu(&batch.eta[i]);
     const V mu = loadu(&batch.mu[i]);
@@ -329,7 +335,7 @@ inline void pj_apply_group(AssembledBatch& batch, const Vec3* next, SolverBodies
 template <bool Coulomb>
 inline void residual_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, V& worst) {
     Group grp;
-    load_group(batch, sb, i, grp);
+    load_group(batch, sb, i, grp, false);
     const V mu = loadu(&batch.mu[i]);
     const V3 v = contact_velocity(grp, load3(batch.rhs[i].data()));
     const V3 d = Coulomb ? coulomb_velocity(v, mu) : v;
