@@ -25,7 +25,7 @@ double BodyOperator::pgs_sweep(double omega, double tol2) {
         [&](std::size_t lo, std::size_t hi, bool independent) {
             const double e = pgs_range(batch_, sb_, lo, hi, omega, tol2, independent);
             if (batch_.rolling.empty()) return e;
-            return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
+            return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2, independent));
         },
         [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }
@@ -55,7 +55,7 @@ double BodyOperator::bgs_sweep(double omega, double tol2) {
         [&](std::size_t lo, std::size_t hi, bool independent) {
             const double e = bgs_range(batch_, sb_, lo, hi, omega, tol2, independent, law_);
             if (batch_.rolling.empty()) return e;
-            return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2));
+            return std::max(e, pgs_rolling_contacts(batch_, sb_, lo, hi, omega, tol2, independent));
         },
         [&](std::size_t j) { return pgs_row(rows, sb_, j, omega, tol2); });
 }

@@ -1,6 +1,6 @@
-// The per-contact kernels of the PGS and bgs sweeps, of the residual pass and of the two PJ
-// passes (docs/design.md §6): scalar, four contacts at a time with AVX, and eight at a time
-// with AVX-512. The lane kernels are written once, in
+// The per-contact kernels of the PGS and bgs sweeps, of the residual pass, of the two PJ
+// passes and of the rolling entries' PGS step (docs/design.md §6, solvers/rolling.hpp):
+// scalar, four contacts at a time with AVX, and eight at a time with AVX-512. The lane kernels are written once, in
 // solvers/contact_lanes.hpp, and included here for each width.
 //
 // Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
@@ -28,6 +28,7 @@
 #include "solvers/cone_projection.hpp"
 #include "solvers/body_operator.hpp"
 #include "solvers/contact_ops.hpp"
+#include "solvers/rolling.hpp"
 
 namespace talus {
 namespace {
@@ -125,6 +126,36 @@ TALUS_HOT double residual_term(const AssembledBatch& batch, const SolverBodies& 
 TALUS_HOT void pj_apply(AssembledBatch& batch, const Vec3* next, SolverBodies& sb, std::size_t i) {
     BodyBlocks blocks(batch, sb);
     pj_apply_block(blocks, i, next[i]);
+}
+
+/// PGS's step on rolling entry k (solvers/rolling.hpp) at the current velocities:
+/// γ_k ← Π_R(γ_k − ω η_k d_k) at the contact's γ_n, d_k = A_iᵀ (ω_B − ω_A), its torque
+/// applied to both bodies. Returns ‖γ_k − Π_R(γ_k − η_k d_k)‖² ℓ_k² − tol2 η_k². The lane
+/// kernels do the same operations (rolling_group).
+TALUS_HOT double pgs_rolling_step(AssembledBatch& batch, SolverBodies& sb, std::size_t k, double omega,
+                                  double tol2) {
+    RollingBatch& rb = batch.rolling;
+    const std::size_t i = rb.contact[k];
+    const ContactFrame f = contact_frame(batch, i);
+    const int32_t a = batch.a[i], b = batch.b[i];
+    const Vec3 d = f.to_contact(relative_spin(sb, a, b));
+    const Vec3 g0 = rb.gamma[k];
+    const double gn = batch.gamma[i][0], eta = rb.eta[k];
+    const Vec3 g = project_rolling(g0 - (omega * eta) * d, gn, rb.mu_r[k], rb.mu_s[k]);
+    const Vec3 full = omega == 1.0 ? g : project_rolling(g0 - eta * d, gn, rb.mu_r[k], rb.mu_s[k]);
+    rb.gamma[k] = g;
+    apply_torque(sb, a, b, f.to_world(g - g0));
+    const double len = rb.length[k];
+    const double e0 = g0[0] - full[0], e1 = g0[1] - full[1], e2 = g0[2] - full[2];
+    return ((e0 * e0 + e1 * e1) + e2 * e2) * (len * len) - tol2 * eta * eta;
+}
+
+/// The rolling entries [first, last) one at a time; the largest excess, or −1.
+double rolling_one_at_a_time(AssembledBatch& batch, SolverBodies& sb, std::size_t first, std::size_t last,
+                             double omega, double tol2) {
+    double e = -1.0;
+    for (std::size_t k = first; k < last; ++k) e = std::max(e, pgs_rolling_step(batch, sb, k, omega, tol2));
+    return e;
 }
 
 /// A range one contact at a time: the largest of `init` and one(i) over [lo, hi) (a
@@ -291,6 +322,14 @@ double bgs_normal_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t
     return lanes_sweep(batch, bodies, lo, hi, -1.0,
         [&](std::size_t i, V& e) { return bgs_normal_group(batch, bodies, i, omega4, tol24, e); },
         [&](std::size_t i, std::size_t end) { return one_at_a_time(batch, bodies, i, end, -1.0, one); });
+}
+
+/// PGS on the rolling entries [first, last), four at a time; returns the largest excess, or −1.
+double rolling_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                     double omega, double tol2) {
+    return rolling_sweep(batch, bodies, first, last, omega, tol2, [&](std::size_t k, std::size_t end) {
+        return rolling_one_at_a_time(batch, bodies, k, end, omega, tol2);
+    });
 }
 
 /// The largest residual term over [lo, hi), or 0 (read only).
@@ -501,6 +540,13 @@ double bgs_normal_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t
         four);
 }
 
+double rolling_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                     double omega, double tol2) {
+    return rolling_sweep(batch, bodies, first, last, omega, tol2, [&](std::size_t k, std::size_t end) {
+        return four::rolling_range(batch, bodies, k, end, omega, tol2);
+    });
+}
+
 template <bool Coulomb>
 double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi) {
     SolverBodies& sb = const_cast<SolverBodies&>(bodies);  // load_group only reads here
@@ -626,6 +672,24 @@ double bgs_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, st
     if (independent && lane_width() > 0)
         return bgs_range_lanes(batch, bodies, lo, hi, omega, tol2, law, lane_width());
     return bgs_range_scalar(batch, bodies, lo, hi, omega, tol2, law);
+}
+
+double pgs_rolling_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                                double omega, double tol2) {
+    return rolling_one_at_a_time(batch, bodies, first, last, omega, tol2);
+}
+
+double pgs_rolling_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                               double omega, double tol2, int width) {
+    if (width == 8) return eight::rolling_range(batch, bodies, first, last, omega, tol2);
+    return four::rolling_range(batch, bodies, first, last, omega, tol2);
+}
+
+double pgs_rolling_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                         double omega, double tol2, bool independent) {
+    if (independent && lane_width() > 0)
+        return pgs_rolling_range_lanes(batch, bodies, first, last, omega, tol2, lane_width());
+    return pgs_rolling_range_scalar(batch, bodies, first, last, omega, tol2);
 }
 
 void scatter_impulses_range(const AssembledBatch& batch, const std::vector<Vec3>& gamma, SolverBodies& bodies,

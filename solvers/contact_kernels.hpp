@@ -49,6 +49,12 @@ void pj_apply_range(AssembledBatch& batch, const Vec3* next, SolverBodies& bodie
 double residual_range(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo,
                       std::size_t hi, bool lanes = true, FrictionLaw law = FrictionLaw::CCP);
 
+/// PGS on the rolling entries [first, last) (AssembledBatch::rolling, solvers/rolling.hpp),
+/// with AVX lanes when `independent` (one colour's entries); returns the largest residual
+/// term's excess, or −1. Same bits either way.
+double pgs_rolling_range(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                         double omega, double tol2, bool independent);
+
 /// Whether the CPU has AVX (four lanes) and AVX-512 F and DQ (eight lanes).
 bool pgs_lanes_available();
 bool lanes8_available();
@@ -62,6 +68,10 @@ double pgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t
                         std::size_t hi, double omega, double tol2);
 double pgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                        std::size_t hi, double omega, double tol2, int width = 4);
+double pgs_rolling_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                                double omega, double tol2);
+double pgs_rolling_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t first, std::size_t last,
+                               double omega, double tol2, int width = 4);
 double bgs_range_scalar(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo,
                         std::size_t hi, double omega, double tol2, FrictionLaw law = FrictionLaw::CCP);
 double bgs_range_lanes(AssembledBatch& batch, SolverBodies& bodies, std::size_t lo, std::size_t hi,

@@ -130,20 +130,26 @@ inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std
     load_inertia(sb, g.pb, lt(g.B.ij, zero()), g.IB);
 }
 
+/// first_tangent(n) by lanes, the same operations.
+inline V3 first_tangent(const V3& n) {
+    const V one = splat(1.0), sign_bit = splat(-0.0);
+    const V s = bit_or(bit_and(n.z, sign_bit), one);  // copysign(1, n_z)
+    const V a = splat(-1.0) / (s + n.z);
+    const V minus_s = bit_xor(s, sign_bit);
+    return {one + ((s * n.x) * n.x) * a, s * ((n.x * n.y) * a), minus_s * n.x};
+}
+
+/// x × y by lanes, as cross.
+inline V3 cross(const V3& x, const V3& y) {
+    return {x.y * y.z - x.z * y.y, x.z * y.x - x.x * y.z, x.x * y.y - x.y * y.x};
+}
+
 /// Loads the group: its bodies (with I⁻¹ as load_group_bodies), frames and lever arms.
 inline void load_group(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, Group& g, bool inertia = true) {
     load_group_bodies(batch, sb, i, g, inertia);
     g.n = load3(batch.normal[i].data());
-    if (batch.tangent.empty()) {  // first_tangent(n) by lanes, the same operations
-        const V one = splat(1.0), sign_bit = splat(-0.0);
-        const V s = bit_or(bit_and(g.n.z, sign_bit), one);  // copysign(1, n_z)
-        const V a = splat(-1.0) / (s + g.n.z);
-        const V minus_s = bit_xor(s, sign_bit);
-        g.u = {one + ((s * g.n.x) * g.n.x) * a, s * ((g.n.x * g.n.y) * a), minus_s * g.n.x};
-    } else {
-        g.u = load3(batch.tangent[i].data());
-    }
-    g.w = {g.n.y * g.u.z - g.n.z * g.u.y, g.n.z * g.u.x - g.n.x * g.u.z, g.n.x * g.u.y - g.n.y * g.u.x};
+    g.u = batch.tangent.empty() ? first_tangent(g.n) : load3(batch.tangent[i].data());
+    g.w = cross(g.n, g.u);
     g.ra = load3(batch.lever_a[i].data());
     g.rb = load3(batch.lever_b[i].data());
 }
@@ -340,6 +346,97 @@ inline void residual_group(const AssembledBatch& batch, SolverBodies& sb, std::s
     const V3 v = contact_velocity(grp, load3(batch.rhs[i].data()));
     const V3 d = Coulomb ? coulomb_velocity(v, mu) : v;
     worst = vmax(residual_terms(load3(batch.gamma[i].data()), loadu(&batch.eta[i]), mu, d), worst);
+}
+
+/// Π_R(γ_n) by lanes, as project_rolling: γ_s clamped to ±μ_s γ_n, the rolling pair
+/// scaled onto its disc of radius μ_r γ_n, all 0 where γ_n ≤ 0.
+inline V3 project_rolling(const V3& g, V gn, V mu_r, V mu_s) {
+    const V smax = mu_s * gn, rmax = mu_r * gn;
+    const V lo = bit_xor(smax, splat(-0.0));  // −smax
+    const V s = select(lt(g.x, lo), select(lt(smax, g.x), g.x, smax), lo);  // std::clamp
+    const V t2 = g.y * g.y + g.z * g.z;
+    const Mask inside = le(t2, rmax * rmax);
+    const V k = rmax / vsqrt(t2);
+    const Mask has = gt(gn, zero());
+    return {keep(has, s), keep(has, select(inside, k * g.y, g.y)), keep(has, select(inside, k * g.z, g.z))};
+}
+
+/// PGS's step on the rolling entries k … k+N−1 (RollingBatch: the entries of one colour's
+/// contacts, so no dynamic body shared), as pgs_rolling_step lane by lane; `relaxed`: ω ≠ 1.
+/// False, touching nothing, when one of their bodies is anisotropic (its torque goes
+/// through the world tensor: the scalar rule takes the group); otherwise folds the residual
+/// terms' excesses into `excess`.
+inline bool rolling_group(AssembledBatch& batch, SolverBodies& sb, std::size_t k, V omega, V tol2, bool relaxed,
+                          V& excess) {
+    RollingBatch& rb = batch.rolling;
+    SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
+    SolverBody* pa[N];
+    SolverBody* pb[N];
+    bool has_a[N], has_b[N];
+    const bool stored = !batch.tangent.empty();
+    alignas(64) double lane[10][N];  // n, u (if stored), γ_n by lanes
+    for (int l = 0; l < N; ++l) {
+        const std::size_t i = rb.contact[k + std::size_t(l)];
+        const int32_t a = batch.a[i], b = batch.b[i];
+        has_a[l] = a != kNoBody;
+        has_b[l] = b != kNoBody;
+        pa[l] = has_a[l] ? &sb.body[std::size_t(a)] : zerob;
+        pb[l] = has_b[l] ? &sb.body[std::size_t(b)] : zerob;
+        for (int c = 0; c < 3; ++c) lane[c][l] = batch.normal[i][c];
+        if (stored)
+            for (int c = 0; c < 3; ++c) lane[3 + c][l] = batch.tangent[i][c];
+        lane[6][l] = batch.gamma[i][0];
+    }
+    Bodies A = load_bodies(pa), B = load_bodies(pb);
+    if (any(either(lt(A.ij, zero()), lt(B.ij, zero())))) return false;
+    const V3 n{loadu(lane[0]), loadu(lane[1]), loadu(lane[2])};
+    const V3 u = stored ? V3{loadu(lane[3]), loadu(lane[4]), loadu(lane[5])} : first_tangent(n);
+    const V3 w = cross(n, u);
+    // d = Aᵀ (ω_B − ω_A), as relative_spin and to_contact (a missing side's ω is 0)
+    const V zerov = zero();
+    const V rx = (zerov + B.wx) - A.wx, ry = (zerov + B.wy) - A.wy, rz = (zerov + B.wz) - A.wz;
+    const V3 d{(n.x * rx + n.y * ry) + n.z * rz, (u.x * rx + u.y * ry) + u.z * rz, (w.x * rx + w.y * ry) + w.z * rz};
+    const V3 g0 = load3(rb.gamma[k].data());
+    const V eta = loadu(&rb.eta[k]);
+    const V mu_r = loadu(&rb.mu_r[k]), mu_s = loadu(&rb.mu_s[k]);
+    const V gn = loadu(lane[6]);
+    const V oe = omega * eta;
+    const V3 g = project_rolling({g0.x - oe * d.x, g0.y - oe * d.y, g0.z - oe * d.z}, gn, mu_r, mu_s);
+    const V3 full = relaxed ? project_rolling({g0.x - eta * d.x, g0.y - eta * d.y, g0.z - eta * d.z}, gn, mu_r, mu_s)
+                            : g;
+    store3(rb.gamma[k].data(), g);
+    // the torque A (γ − γ⁰) on B, its opposite on A (to_world, then ω ± j τ)
+    const V dx = g.x - g0.x, dy = g.y - g0.y, dz = g.z - g0.z;
+    const V tx = (n.x * dx + u.x * dy) + w.x * dz, ty = (n.y * dx + u.y * dy) + w.y * dz,
+            tz = (n.z * dx + u.z * dy) + w.z * dz;
+    B.wx = B.wx + B.ij * tx;
+    B.wy = B.wy + B.ij * ty;
+    B.wz = B.wz + B.ij * tz;
+    A.wx = A.wx - A.ij * tx;
+    A.wy = A.wy - A.ij * ty;
+    A.wz = A.wz - A.ij * tz;
+    store_bodies(B, pb, has_b);
+    store_bodies(A, pa, has_a);
+    const V len = loadu(&rb.length[k]);
+    const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
+    excess = vmax(((e0 * e0 + e1 * e1) + e2 * e2) * (len * len) - tol2 * eta * eta, excess);
+    return true;
+}
+
+/// The rolling entries [first, last) N at a time (rolling_group), the groups it refuses and
+/// the last fewer than N by narrower(k', k''); the largest excess, or −1.
+template <class Narrower>
+double rolling_sweep(AssembledBatch& batch, SolverBodies& sb, std::size_t first, std::size_t last, double omega,
+                     double tol2, Narrower&& narrower) {
+    const V omegav = splat(omega), tol2v = splat(tol2);
+    const bool relaxed = omega != 1.0;
+    double result = -1.0;
+    V lanes = splat(-1.0);
+    std::size_t k = first;
+    for (; k + N <= last; k += N)
+        if (!rolling_group(batch, sb, k, omegav, tol2v, relaxed, lanes)) result = std::max(result, narrower(k, k + N));
+    if (k < last) result = std::max(result, narrower(k, last));
+    return std::max(result, hmax(lanes));
 }
 
 /// A range N contacts at a time: group(i, lanes) takes contacts i … i+N−1 into the lanes'

@@ -24,6 +24,7 @@
 #include "solvers/rolling.hpp"
 
 #include "solvers/assemble.hpp"
+#include "solvers/contact_kernels.hpp"
 #include "solvers/contact_ops.hpp"
 #include "solvers/warm_start.hpp"
 
@@ -44,24 +45,6 @@ double residual_length(const BodyStore& bodies, int32_t a, int32_t b) {
     const double rb = b != kNoBody ? bodies.radius[std::size_t(b)] : 0.0;
     if (ra > 0.0 && rb > 0.0) return ra * rb / (ra + rb);
     return std::max(ra, rb);
-}
-
-/// One entry's update at the current velocities: returns ‖γ − Π_R(γ − η d)‖² ℓ² − tol2 η².
-double pgs_rolling_update(AssembledBatch& batch, SolverBodies& sb, std::size_t k, double omega,
-                          double tol2) {
-    RollingBatch& rb = batch.rolling;
-    const std::size_t i = rb.contact[k];
-    const ContactFrame f = contact_frame(batch, i);
-    const int32_t a = batch.a[i], b = batch.b[i];
-    const Vec3 d = f.to_contact(relative_spin(sb, a, b));
-    const Vec3 g0 = rb.gamma[k];
-    const double gn = batch.gamma[i][0], eta = rb.eta[k];
-    const Vec3 g = project_rolling(g0 - (omega * eta) * d, gn, rb.mu_r[k], rb.mu_s[k]);
-    const Vec3 full = omega == 1.0 ? g : project_rolling(g0 - eta * d, gn, rb.mu_r[k], rb.mu_s[k]);
-    rb.gamma[k] = g;
-    apply_torque(sb, a, b, f.to_world(g - g0));
-    const double len = rb.length[k];
-    return (g0 - full).squaredNorm() * (len * len) - tol2 * eta * eta;
 }
 
 }  // namespace
@@ -103,13 +86,10 @@ void assemble_rolling(const BodyStore& bodies, const ContactList& contacts,
 }
 
 double pgs_rolling_contacts(AssembledBatch& batch, SolverBodies& sb, std::size_t lo,
-                            std::size_t hi, double omega, double tol2) {
+                            std::size_t hi, double omega, double tol2, bool independent) {
     std::size_t first, last;
     batch.rolling.range_of_contacts(lo, hi, first, last);
-    double excess = -1.0;
-    for (std::size_t k = first; k < last; ++k)
-        excess = std::max(excess, pgs_rolling_update(batch, sb, k, omega, tol2));
-    return excess;
+    return pgs_rolling_range(batch, sb, first, last, omega, tol2, independent);  // the kernels
 }
 
 double pj_rolling_pass(const AssembledBatch& batch, const SolverBodies& sb, const double* step,

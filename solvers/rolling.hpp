@@ -109,8 +109,9 @@ void assemble_rolling(const BodyStore& bodies, const ContactList& contacts,
 /// entries share no dynamic body): γ_k ← Π_R(γ_k − ω η_k d_k) with the contact's current
 /// γ_n, applied to both bodies at once. Returns the largest ‖γ_k − Π_R(γ_k − η_k d_k)‖² ℓ_k² −
 /// tol2 η_k² when visited (−1 without entries): the residual term's excess, in m/s.
+/// `independent`: one colour's entries, which the AVX lanes may take (pgs_rolling_range).
 double pgs_rolling_contacts(AssembledBatch& batch, SolverBodies& sb, std::size_t lo,
-                            std::size_t hi, double omega, double tol2);
+                            std::size_t hi, double omega, double tol2, bool independent);
 
 /// PJ's pass: next_k = Π_R(γ_k − step_k d_k) from the current velocities (read only), at
 /// the contacts' current γ_n; returns the largest residual term [m/s].

@@ -14,6 +14,7 @@
 #include "solvers/contact_ops.hpp"
 #include "solvers/contact_kernels.hpp"
 #include "solvers/contact_operator.hpp"
+#include "solvers/rolling.hpp"
 
 namespace talus {
 namespace {
@@ -213,6 +214,64 @@ TEST(PgsKernels, BgsLanesMatchScalarBitForBit) {
             }
         }
     }
+}
+
+/// Rolling entries on about two contacts in three of a case (solvers/rolling.hpp): random
+/// μ_r (a few large enough that the rolling torque stays inside its disc) and μ_s, some of
+/// them 0, η, ℓ and a warm start; every ninth contact without a normal impulse (Π_R gives 0).
+void add_rolling(Case& c, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> U(-1.0, 1.0), P(0.0, 1.0);
+    RollingBatch& rb = c.batch.rolling;
+    for (std::size_t i = 0; i < c.batch.size(); i += 1 + rng() % 2) {
+        if (i % 9 == 4) c.batch.gamma[i][0] = 0.0;
+        rb.contact.push_back(uint32_t(i));
+        rb.mu_r.push_back(i % 5 == 0 ? 0.0 : (i % 3 == 0 ? 10.0 : 1e-3) * P(rng));
+        rb.mu_s.push_back(i % 7 == 0 ? 0.0 : 1e-3 * P(rng));
+        rb.eta.push_back(1e-3 * (0.5 + P(rng)));
+        rb.length.push_back(1e-3 * (0.5 + P(rng)));
+        rb.gamma.push_back(Vec3(U(rng), U(rng), U(rng)) * 1e-5);
+    }
+}
+
+// The rolling entries' PGS step (pgs_rolling_range) in four and eight lanes gives the scalar
+// rule's bits, with and without relaxation, with anisotropic bodies (whose groups the
+// scalar rule takes), with the tangent stored or derived from the normal, and with ranges
+// that start off a multiple of the width.
+TEST(PgsKernels, RollingLanesMatchScalarBitForBit) {
+    if (!pgs_lanes_available()) GTEST_SKIP() << "this CPU has no AVX";
+    std::vector<int> widths{4};
+    if (lanes8_available()) widths.push_back(8);
+    for (bool anisotropic : {false, true})
+        for (double omega : {1.0, 1.3})
+            for (int width : widths)
+                for (std::size_t start : {0, 1, 3}) {
+                    Case scalar = random_case(403, anisotropic, 21 + unsigned(anisotropic));
+                    add_rolling(scalar, 5);
+                    if (start == 1) scalar.batch.tangent.clear();  // u from n, as assemble() leaves it
+                    Case lanes = scalar;
+                    const std::size_t n = scalar.batch.rolling.size();
+                    int moved = 0, inside = 0;
+                    for (int sweep = 0; sweep < 3; ++sweep) {
+                        const std::vector<Vec3> before = scalar.batch.rolling.gamma;
+                        const double e = pgs_rolling_range_scalar(scalar.batch, scalar.bodies, start, n, omega, 1e-10);
+                        const double f =
+                            pgs_rolling_range_lanes(lanes.batch, lanes.bodies, start, n, omega, 1e-10, width);
+                        EXPECT_EQ(0, std::memcmp(&e, &f, sizeof e)) << e << " " << f;
+                        EXPECT_EQ(0, std::memcmp(scalar.batch.rolling.gamma.data(), lanes.batch.rolling.gamma.data(),
+                                                 n * sizeof(Vec3)));
+                        expect_same_bits(scalar, lanes);
+                        for (std::size_t k = start; k < n; ++k) moved += scalar.batch.rolling.gamma[k] != before[k];
+                    }
+                    for (std::size_t k = start; k < n; ++k) {
+                        const std::size_t i = scalar.batch.rolling.contact[k];
+                        const Vec3& g = scalar.batch.rolling.gamma[k];
+                        const double rmax = scalar.batch.rolling.mu_r[k] * scalar.batch.gamma[i][0];
+                        inside += std::hypot(g[1], g[2]) < rmax * (1.0 - 1e-9);
+                    }
+                    EXPECT_GT(moved, 300);  // the sweeps did something to compare
+                    EXPECT_GT(inside, 5);   // and took the branch inside the disc too
+                }
 }
 
 // The push-out pass's rows (AssembledBatch::normal_only: μ = 0, no tangential impulse) step
