@@ -183,6 +183,7 @@ World::StepChoice World::choose_step(double until) const {
 StepStatus World::take_step(double h, double t1, bool may_shorten) {
     const StepAt at{time, step_count + 1};
     solved_ = false;
+    aside_deepens_ = false;
     solver.gravity = simulation.gravity.norm();  // the bounce threshold's floor (assemble)
     StepPipeline& p = pipeline_;
     p.saved_v.assign(bodies.velocity.begin(), bodies.velocity.end());
@@ -365,23 +366,29 @@ void World::free_velocities(double h) {
     apply_forces(bodies, simulation.gravity, h);
 }
 
+World::RetakeBounds World::retake_bounds() {
+    const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
+    if (!std::isfinite(r_min) || !(r_min > 0.0)) return {0.0, 0.0};
+    const double target = kPenetrationTarget * r_min;
+    return {kRetakeDepth * target, kPushOutSlop * target};
+}
+
 bool World::deepens_past_limit(double h) {
     // The linear gap at the step's end, Φ + h v_n, with v_n the solved velocities' normal
     // speed at the contact (the wall's own velocity is in the row's constant part: rhs_n =
     // stab − n·v_wall). A contact whose overlap the step found already past the limit may
-    // keep it (the push-out takes it back) but not deepen it by more than the slop.
-    const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
-    if (!std::isfinite(r_min) || !(r_min > 0.0)) return false;
-    const double target = kPenetrationTarget * r_min;
-    const double limit = kRetakeDepth * target, slop = kPushOutSlop * target;
+    // keep it (the push-out takes it back) but not deepen it by more than the slop. The
+    // pairs the take-back left aside were asked the same there (aside_deepens_).
+    const RetakeBounds k = retake_bounds();
+    if (!(k.limit > 0.0)) return false;
     const std::size_t n = batch_.size();
     const double worst = n == 0 ? 0.0 : parallel_max(n, [&](std::size_t i) {
         const double vn = batch_.normal[i].dot(row_point_velocity(bodies, batch_, i)) + (batch_.rhs[i][0] - batch_.stab[i]);
         const double gap = contacts_.gap[i];
         const double depth = -(gap + h * vn);
-        return depth > limit && depth > slop - gap ? 1.0 : 0.0;
+        return depth > k.limit && depth > k.slop - gap ? 1.0 : 0.0;
     });
-    return max_over_ranks(worst) > 0.0;
+    return max_over_ranks(std::max(worst, aside_deepens_ ? 1.0 : 0.0)) > 0.0;
 }
 
 StepError World::fail(StepError e) {

@@ -325,6 +325,16 @@ private:
     /// start by more than the push-out's slop (the linear gap Φ + h v_n, v_n with the wall's
     /// own velocity); over ranks, on any rank.
     bool deepens_past_limit(double h);
+    /// kRetakeDepth × and kPushOutSlop × kPenetrationTarget r_min (deepens_past_limit); both
+    /// 0 without a dynamic body. Over ranks, the smallest radius of every rank.
+    struct RetakeBounds {
+        double limit, slop;
+    };
+    RetakeBounds retake_bounds();
+    /// Whether a pair the take-back leaves aside would deepen past the retake limit at the
+    /// solved velocities, as deepens_past_limit asks of the solve's own contacts (on this
+    /// rank's pairs aside; take_back_and_resolve sets aside_deepens_ from it).
+    bool aside_deepens(double h);
     bool relinearising() const { return solver.position_iterations > 0; }
     /// This step gives its stage buffers back (lean_bodies; never when relinearising).
     bool lean_step() const { return large_run() && !relinearising(); }
@@ -394,6 +404,7 @@ private:
     AssembledBatch batch_;
     SolverResult result_;
     bool solved_ = false;  ///< the step being taken reached its solve (result_ is its own)
+    bool aside_deepens_ = false;  ///< this step's take-back left a pair aside that deepens (aside_deepens)
     /// Over ranks in parts: the last solve hit its cap with a contact's impulse growing on
     /// some rank (the same on every rank), so the over-constrained check is owed on the whole
     /// problem (StepFault::CheckWhole).
