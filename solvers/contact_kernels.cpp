@@ -1,7 +1,7 @@
 // The per-contact kernels of the PGS and bgs sweeps, of the residual pass, of the two PJ
 // passes and of the rolling entries' PGS step (docs/design.md §6, solvers/rolling.hpp):
-// scalar, four contacts at a time with AVX, and eight at a time with AVX-512. The lane kernels are written once, in
-// solvers/contact_lanes.hpp, and included here for each width.
+// scalar, four contacts at a time with AVX, and eight at a time with AVX-512. The lane
+// kernels are written once, in solvers/contact_lanes.hpp, and included here for each width.
 //
 // Why lanes: a contact update is a chain of about 130 dependent flops (velocity at the
 // contact, cone projection with a square root and two divisions, impulse back to both
@@ -150,24 +150,25 @@ TALUS_HOT double pgs_rolling_step(AssembledBatch& batch, SolverBodies& sb, std::
     return ((e0 * e0 + e1 * e1) + e2 * e2) * (len * len) - tol2 * eta * eta;
 }
 
-/// The rolling entries [first, last) one at a time; the largest excess, or −1.
-double rolling_one_at_a_time(AssembledBatch& batch, SolverBodies& sb, std::size_t first, std::size_t last,
-                             double omega, double tol2) {
-    double e = -1.0;
-    for (std::size_t k = first; k < last; ++k) e = std::max(e, pgs_rolling_step(batch, sb, k, omega, tol2));
-    return e;
-}
-
 /// A range one contact at a time: the largest of `init` and one(i) over [lo, hi) (a
 /// Gauss–Seidel sweep's excesses from −1, a read-only pass's residual terms from 0).
-template <class One>
+/// `ahead`: prefetch the bodies of row i + kPrefetch (false where i is not a row's index).
+template <bool ahead = true, class One>
 double one_at_a_time(const AssembledBatch& batch, const SolverBodies& bodies, std::size_t lo, std::size_t hi,
                      double init, One&& one) {
     for (std::size_t i = lo; i < hi; ++i) {
-        if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
+        if constexpr (ahead)
+            if (i + kPrefetch < hi) prefetch_bodies(batch, bodies, i + kPrefetch);
         init = std::max(init, one(i));
     }
     return init;
+}
+
+/// The rolling entries [first, last) one at a time; the largest excess, or −1.
+double rolling_one_at_a_time(AssembledBatch& batch, SolverBodies& sb, std::size_t first, std::size_t last,
+                             double omega, double tol2) {
+    return one_at_a_time<false>(batch, sb, first, last, -1.0,
+                                [&](std::size_t k) { return pgs_rolling_step(batch, sb, k, omega, tol2); });
 }
 
 /// The body a group's missing body reads: exact zeros, never written.

@@ -111,13 +111,14 @@ inline void load_inertia(const SolverBodies& sb, SolverBody* const p[N], Mask la
     }
 }
 
-/// Loads the group's bodies, and I⁻¹ where one is anisotropic when `inertia` (a pass that
-/// applies impulses needs it; one that only reads velocities does not).
-inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g,
-                              bool inertia = true) {
+/// Points lane l at the bodies of row contact_of(l) (a missing one at the zero body, never
+/// written) and loads them into g.A and g.B.
+template <class ContactOf>
+inline void point_group_bodies(const AssembledBatch& batch, SolverBodies& sb, ContactOf&& contact_of, GroupBodies& g) {
     SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
     for (int k = 0; k < N; ++k) {
-        const int32_t a = batch.a[i + k], b = batch.b[i + k];
+        const std::size_t i = contact_of(k);
+        const int32_t a = batch.a[i], b = batch.b[i];
         g.has_a[k] = a != kNoBody;
         g.has_b[k] = b != kNoBody;
         g.pa[k] = g.has_a[k] ? &sb.body[std::size_t(a)] : zerob;
@@ -125,6 +126,13 @@ inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std
     }
     g.A = load_bodies(g.pa);
     g.B = load_bodies(g.pb);
+}
+
+/// Loads the group's bodies, and I⁻¹ where one is anisotropic when `inertia` (a pass that
+/// applies impulses needs it; one that only reads velocities does not).
+inline void load_group_bodies(const AssembledBatch& batch, SolverBodies& sb, std::size_t i, GroupBodies& g,
+                              bool inertia = true) {
+    point_group_bodies(batch, sb, [i](int k) { return i + std::size_t(k); }, g);
     if (!inertia) return;
     load_inertia(sb, g.pa, lt(g.A.ij, zero()), g.IA);
     load_inertia(sb, g.pb, lt(g.B.ij, zero()), g.IB);
@@ -369,26 +377,20 @@ inline V3 project_rolling(const V3& g, V gn, V mu_r, V mu_s) {
 inline bool rolling_group(AssembledBatch& batch, SolverBodies& sb, std::size_t k, V omega, V tol2, bool relaxed,
                           V& excess) {
     RollingBatch& rb = batch.rolling;
-    SolverBody* zerob = const_cast<SolverBody*>(&kZeroBody);  // read only: has_* is false
-    SolverBody* pa[N];
-    SolverBody* pb[N];
-    bool has_a[N], has_b[N];
+    GroupBodies g_bodies;  // (I⁻¹ not loaded: an anisotropic body sends the group back)
+    point_group_bodies(batch, sb, [&](int l) { return std::size_t(rb.contact[k + std::size_t(l)]); }, g_bodies);
+    Bodies& A = g_bodies.A;
+    Bodies& B = g_bodies.B;
+    if (any(either(lt(A.ij, zero()), lt(B.ij, zero())))) return false;
     const bool stored = !batch.tangent.empty();
     alignas(64) double lane[10][N];  // n, u (if stored), γ_n by lanes
     for (int l = 0; l < N; ++l) {
         const std::size_t i = rb.contact[k + std::size_t(l)];
-        const int32_t a = batch.a[i], b = batch.b[i];
-        has_a[l] = a != kNoBody;
-        has_b[l] = b != kNoBody;
-        pa[l] = has_a[l] ? &sb.body[std::size_t(a)] : zerob;
-        pb[l] = has_b[l] ? &sb.body[std::size_t(b)] : zerob;
         for (int c = 0; c < 3; ++c) lane[c][l] = batch.normal[i][c];
         if (stored)
             for (int c = 0; c < 3; ++c) lane[3 + c][l] = batch.tangent[i][c];
         lane[6][l] = batch.gamma[i][0];
     }
-    Bodies A = load_bodies(pa), B = load_bodies(pb);
-    if (any(either(lt(A.ij, zero()), lt(B.ij, zero())))) return false;
     const V3 n{loadu(lane[0]), loadu(lane[1]), loadu(lane[2])};
     const V3 u = stored ? V3{loadu(lane[3]), loadu(lane[4]), loadu(lane[5])} : first_tangent(n);
     const V3 w = cross(n, u);
@@ -415,8 +417,8 @@ inline bool rolling_group(AssembledBatch& batch, SolverBodies& sb, std::size_t k
     A.wx = A.wx - A.ij * tx;
     A.wy = A.wy - A.ij * ty;
     A.wz = A.wz - A.ij * tz;
-    store_bodies(B, pb, has_b);
-    store_bodies(A, pa, has_a);
+    store_bodies(B, g_bodies.pb, g_bodies.has_b);
+    store_bodies(A, g_bodies.pa, g_bodies.has_a);
     const V len = loadu(&rb.length[k]);
     const V e0 = g0.x - full.x, e1 = g0.y - full.y, e2 = g0.z - full.z;
     excess = vmax(((e0 * e0 + e1 * e1) + e2 * e2) * (len * len) - tol2 * eta * eta, excess);

@@ -374,8 +374,10 @@ std::size_t World::take_back_and_resolve(double h, bool lean, std::size_t colour
     // What the rounds leave aside is apart at the step's end within the solve's residual
     // (the allowance above). A capped solve's residual can be large (0.17 m/s on
     // benchmarks/polydisperse_1to5.toml, where a pair so left closed by 98 µm), so the
-    // retake's test (deepens_past_limit) asks these pairs too.
-    aside_deepens_ = aside_deepens(h);
+    // retake's test (deepens_past_limit) asks these pairs too. It reads them only after a
+    // capped solve, so a converged step pays nothing (converged is agreed over ranks, so
+    // every rank enters aside_deepens' collectives or none does).
+    aside_deepens_ = !result_.converged && aside_deepens(h);
     return colours;
 }
 
@@ -386,9 +388,7 @@ bool World::aside_deepens(double h) {
     const RetakeBounds k = retake_bounds();
     if (aside.size() == 0 || !(k.limit > 0.0)) return false;
     return parallel_max(aside.size(), [&](std::size_t i) {
-        const double gap = aside.gap[i];
-        const double depth = -(gap + h * normal_velocity(bodies, aside, i));
-        return depth > k.limit && depth > k.slop - gap ? 1.0 : 0.0;
+        return k.deepens(aside.gap[i], normal_velocity(bodies, aside, i), h) ? 1.0 : 0.0;
     }) > 0.0;
 }
 

@@ -384,9 +384,7 @@ bool World::deepens_past_limit(double h) {
     const std::size_t n = batch_.size();
     const double worst = n == 0 ? 0.0 : parallel_max(n, [&](std::size_t i) {
         const double vn = batch_.normal[i].dot(row_point_velocity(bodies, batch_, i)) + (batch_.rhs[i][0] - batch_.stab[i]);
-        const double gap = contacts_.gap[i];
-        const double depth = -(gap + h * vn);
-        return depth > k.limit && depth > k.slop - gap ? 1.0 : 0.0;
+        return k.deepens(contacts_.gap[i], vn, h) ? 1.0 : 0.0;
     });
     return max_over_ranks(std::max(worst, aside_deepens_ ? 1.0 : 0.0)) > 0.0;
 }

@@ -329,6 +329,13 @@ private:
     /// 0 without a dynamic body. Over ranks, the smallest radius of every rank.
     struct RetakeBounds {
         double limit, slop;
+        /// Whether a pair at gap Φ closing at normal speed v_n ends a step of length h past
+        /// the limit and deeper than it began by more than the slop (−(Φ + h v_n) > limit
+        /// and > slop − Φ).
+        bool deepens(double gap, double vn, double h) const {
+            const double depth = -(gap + h * vn);
+            return depth > limit && depth > slop - gap;
+        }
     };
     RetakeBounds retake_bounds();
     /// Whether a pair the take-back leaves aside would deepen past the retake limit at the
