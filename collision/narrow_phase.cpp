@@ -60,6 +60,7 @@
 #include <limits>
 
 #include "collision/mesh.hpp"
+#include "core/clump.hpp"
 #include "core/parallel.hpp"
 #include "core/thin_walls.hpp"
 
@@ -394,16 +395,33 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     range(a, a0, a1);
     range(b, b0, b1);
     const bool both = sa == Shape::Clump && sb == Shape::Clump;
+    // B's spheres placed once, not once for each sphere of A, and only those that reach
+    // A's bounding sphere (a sphere beyond it is beyond each of A's spheres), in order
+    Vec3 cb_at[kMaxClumpSpheres];
+    double rb_at[kMaxClumpSpheres];
+    uint32_t kb_at[kMaxClumpSpheres];
+    // (compared squared: no square root's latency for the many spheres a test drops)
+    const auto beyond = [envelope](const Vec3& c, double r, const Vec3& x, double bound) {
+        const double reach = envelope + r + bound;
+        return (c - x).squaredNorm() > reach * reach;
+    };
+    uint32_t nb = 0;
+    for (uint32_t kb = b0; kb < b1; ++kb) {
+        sphere(b, kb, cb_at[nb], rb_at[nb]);
+        if (beyond(cb_at[nb], rb_at[nb], bodies.position[a], bodies.radius[a])) continue;
+        kb_at[nb++] = kb;
+    }
+    if (nb == 0) return 0;
     for (uint32_t ka = a0; ka < a1; ++ka) {
         Vec3 ca;
         double ra;
         sphere(a, ka, ca, ra);
         // skip sub-spheres of A too far from B's bounding sphere
-        if ((ca - bodies.position[b]).norm() - ra - bodies.radius[b] > envelope) continue;
-        for (uint32_t kb = b0; kb < b1; ++kb) {
-            Vec3 cb;
-            double rb;
-            sphere(b, kb, cb, rb);
+        if (beyond(ca, ra, bodies.position[b], bodies.radius[b])) continue;
+        for (uint32_t j = 0; j < nb; ++j) {
+            const uint32_t kb = kb_at[j];
+            const Vec3& cb = cb_at[j];
+            const double rb = rb_at[j];
             const uint32_t sub = both ? ((ka - a0) << 8 | (kb - b0)) : (sa == Shape::Clump ? ka - a0 : kb - b0);
             const ShapeContact c =
                 core_contact(ca, ra, cb, rb, Vec3::UnitZ(), sub << kSubFeatureShift);
@@ -577,14 +595,22 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     const bool periodic = !pairs.shift.empty();
     auto pair_shift = [&](std::size_t k) { return periodic ? pairs.shift[k] : Vec3(Vec3::Zero()); };
     std::size_t n_pair_contacts = np;
+    // Each chunk of pairs keeps the contacts it counts (staged[chunk], in pair order) for
+    // the write below, so no pair's shapes are collided twice; only while this call lasts.
+    std::vector<std::vector<ShapeContact>> staged;
     if (!all_spheres) {
         scratch.pair_count.assign(np + 1, 0);
-        parallel_each(np, [&](std::size_t k) {
+        staged.resize(chunk_count(np, grain::kPairs));
+        parallel_chunks(np, grain::kPairs, [&](std::size_t chunk, std::size_t lo, std::size_t hi) {
             std::vector<ShapeContact>& c = mesh_buffers().shape;
-            const int32_t a = pairs.a[k], b = pairs.b[k];
-            const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
-            scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
-        }, grain::kPairs);
+            std::vector<ShapeContact>& kept = staged[chunk];
+            for (std::size_t k = lo; k < hi; ++k) {
+                const int32_t a = pairs.a[k], b = pairs.b[k];
+                const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
+                scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
+                if (m > 0) kept.insert(kept.end(), c.begin(), c.begin() + m);
+            }
+        });
         for (std::size_t k = 0; k < np; ++k) {
             if (scratch.pair_count[k + 1] == uint32_t(-1)) {
                 scratch.unsupported.push_back(uint32_t(k));
@@ -655,23 +681,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     });
     out.resize(n_pair_contacts + nw, periodic, moving);
 
-    parallel_each(np, [&](std::size_t k) {
+    // pair k's m contacts c[0 … m) to out[at …)
+    auto write_pair = [&](std::size_t k, std::size_t at, const ShapeContact* c, std::size_t m) {
         const int32_t a = pairs.a[k], b = pairs.b[k];
-        std::vector<ShapeContact>& c = mesh_buffers().shape;
-        std::size_t at = k;
-        int m = 1;
-        const Vec3 shift = pair_shift(k);
-        if (all_spheres) {
-            c.resize(1);
-            c[0] = core_contact(bodies.position[a], bodies.radius[a],
-                                periodic ? Vec3(bodies.position[b] + shift) : bodies.position[b],
-                                bodies.radius[b], Vec3::UnitZ(), 0);
-        } else {
-            at = scratch.pair_count[k];
-            if (scratch.pair_count[k + 1] == at) return;
-            m = collide_pair_image(bodies, a, b, shift, pair_envelope(a, b), c);
-        }
-        for (int j = 0; j < m; ++j, ++at) {
+        for (std::size_t j = 0; j < m; ++j, ++at) {
             out.a[at] = a;
             out.b[at] = b;
             out.key_a[at] = bodies.id[a];
@@ -682,9 +695,28 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             out.gap[at] = c[j].gap;
             if (moving) out.velocity_a[at] = Vec3::Zero();
             out.material_a[at] = bodies.material[a];
-            if (periodic) out.shift_b[at] = shift;
+            if (periodic) out.shift_b[at] = pair_shift(k);
         }
-    }, grain::kPairs);
+    };
+    if (all_spheres) {
+        parallel_each(np, [&](std::size_t k) {
+            const int32_t a = pairs.a[k], b = pairs.b[k];
+            const ShapeContact c = core_contact(bodies.position[a], bodies.radius[a],
+                                                periodic ? Vec3(bodies.position[b] + pair_shift(k)) : bodies.position[b],
+                                                bodies.radius[b], Vec3::UnitZ(), 0);
+            write_pair(k, k, &c, 1);
+        }, grain::kPairs);
+    } else {
+        parallel_chunks(np, grain::kPairs, [&](std::size_t chunk, std::size_t lo, std::size_t hi) {
+            const ShapeContact* c = staged[chunk].data();
+            for (std::size_t k = lo; k < hi; ++k) {
+                const std::size_t at = scratch.pair_count[k], m = scratch.pair_count[k + 1] - at;
+                write_pair(k, at, c, m);
+                c += m;
+            }
+        });
+        staged = {};
+    }
 
     parallel_each(nb, [&](std::size_t i) {
         std::size_t k = n_pair_contacts + scratch.wall_count[i];

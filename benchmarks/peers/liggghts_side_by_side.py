@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Talus and LIGGGHTS on the same settling beds, side by side (issues 6 and 22).
 
-    /usr/bin/python3 benchmarks/peers/liggghts_side_by_side.py [--bed settle|randompack|both|bidisperse|all]
+    /usr/bin/python3 benchmarks/peers/liggghts_side_by_side.py [--bed settle|randompack|both|bidisperse|polydisperse|all]
         [--threads 2] [--procs 2] [--liggghts-input IN --talus-scene S] [--set K=V ...]
 
 --bed (issue 22; default both) runs each shared LIGGGHTS input beside its Talus twin that
@@ -11,7 +11,9 @@ dt, no [solver], the engine's defaults), both in this one invocation, and checks
 penetration at most 1 % of d, final kinetic energy at most max(LIGGGHTS's, 1e-5 J). `--bed bidisperse` runs a third bed written here, not one of the
 shared inputs (benchmarks/peers/in.bidisperse and bidisperse_physics.toml: 2 and 4 mm
 grains in equal volumes), where the penetration counts against the small diameter; `all`
-runs the three.
+runs the three. `--bed polydisperse` runs, alone, benchmarks/polydisperse_1to5.toml (150
+grains of 10 mm and 12,000 of 2 mm) beside its peer benchmarks/peers/in.polydisperse_1to5,
+the penetration again against the small diameter.
 Rows go to benchmarks/results/peers_liggghts_beds.csv. With --liggghts-input and
 --talus-scene instead, the one pair given, as issue 6 ran it (settle_24389.toml, the
 tuned twin), with rows in peers_liggghts.csv.
@@ -135,6 +137,8 @@ BEDS = {  # LIGGGHTS input, the Talus twin that holds only the physics, the smal
     "settle": (os.path.join(SHARED, "in.settle"), os.path.join(PEERS, "settle_physics.toml"), 0.003),
     "randompack": (os.path.join(SHARED, "in.randompack"), os.path.join(PEERS, "randompack_physics.toml"), 0.003),
     "bidisperse": (os.path.join(PEERS, "in.bidisperse"), os.path.join(PEERS, "bidisperse_physics.toml"), 0.002),
+    "polydisperse": (os.path.join(PEERS, "in.polydisperse_1to5"),
+                     os.path.join(TOP, "benchmarks", "polydisperse_1to5.toml"), 0.002),
 }
 
 
@@ -169,9 +173,10 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2, help="Talus threads (default 2)")
     ap.add_argument("--procs", type=int, default=2, help="LIGGGHTS MPI processes (default 2)")
-    ap.add_argument("--bed", choices=("settle", "randompack", "both", "bidisperse", "all"),
+    ap.add_argument("--bed", choices=("settle", "randompack", "both", "bidisperse", "polydisperse",
+                                      "all"),
                     help="issue 22's physics-only twins (the default: both shared beds; all: "
-                         "and the bidisperse bed)")
+                         "and the bidisperse bed; polydisperse: the 1 and 5 mm bed alone)")
     ap.add_argument("--liggghts-input", help="with --talus-scene: one pair of your own")
     ap.add_argument("--talus-scene", help="e.g. benchmarks/peers/settle_24389.toml (issue 6)")
     ap.add_argument("--set", action="append", default=[], help="override a Talus scene value")
