@@ -628,8 +628,14 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         uint32_t c = 0;
         const double envelope = reach[i] - bodies.radius[i] + wall_margin;
         MeshBuffers& mb = mesh_buffers();
-        for (const Face& f : faces)
-            c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
+        if (bodies.shape[i] == Shape::Sphere) {  // (most bodies: a plane test each, no buffer)
+            const Vec3& x = bodies.position[i];
+            const double r = bodies.radius[i];
+            for (const Face& f : faces) c += f.geom.normal.dot(x - f.geom.point) - r > envelope ? 0u : 1u;
+        } else {
+            for (const Face& f : faces)
+                c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
+        }
         const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
         for (const Cyl& cy : cylinders) {
             if (!spheres) {  // bounding sphere near the cylinder: no contact routine
@@ -740,6 +746,12 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             ++k;
         };
         for (const Face& f : faces) {
+            if (bodies.shape[i] != Shape::Clump) {  // at most kMaxShapeContacts, no buffer
+                ShapeContact one[kMaxShapeContacts];
+                const int m = collide_face(bodies, i, f.geom, f.face, envelope, one);
+                for (int j = 0; j < m; ++j) put(f.wall, one[j].feature, one[j].point, one[j].normal, one[j].gap);
+                continue;
+            }
             const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
             for (int j = 0; j < m; ++j) put(f.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
