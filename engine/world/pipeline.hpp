@@ -97,6 +97,10 @@ private:
 
 /// Stage 1: ν* = ν + h M⁻¹ f (gravity and the gyroscopic torque) on dynamic bodies.
 void apply_forces(BodyStore& bodies, const Vec3& gravity, double h);
+/// The body-frame angular velocity ω̄ after a step h of the torque-free Euler equations for
+/// principal inverse inertia `inv_j`: the implicit midpoint rule (neither the energy nor
+/// |J ω̄| grows), or for an isotropic body the explicit term, zero up to rounding.
+Vec3 gyroscopic_step(const Vec3& inv_j, const Vec3& w, double h);
 
 /// Stage 1b: each body's reach (radius + margin, into `reach`) and the wall margin, from ν*
 /// (docs/design.md §3). `envelope` is the scene's δ_min [m].

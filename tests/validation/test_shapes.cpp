@@ -205,6 +205,41 @@ TEST(Shapes, ParallelCapsulesTouchAtBothEndsOfTheirOverlap) {
     EXPECT_NE(c[0].feature, c[1].feature);
 }
 
+// Two capsules side by side at 2° (issue 22's survey: a poured bed of capsules overlapped by
+// 17 % of their diameter where one pair's far ends swung through each other, since only
+// pairs within 0.06° of parallel got two contacts). The closest pair is at one end; the
+// far end gets a second contact whose gap is the exact distance of capsule 0's end sphere
+// to capsule 1, kept when it is within the envelope. Crossed capsules keep one contact.
+TEST(Shapes, CapsulesAtASmallAngleTouchAtTheFarEndToo) {
+    const double r = 0.05, h = 0.25, theta = 2.0 * M_PI / 180.0;
+    const double zc = 2.0 * r + h * std::sin(theta) - 1e-3;  // the near end 1 mm deep
+    BodyStore b;
+    b.add_capsule(0, Vec3(0, 0, 0), r, h, 1000.0, 0);
+    b.add_capsule(1, Vec3(0, 0, zc), r, h, 1000.0, 0, Vec3::Zero(), Vec3::Zero(),
+                  Quat(Eigen::AngleAxisd(-theta, Vec3::UnitY())));  // axis (cos θ, 0, sin θ)
+    const Vec3 a1 = b.orientation[1] * Vec3::UnitX();
+    ASSERT_NEAR(a1.z(), std::sin(theta), 1e-12);
+    ShapeContact c[kMaxShapeContacts];
+    ASSERT_EQ(collide_pair(b, 0, 1, 0.02, c), 2);
+    EXPECT_NEAR(c[0].gap, -1e-3, 1e-12);
+    EXPECT_NEAR(c[0].point.x(), -h * std::cos(theta), 1e-9);
+    // capsule 0's far end sphere against capsule 1
+    const Vec3 end(h, 0, 0);
+    const double brute = brute_min<1>(
+        [&](const std::array<double, 1>& t) { return (b.position[1] + t[0] * a1 - end).norm(); },
+        {-h}, {h}, 2001, 12) - 2.0 * r;
+    EXPECT_NEAR(c[1].gap, brute, 1e-9);
+    EXPECT_GT(c[1].gap, c[0].gap);
+    EXPECT_GT(c[1].point.x(), 0.9 * h);
+    EXPECT_NE(c[0].feature, c[1].feature);
+    // outside the envelope the far end is left out
+    EXPECT_EQ(collide_pair(b, 0, 1, 0.5 * brute, c), 1);
+    // crossed at right angles: one contact, however wide the envelope short of the ends
+    b.orientation[1] = Quat(Eigen::AngleAxisd(0.5 * M_PI, Vec3::UnitZ()));
+    b.position[1] = Vec3(0, 0, 2.0 * r - 1e-3);
+    EXPECT_EQ(collide_pair(b, 0, 1, 0.1, c), 1);
+}
+
 TEST(Shapes, EllipsoidSphereGapMatchesBruteForce) {
     std::mt19937_64 rng(11);
     std::uniform_real_distribution<double> u(-0.5, 0.5);
