@@ -140,32 +140,31 @@ int segment_segment(const Segment& s1, const Segment& s2, Vec3* q1, Vec3* q2) {
     return 1;
 }
 
-/// A second point pair for two capsules whose closest pair is q1[0], q2[0]: of the four
-/// segment ends and their closest points on the other segment, the pair whose point on s1
-/// lies farthest from q1[0], if more than `apart` from it, into q1[1], q2[1]; returns 1
-/// then, 0 otherwise. Each is the exact distance of an end sphere of one capsule to the
-/// other capsule, so it constrains nothing a capsule pair may do; it is the far end of
-/// two capsules lying side by side at a small angle, which the closest pair alone lets
-/// swing through the other capsule (up to 17 % of the diameter in a poured bed, where two
-/// closest pairs were made only within 0.06° of parallel). The envelope keeps it only
-/// when it can close within the step.
-int far_end_pair(const Segment& s1, const Segment& s2, double apart, Vec3* q1, Vec3* q2) {
-    double farthest = apart * apart;
-    int found = 0;
+/// More point pairs for two capsules whose closest pair is q1[0], q2[0]: each of the four
+/// segment ends with its closest point on the other segment, in that order, unless its
+/// point on s1 lies within `apart` of q1[0] or of a pair already taken; written from
+/// q1[1], q2[1] on with sub-feature 1 + the end's index in `feature`, and counted. Each is the exact distance of an end sphere of one capsule
+/// to the other capsule, so it forbids nothing a capsule pair may do. They are the far end
+/// of two capsules lying side by side at a small angle, and the end of one swinging down
+/// onto the other's side, which the closest pair alone let pass through the other capsule
+/// (a fifth of the diameter in a poured bed, where two pairs were made only within 0.06°
+/// of parallel; one more pair, the nearest, still let 11 %). The envelope keeps them only
+/// when they can close within the step.
+int end_pairs(const Segment& s1, const Segment& s2, double apart, Vec3* q1, Vec3* q2, uint32_t* feature) {
+    int count = 1;
     for (int e = 0; e < 4; ++e) {
         const Segment& own = e < 2 ? s1 : s2;
         const Vec3 end = own.centre + ((e % 2 == 0) ? own.half : -own.half) * own.axis;
         const Vec3 on_1 = e < 2 ? end : closest_on_segment(s1, end);
-        const Vec3 on_2 = e < 2 ? closest_on_segment(s2, end) : end;
-        const double d2 = (on_1 - q1[0]).squaredNorm();
-        if (d2 > farthest) {
-            farthest = d2;
-            q1[1] = on_1;
-            q2[1] = on_2;
-            found = 1;
-        }
+        bool near = false;
+        for (int k = 0; k < count; ++k) near = near || (on_1 - q1[k]).squaredNorm() <= apart * apart;
+        if (near) continue;
+        q1[count] = on_1;
+        q2[count] = e < 2 ? closest_on_segment(s2, end) : end;
+        feature[count] = uint32_t(1 + e);
+        ++count;
     }
-    return found;
+    return count - 1;
 }
 
 /// Signed distance of world point p to the ellipsoid body i; closest surface point and
@@ -364,14 +363,15 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
         count = 1;
     } else if (sa == Shape::Capsule && sb == Shape::Capsule) {
         const Segment s1 = segment_of(bodies, a), s2 = segment_of(bodies, b);
-        Vec3 q1[2], q2[2];
+        Vec3 q1[kMaxShapeContacts], q2[kMaxShapeContacts];
+        uint32_t feature[kMaxShapeContacts] = {0, 1};  // the parallel pair's two ends: 0, 1
         int k = segment_segment(s1, s2, q1, q2);
-        if (k == 1) k += far_end_pair(s1, s2, std::min(ra, rb), q1, q2);
+        if (k == 1) k += end_pairs(s1, s2, 0.25 * std::min(ra, rb), q1, q2, feature);
         const Vec3 perp = s1.axis.cross(s2.axis).squaredNorm() > 1e-12
                               ? Vec3(s1.axis.cross(s2.axis).normalized())
                               : any_perpendicular(s1.axis);
         for (int j = 0; j < k; ++j)
-            out[j] = core_contact(q1[j], ra, q2[j], rb, perp, uint32_t(j) << kSubFeatureShift);
+            out[j] = core_contact(q1[j], ra, q2[j], rb, perp, feature[j] << kSubFeatureShift);
         count = k;
     } else {  // capsule and sphere, either order
         const bool cap_a = sa == Shape::Capsule;

@@ -39,7 +39,7 @@ struct ShapeContact {
 
 /// Most contacts one body other than a clump makes with one wall face or with one other
 /// body (a clump makes one per sphere or pair of spheres: use the std::vector overloads).
-inline constexpr int kMaxShapeContacts = 2;
+inline constexpr int kMaxShapeContacts = 5;
 
 /// Contacts of body i with the plane `face` (normal pointing at the body) whose gap is
 /// ≤ envelope [m]: a sphere or ellipsoid gives at most one, a capsule one per end sphere

@@ -1,6 +1,7 @@
 #pragma once
 /// BodyStore: the state of every dynamic body, as structure of arrays (docs/design.md §2).
 /// Indexed by a dense body index; `id` is the stable user-visible id.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -178,6 +179,25 @@ struct BodyStore {
 
     /// Template index of clump body i.
     uint32_t clump_of(std::size_t i) const { return uint32_t(shape_param[i].x()); }
+
+    /// Half the thickness of body i [m]: a sphere's radius, a capsule's end radius, an
+    /// ellipsoid's smallest semi-axis, a clump's smallest sphere. The scale its overlaps,
+    /// slides and flights are measured against (the penetration target, the adaptive step's
+    /// bounds, the envelope), where `radius` only encloses it.
+    double thickness_radius(std::size_t i) const {
+        switch (shape[i]) {
+            case Shape::Capsule: return shape_param[i].x();
+            case Shape::Ellipsoid: return shape_param[i].minCoeff();
+            case Shape::Clump: {
+                const uint32_t t = clump_of(i);
+                double r = radius[i];
+                for (uint32_t k = clumps.begin(t); k < clumps.end(t); ++k) r = std::min(r, clumps.radius[k]);
+                return r;
+            }
+            case Shape::Sphere: break;
+        }
+        return radius[i];
+    }
 
     /// Replace body i's mass [kg] and principal inertia (Jx, Jy, Jz) [kg m²] (body frame),
     /// e.g. to reproduce a published example that states them instead of a density.

@@ -265,10 +265,11 @@ std::string seconds_text(double s) {
     return fmt::format("{:.3g} µs", s * 1e6);
 }
 
-/// The smallest radius among the bodies and what the emitters may add [m] (∞: none).
+/// The smallest thickness radius among the bodies (BodyStore::thickness_radius) and what
+/// the emitters may add [m] (∞: none).
 double smallest_radius(const talus::World& w) {
     double r = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < w.bodies.size(); ++i) r = std::min(r, w.bodies.radius[i]);
+    for (std::size_t i = 0; i < w.bodies.size(); ++i) r = std::min(r, w.bodies.thickness_radius(i));
     for (const talus::Emitter& e : w.emitters) r = std::min(r, e.size.min);
     return r;
 }

@@ -417,7 +417,7 @@ double smallest_dynamic_radius(const BodyStore& bodies) {
         [&](std::size_t lo, std::size_t hi) {
             double m = -std::numeric_limits<double>::infinity();
             for (std::size_t i = lo; i < hi; ++i)
-                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.radius[i]);
+                if (bodies.inv_mass[i] > 0.0) m = std::max(m, -bodies.thickness_radius(i));
             return m;
         });
 }

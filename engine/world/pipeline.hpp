@@ -242,7 +242,9 @@ StepError check_solution(const SolverResult& result, const BodyStore& bodies,
                          const ContactList& contacts, const AssembledBatch& batch,
                          const std::vector<Wall>& walls, double max_speed, StepAt at);
 
-/// The smallest radius of a dynamic body (+∞ if none) [m]; the same bits on any thread count.
+/// The smallest thickness radius of a dynamic body (BodyStore::thickness_radius: a
+/// capsule's end radius, a clump's smallest sphere; +∞ if none) [m]; the same bits on any
+/// thread count.
 double smallest_dynamic_radius(const BodyStore& bodies);
 
 /// Row i's relative velocity at its contact point, B's less A's, from the store's

@@ -208,8 +208,10 @@ TEST(Shapes, ParallelCapsulesTouchAtBothEndsOfTheirOverlap) {
 // Two capsules side by side at 2° (issue 22's survey: a poured bed of capsules overlapped by
 // 17 % of their diameter where one pair's far ends swung through each other, since only
 // pairs within 0.06° of parallel got two contacts). The closest pair is at one end; the
-// far end gets a second contact whose gap is the exact distance of capsule 0's end sphere
-// to capsule 1, kept when it is within the envelope. Crossed capsules keep one contact.
+// far end gets a second contact, the first end pair a quarter radius away from it
+// (capsule 0's end; capsule 1's end lies within that of it along capsule 0): the exact distance of
+// capsule 0's end sphere to capsule 1, kept when it is within the envelope. Crossed
+// capsules keep one.
 TEST(Shapes, CapsulesAtASmallAngleTouchAtTheFarEndToo) {
     const double r = 0.05, h = 0.25, theta = 2.0 * M_PI / 180.0;
     const double zc = 2.0 * r + h * std::sin(theta) - 1e-3;  // the near end 1 mm deep
@@ -238,6 +240,41 @@ TEST(Shapes, CapsulesAtASmallAngleTouchAtTheFarEndToo) {
     b.orientation[1] = Quat(Eigen::AngleAxisd(0.5 * M_PI, Vec3::UnitZ()));
     b.position[1] = Vec3(0, 0, 2.0 * r - 1e-3);
     EXPECT_EQ(collide_pair(b, 0, 1, 0.1, c), 1);
+}
+
+// The pair of the survey's capsule bed whose overlap reached 269 µm (13 % of the diameter),
+// as it was a step before (capsules 600 and 1163, r = 1 mm, 4 mm long, quaternions w, x,
+// y, z): the closest pair is 600's end against 1163's side, 96 µm apart, and 1163's end,
+// about 0.2 mm above 600's middle and spinning at 300 rad/s, went through it in the next
+// step. Its end pair is among the contacts, with the exact gap of 1163's end sphere to
+// capsule 600 (one more contact, the nearest end pair, was 600's far end and let a pair
+// like it through at 11 % of the diameter).
+TEST(Shapes, CapsuleEndSwingingOntoAnotherCapsuleHasItsContact) {
+    const double r = 0.001, h = 0.002;
+    BodyStore b;
+    b.add_capsule(600, Vec3(0.01711903176568526, 0.020062098868836118, 0.004689101481199774), r, h, 2500.0, 0,
+                  Vec3::Zero(), Vec3::Zero(),
+                  Quat(-0.8998410631894086, 0.3851545836415165, 0.04946190058987658, 0.19873481850979755).normalized());
+    b.add_capsule(1163, Vec3(0.018502941256300486, 0.020824374770643538, 0.006756768968842311), r, h, 2500.0, 0,
+                  Vec3::Zero(), Vec3::Zero(),
+                  Quat(0.05323812635650682, -0.240280086041592, -0.6684455935576319, 0.7018629998847917).normalized());
+    const Vec3 a0 = b.orientation[0] * Vec3::UnitX(), a1 = b.orientation[1] * Vec3::UnitX();
+    ShapeContact c[kMaxShapeContacts];
+    const int k = collide_pair(b, 0, 1, 1e-3, c);
+    ASSERT_GE(k, 2);
+    EXPECT_NEAR(c[0].gap, 96.2e-6, 0.5e-6);
+    // which end of 1163 is the nearer to capsule 600, and its exact gap
+    double best = INFINITY;
+    for (double sign : {-1.0, 1.0}) {
+        const Vec3 end = b.position[1] + sign * h * a1;
+        best = std::min(best, brute_min<1>([&](const std::array<double, 1>& t) {
+            return (b.position[0] + t[0] * a0 - end).norm();
+        }, {-h}, {h}, 2001, 12) - 2.0 * r);
+    }
+    EXPECT_LT(best, 0.3e-3);
+    int found = 0;
+    for (int j = 1; j < k; ++j) found += std::abs(c[j].gap - best) < 1e-9 ? 1 : 0;
+    EXPECT_EQ(found, 1) << "1163's end has its own contact";
 }
 
 TEST(Shapes, EllipsoidSphereGapMatchesBruteForce) {
