@@ -143,13 +143,14 @@ int segment_segment(const Segment& s1, const Segment& s2, Vec3* q1, Vec3* q2) {
 /// More point pairs for two capsules whose closest pair is q1[0], q2[0]: each of the four
 /// segment ends with its closest point on the other segment, in that order, unless its
 /// point on s1 lies within `apart` of q1[0] or of a pair already taken; written from
-/// q1[1], q2[1] on with sub-feature 1 + the end's index in `feature`, and counted. Each is the exact distance of an end sphere of one capsule
-/// to the other capsule, so it forbids nothing a capsule pair may do. They are the far end
-/// of two capsules lying side by side at a small angle, and the end of one swinging down
-/// onto the other's side, which the closest pair alone let pass through the other capsule
-/// (a fifth of the diameter in a poured bed, where two pairs were made only within 0.06°
-/// of parallel; one more pair, the nearest, still let 11 %). The envelope keeps them only
-/// when they can close within the step.
+/// q1[1], q2[1] on, with sub-feature 1 + the end's index in `feature`, and counted. Each
+/// is the exact distance of an end sphere of one capsule to the other capsule, so it
+/// forbids nothing a capsule pair may do. They are the far end of two capsules lying side
+/// by side at a small angle, and the end of one swinging down onto the other's side, which
+/// the closest pair alone let pass through the other capsule (a fifth of the diameter in a
+/// poured bed, where two pairs were made only within 0.06° of parallel; one more pair, the
+/// nearest, still let 11 %). The envelope keeps them only when they can close within the
+/// step.
 int end_pairs(const Segment& s1, const Segment& s2, double apart, Vec3* q1, Vec3* q2, uint32_t* feature) {
     int count = 1;
     for (int e = 0; e < 4; ++e) {

@@ -584,6 +584,21 @@ TrajectorySummary summarize_trajectory(const std::filesystem::path& path) {
                         radius = std::min(radius.value_or(spheres[4 * k + 3]), spheres[4 * k + 3]);
             }
         }
+        // A capsule's or ellipsoid's /bodies/radius only encloses it. Its glyphs in the first
+        // frame (/shapes/axes, three vectors each: the end spheres' and cylinder's radius, the
+        // ellipsoid's semi-axes, the clump spheres') give its thickness, as the engine's
+        // BodyStore::thickness_radius takes it (capsule and ellipsoid bodies exist only from
+        // the start; emitters make spheres and clumps, whose spheres are counted above).
+        const auto glyphs_first = read_range<uint64_t>(f, "/shapes/first_row", H5T_NATIVE_UINT64, 0, 1);
+        const auto glyphs = read_range<uint64_t>(f, "/shapes/row_count", H5T_NATIVE_UINT64, 0, 1);
+        if (!glyphs_first.empty() && !glyphs.empty() && glyphs[0] > 0) {
+            const auto axes =
+                read_block<double>(f, "/shapes/axes", H5T_NATIVE_DOUBLE, glyphs_first[0], glyphs[0], 9, path);
+            for (std::size_t v = 0; v + 2 < axes.size(); v += 3) {
+                const double half = std::sqrt(axes[v] * axes[v] + axes[v + 1] * axes[v + 1] + axes[v + 2] * axes[v + 2]);
+                if (half > 0.0) radius = std::min(radius.value_or(half), half);
+            }
+        }
         if (radius) s.smallest_diameter = 2.0 * *radius;
         // sources and sinks (/flow, present only for scenes with emitters or outlets)
         for (const char* what : {"emitted", "removed"}) {

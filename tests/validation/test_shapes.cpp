@@ -520,6 +520,20 @@ position = [1, 0, 1]
     } catch (const SceneError& e) {
         EXPECT_NE(std::string(e.what()).find("mem/two.toml:9: body.1.shape"), std::string::npos) << e.what();
     }
+    // a bed of them: one message, naming the second and counting the rest
+    std::string bed = "[[material]]\nname = \"m\"\n";
+    for (int k = 0; k < 50; ++k)
+        bed += "[[body]]\nshape = \"ellipsoid\"\nsemi_axes = [0.2, 0.1, 0.1]\nmaterial = \"m\"\nposition = [" +
+               std::to_string(k) + ", 0, 1]\n";
+    try {
+        parse_scene(bed, "mem/bed.toml");
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("body.1.shape"), std::string::npos) << what;
+        EXPECT_NE(what.find("and 48 more after this one"), std::string::npos) << what;
+        EXPECT_EQ(what.find("body.2.shape"), std::string::npos) << what;
+    }
 }
 
 TEST(Shapes, SceneOverlapCheckUsesTheExactShape) {

@@ -404,6 +404,32 @@ TEST(TrajectoryInfo, SaysHowManyStepsConvergedTheDeepestPenetrationAndTheFinalEn
     EXPECT_EQ(json.substr(json.size() - 2), "}\n");
 }
 
+// A capsule's /bodies/radius encloses it (r + half length); its thickness is what its
+// overlaps are measured against, as the run's own report does (BodyStore::thickness_radius):
+// 2 x 1 mm here, not 2 x 3 mm, read from the first frame's /shapes glyphs.
+TEST(TrajectoryInfo, MeasuresCapsulesByTheirThickness) {
+    const fs::path h5 = test_dir("info_capsule") / "run.h5";
+    {
+        RunMetadata meta = test_metadata();
+        meta.shapes = true;  // as a run whose first bodies include a capsule
+        TrajectoryWriter w(h5, meta, test_materials(), false);
+        BodyStore b;
+        b.add_sphere(0, Vec3(0, 0, 0), 0.005, 2500.0, 0);
+        b.add_capsule(1, Vec3(0.02, 0, 0), 0.001, 0.002, 2500.0, 0, Vec3::Zero(), Vec3::Zero(),
+                      Quat(Eigen::AngleAxisd(0.3, Vec3::UnitY())));
+        w.write_frame(b, 0.0, 0);
+        StepDiagnostics d = make_diagnostics(1);
+        d.contact_infeasibility = 4e-5;
+        w.write_diagnostics(d);
+        w.write_frame(b, 1e-3, 1);
+        w.close();
+    }
+    const TrajectorySummary sum = summarize_trajectory(h5);
+    ASSERT_TRUE(sum.smallest_diameter);
+    EXPECT_NEAR(*sum.smallest_diameter, 0.002, 1e-15);
+    EXPECT_NEAR(*sum.max_penetration_share_of_smallest_diameter(), 0.02, 1e-12);
+}
+
 TEST(TrajectoryInfo, CountsInTheRightNumberAndRoundsShares) {
     const fs::path dir = test_dir("info_plurals");
     // one step, converged; the smallest body (r = 0.001 m) sets the diameter
