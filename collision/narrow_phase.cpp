@@ -58,6 +58,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "collision/mesh.hpp"
 #include "core/clump.hpp"
@@ -274,6 +275,16 @@ double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& 
     return (y - point).dot(normal);
 }
 
+namespace {
+
+/// Signed gap between a sphere (centre x, radius r) and a wall face: the one formula behind
+/// every sphere-like face contact (spheres, capsule ends, clump spheres) and the count pass.
+double sphere_face_gap(const WallFace& face, const Vec3& x, double r) {
+    return face.normal.dot(x - face.point) - r;
+}
+
+}  // namespace
+
 int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, uint32_t face_index,
                  double envelope, ShapeContact* out) {
     const Vec3& n = face.normal;
@@ -282,7 +293,7 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
     switch (bodies.shape[i]) {
         case Shape::Sphere: {
             const double r = bodies.radius[i];
-            const double gap = n.dot(x - face.point) - r;
+            const double gap = sphere_face_gap(face, x, r);
             if (gap > envelope) return 0;
             out[0] = {x - r * n, n, gap, face_index};
             return 1;
@@ -294,7 +305,7 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
             int count = 0;
             for (int e = 0; e < ends; ++e) {
                 const Vec3 c = e == 0 ? Vec3(x + half) : Vec3(x - half);
-                const double gap = n.dot(c - face.point) - r;
+                const double gap = sphere_face_gap(face, c, r);
                 if (gap > envelope) continue;
                 out[count++] = {c - r * n, n, gap, face_index | (uint32_t(e) << kSubFeatureShift)};
             }
@@ -339,7 +350,7 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
     for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
         const Vec3 c = clump_sphere(bodies, i, k);
         const double r = t.radius[k];
-        const double gap = n.dot(c - face.point) - r;
+        const double gap = sphere_face_gap(face, c, r);
         if (gap > envelope) continue;
         out.push_back({c - r * n, n, gap, face_index | ((k - t.begin(id)) << kSubFeatureShift)});
     }
@@ -602,6 +613,15 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (walls[w].type == WallType::Cone || walls[w].type == WallType::Orifice)
             thin.push_back({ThinWallAt(walls[w], states[w]), uint32_t(w)});
     }
+    // Body i's contacts with face f: at most kMaxShapeContacts into `few` (no allocation), or
+    // any number into `many` for a clump. Both passes (count, then write) go through here.
+    auto face_contacts = [&](std::size_t i, const Face& f, double envelope, ShapeContact* few,
+                             std::vector<ShapeContact>& many) -> std::pair<const ShapeContact*, int> {
+        if (bodies.shape[i] != Shape::Clump)
+            return {few, collide_face(bodies, i, f.geom, f.face, envelope, few)};
+        const int m = collide_face(bodies, i, f.geom, f.face, envelope, many);
+        return {many.data(), m};
+    };
     // Moving meshes: the query sphere's centre x (a sphere body or one sphere of a clump,
     // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
     // invariant under the rigid motion).
@@ -661,10 +681,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         if (bodies.shape[i] == Shape::Sphere) {  // (most bodies: a plane test each, no buffer)
             const Vec3& x = bodies.position[i];
             const double r = bodies.radius[i];
-            for (const Face& f : faces) c += f.geom.normal.dot(x - f.geom.point) - r > envelope ? 0u : 1u;
+            for (const Face& f : faces) c += sphere_face_gap(f.geom, x, r) > envelope ? 0u : 1u;
         } else {
-            for (const Face& f : faces)
-                c += uint32_t(collide_face(bodies, i, f.geom, f.face, envelope, mb.shape));
+            ShapeContact few[kMaxShapeContacts];
+            for (const Face& f : faces) c += uint32_t(face_contacts(i, f, envelope, few, mb.shape).second);
         }
         const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
         for (const Cyl& cy : cylinders) {
@@ -775,15 +795,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             if (periodic) out.shift_b[k] = Vec3::Zero();
             ++k;
         };
+        ShapeContact few[kMaxShapeContacts];
         for (const Face& f : faces) {
-            if (bodies.shape[i] != Shape::Clump) {  // at most kMaxShapeContacts, no buffer
-                ShapeContact one[kMaxShapeContacts];
-                const int m = collide_face(bodies, i, f.geom, f.face, envelope, one);
-                for (int j = 0; j < m; ++j) put(f.wall, one[j].feature, one[j].point, one[j].normal, one[j].gap);
-                continue;
-            }
-            const int m = collide_face(bodies, i, f.geom, f.face, envelope, c);
-            for (int j = 0; j < m; ++j) put(f.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+            const auto [fc, m] = face_contacts(i, f, envelope, few, c);
+            for (int j = 0; j < m; ++j) put(f.wall, fc[j].feature, fc[j].point, fc[j].normal, fc[j].gap);
         }
         if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
         for (const Cyl& cy : cylinders) {
