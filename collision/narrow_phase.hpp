@@ -38,8 +38,9 @@ struct ShapeContact {
 };
 
 /// Most contacts one body other than a clump makes with one wall face or with one other
-/// body (a clump makes one per sphere or pair of spheres: use the std::vector overloads).
-inline constexpr int kMaxShapeContacts = 5;
+/// body (a clump makes one per sphere or pair of spheres: use the std::vector overloads):
+/// two capsules near parallel, their closest pair, four ends and six inner points.
+inline constexpr int kMaxShapeContacts = 11;
 
 /// Contacts of body i with the plane `face` (normal pointing at the body) whose gap is
 /// ≤ envelope [m]: a sphere or ellipsoid gives at most one, a capsule one per end sphere

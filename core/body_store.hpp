@@ -2,6 +2,7 @@
 /// BodyStore: the state of every dynamic body, as structure of arrays (docs/design.md §2).
 /// Indexed by a dense body index; `id` is the stable user-visible id.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -197,6 +198,29 @@ struct BodyStore {
             case Shape::Sphere: break;
         }
         return radius[i];
+    }
+
+    /// The largest centripetal acceleration ‖ω‖ ‖ω × p‖ [m/s²] of the points whose gaps
+    /// body i's contacts follow, p from its centre: a clump's sphere centres, a capsule's
+    /// end centres, an ellipsoid's surface (bounded by ‖ω‖² × its largest semi-axis); 0 for
+    /// a sphere, whose gaps its spin does not move. A step linearises each contact at its
+    /// start, so such a point leaves its tangent line by about ½ a h² over the step
+    /// (World::choose_step bounds that).
+    double centripetal_acceleration(std::size_t i) const {
+        const Vec3& w = angular_velocity[i];  // body frame, as the shape's points below
+        switch (shape[i]) {
+            case Shape::Sphere: return 0.0;
+            case Shape::Capsule: return w.norm() * shape_param[i].y() * std::hypot(w.y(), w.z());
+            case Shape::Ellipsoid: return w.squaredNorm() * shape_param[i].maxCoeff();
+            case Shape::Clump: {
+                const uint32_t t = clump_of(i);
+                double arm = 0.0;  // the largest ‖ω × p‖
+                for (uint32_t k = clumps.begin(t); k < clumps.end(t); ++k)
+                    arm = std::max(arm, w.cross(clumps.centre[k]).norm());
+                return w.norm() * arm;
+            }
+        }
+        return 0.0;
     }
 
     /// Replace body i's mass [kg] and principal inertia (Jx, Jy, Jz) [kg m²] (body frame),

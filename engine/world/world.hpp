@@ -126,11 +126,18 @@ public:
     /// margin, 1.25 h ‖v‖, then stays about a grain, so its candidate pairs are its near
     /// neighbours whatever its speed.
     static constexpr double kFreeFlight = 1.0;
+    /// A spinning non-sphere's contact points may leave their tangent line by
+    /// kTurnDrift × kPenetrationTarget r_min in one step (choose_step): the share of an
+    /// overlap the push-out takes back per step at the default γ_s, so that the overlap a
+    /// drift of one sign sustains stays within the penetration target.
+    static constexpr double kTurnDrift = 0.2;
 
     /// The adaptive step from the current state (docs/design.md §4, "The adaptive step"):
     /// the largest h with s h ≤ c r_min for the speed s at which bodies in contact slide
     /// across each other (c = step_fraction), ‖g‖ h² ≤ kPenetrationTarget r_min for a grain
-    /// at rest on its support, ‖v‖max h + ‖g‖ h² ≤ kFreeFlight r_min for the fastest body,
+    /// at rest on its support, ½ a h² ≤ kTurnDrift kPenetrationTarget r_min for the largest
+    /// centripetal acceleration a of a non-sphere's contact points,
+    /// ‖v‖max h + ‖g‖ h² ≤ kFreeFlight r_min for the fastest body,
     /// and the penetration control, within [min_dt, max_dt], shortened
     /// to land on `until` when it would pass it (the remaining time cut into equal steps,
     /// so that no sliver is left). A pure function of the bodies, the carried state, the

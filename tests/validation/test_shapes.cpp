@@ -12,11 +12,13 @@
 //    t = 0.383 s (within 0.01 s at h = 5 ms; the flight is ballistic).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <vector>
 
 #include "collision/narrow_phase.hpp"
 #include "io/scene.hpp"
@@ -222,7 +224,9 @@ TEST(Shapes, CapsulesAtASmallAngleTouchAtTheFarEndToo) {
     const Vec3 a1 = b.orientation[1] * Vec3::UnitX();
     ASSERT_NEAR(a1.z(), std::sin(theta), 1e-12);
     ShapeContact c[kMaxShapeContacts];
-    ASSERT_EQ(collide_pair(b, 0, 1, 0.02, c), 2);
+    // the closest pair, the far end, and (near parallel) the inner points within the
+    // envelope: NearParallelCapsulesGetInnerContacts
+    ASSERT_GE(collide_pair(b, 0, 1, 0.02, c), 2);
     EXPECT_NEAR(c[0].gap, -1e-3, 1e-12);
     EXPECT_NEAR(c[0].point.x(), -h * std::cos(theta), 1e-9);
     // capsule 0's far end sphere against capsule 1
@@ -234,12 +238,67 @@ TEST(Shapes, CapsulesAtASmallAngleTouchAtTheFarEndToo) {
     EXPECT_GT(c[1].gap, c[0].gap);
     EXPECT_GT(c[1].point.x(), 0.9 * h);
     EXPECT_NE(c[0].feature, c[1].feature);
-    // outside the envelope the far end is left out
-    EXPECT_EQ(collide_pair(b, 0, 1, 0.5 * brute, c), 1);
+    // outside the envelope the far end is left out, and every inner point farther still
+    const int near = collide_pair(b, 0, 1, 0.5 * brute, c);
+    for (int j = 1; j < near; ++j) EXPECT_GE(c[j].feature >> kSubFeatureShift, 5u);
+    for (int j = 1; j < near; ++j) EXPECT_LE(c[j].gap, 0.5 * brute);
     // crossed at right angles: one contact, however wide the envelope short of the ends
     b.orientation[1] = Quat(Eigen::AngleAxisd(0.5 * M_PI, Vec3::UnitZ()));
     b.position[1] = Vec3(0, 0, 2.0 * r - 1e-3);
     EXPECT_EQ(collide_pair(b, 0, 1, 0.1, c), 1);
+}
+
+// Two capsules within 45° of parallel also get inner points: a quarter, half and three
+// quarters of each segment against the other capsule. The pair of the capsule bed (r = 1
+// mm, 4 mm long) that passed 61 µm into each other at the middle in one step crossed at
+// 18°, its closest pair at a fifth of one capsule and every end clear. Here: crossing at
+// 18°, 10 µm apart, near one end. Every contact's gap is the exact distance of its sphere
+// (on either axis) to the other capsule, found by brute force, so none forbids a legal
+// motion; the points along capsule 0 are at most a quarter of its length apart, where
+// the closest pair and the ends alone left half its length bare; crossed at 60°, none.
+TEST(Shapes, NearParallelCapsulesGetInnerContacts) {
+    const double r = 1e-3, h = 2e-3, theta = 18.0 * M_PI / 180.0;
+    BodyStore b;
+    b.add_capsule(0, Vec3::Zero(), r, h, 2500.0, 0);
+    const Vec3 cross(-0.6 * h, 0, 2.0 * r + 10e-6);  // where capsule 1 crosses over capsule 0
+    const Quat q1(Eigen::AngleAxisd(theta, Vec3::UnitZ()));
+    const Vec3 a1 = q1 * Vec3::UnitX();
+    b.add_capsule(1, cross + 0.3 * h * a1, r, h, 2500.0, 0, Vec3::Zero(), Vec3::Zero(), q1);
+    const double envelope = 1e-3;
+    ShapeContact c[kMaxShapeContacts];
+    const int k = collide_pair(b, 0, 1, envelope, c);
+    ASSERT_GE(k, 5);
+    EXPECT_NEAR(c[0].gap, 10e-6, 1e-9);
+    int inner = 0;
+    std::vector<double> along;  // the contacts' places along capsule 0's axis
+    for (int j = 0; j < k; ++j) {
+        const uint32_t f = c[j].feature >> kSubFeatureShift;
+        inner += f >= 5 ? 1 : 0;
+        // the sphere of this contact: a point of capsule 0's axis (sub-features 0, 1, 2, 5-7)
+        // or of capsule 1's (3, 4, 8-10), the other end of the pair its closest point
+        const Vec3 x0 = c[j].point - (r + 0.5 * c[j].gap) * c[j].normal;
+        const Vec3 x1 = c[j].point + (r + 0.5 * c[j].gap) * c[j].normal;
+        const bool on_0 = f <= 2 || (f >= 5 && f <= 7);
+        const Vec3 centre = on_0 ? x0 : x1;
+        const Vec3 other_c = on_0 ? b.position[1] : b.position[0];
+        const Vec3 other_a = on_0 ? a1 : Vec3::UnitX();
+        const double brute = brute_min<1>(
+            [&](const std::array<double, 1>& t) { return (other_c + t[0] * other_a - centre).norm(); },
+            {-h}, {h}, 2001, 12) - 2.0 * r;
+        EXPECT_NEAR(c[j].gap, brute, 1e-9) << "contact " << j << ", sub-feature " << f;
+        EXPECT_LE(c[j].gap, envelope);
+        along.push_back(std::clamp(x0.x(), -h, h));
+    }
+    EXPECT_GE(inner, 2);
+    along.push_back(-h);
+    along.push_back(h);
+    std::sort(along.begin(), along.end());
+    for (std::size_t j = 1; j < along.size(); ++j) EXPECT_LE(along[j] - along[j - 1], 0.5 * h + 1e-12);
+    // crossed at 60°: the closest pair and whichever ends are near, no inner point
+    b.orientation[1] = Quat(Eigen::AngleAxisd(M_PI / 3.0, Vec3::UnitZ()));
+    b.position[1] = cross;
+    const int crossed = collide_pair(b, 0, 1, envelope, c);
+    for (int j = 0; j < crossed; ++j) EXPECT_LT(c[j].feature >> kSubFeatureShift, 5u);
 }
 
 // The pair of the survey's capsule bed whose overlap reached 269 µm (13 % of the diameter),

@@ -86,6 +86,44 @@ TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
     EXPECT_NEAR(apart.choose_step(World::kNoTimeLimit).h, r / slip, 1e-12);
 }
 
+// A spinning non-sphere: its contacts' points (a capsule's end centres, a clump's sphere
+// centres) leave their tangent line by ½ a h² in a step, a = ‖ω‖ ‖ω × p‖, and the step
+// holds that to kTurnDrift of the penetration target: h = √(2 kTurnDrift p* / a). A
+// capsule spinning about its own axis turns no such point (a = 0): only the free-flight
+// bound, ‖ω‖ × its bounding radius being its surface's speed. A sphere spinning as fast
+// takes the step it took before.
+TEST(AdaptiveStep, SpinningNonSphereBoundsTheStepByItsTurn) {
+    const double r = 1e-3, half = 2e-3, omega = 300.0;
+    World w = make_world(1e-3, Vec3::Zero());
+    w.simulation.adaptive = true;
+    w.simulation.max_dt = 0.1;
+    const uint32_t mat = add_material(w, 2500.0, 0.5);
+    w.bodies.add_capsule(0, Vec3::Zero(), r, half, 2500.0, mat, Vec3::Zero(), Vec3(0, omega, 0));
+    const double p_star = World::kPenetrationTarget * r;
+    const double a = omega * omega * half;  // the end centres', ω ⊥ the axis
+    EXPECT_NEAR(w.bodies.centripetal_acceleration(0), a, 1e-9 * a);
+    const double turn = std::sqrt(2.0 * World::kTurnDrift * p_star / a);
+    const double free_flight = World::kFreeFlight * r / (omega * (half + r));
+    ASSERT_LT(turn, free_flight);
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, turn, 1e-15);
+    // about its own axis (body x): its end centres stay put
+    w.bodies.angular_velocity[0] = Vec3(omega, 0, 0);
+    EXPECT_EQ(w.bodies.centripetal_acceleration(0), 0.0);
+    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, free_flight, 1e-15);
+    // at 45° between the two: a = ‖ω‖ ‖ω × p‖ = ω² sin 45° half
+    w.bodies.angular_velocity[0] = omega * Vec3(1, 1, 0).normalized();
+    EXPECT_NEAR(w.bodies.centripetal_acceleration(0), a * std::sqrt(0.5), 1e-9 * a);
+    // a sphere of the capsule's thickness, spinning as fast: its points do not turn
+    World s = make_world(1e-3, Vec3::Zero());
+    s.simulation.adaptive = true;
+    s.simulation.max_dt = 0.1;
+    const uint32_t m = add_material(s, 2500.0, 0.5);
+    add_sphere(s, Vec3::Zero(), r, m);
+    s.bodies.angular_velocity[0] = Vec3(0, omega, 0);
+    EXPECT_EQ(s.bodies.centripetal_acceleration(0), 0.0);
+    EXPECT_EQ(s.choose_step(World::kNoTimeLimit).h, s.simulation.max_dt);
+}
+
 // Penetration control: above the target and growing, the last step times √(p*/p) (at
 // least half of it, and at least 1/16 of the motion bound); above it but falling, the last
 // step held; below a quarter of it, the motion bound alone.
