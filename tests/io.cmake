@@ -276,8 +276,8 @@ foreach(mode stop signals damaged periodic finished adaptive)
 endforeach()
 
 # What the talus command says to a first-time user: --threads, an HDF5 file given as a
-# scene, counts in words, and the end-of-run summary (converged share, penetration, energy,
-# the files written).
+# scene, counts in words, and the end-of-run summary (converged share, penetration as a
+# share of the smallest grain's diameter, not a fixed obstacle's, energy, the files written).
 add_test(NAME io.cli_messages
          COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_cli_messages.py
                  $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/small_box.toml

@@ -265,15 +265,6 @@ std::string seconds_text(double s) {
     return fmt::format("{:.3g} µs", s * 1e6);
 }
 
-/// The smallest thickness radius among the bodies (BodyStore::thickness_radius) and what
-/// the emitters may add [m] (∞: none).
-double smallest_radius(const talus::World& w) {
-    double r = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < w.bodies.size(); ++i) r = std::min(r, w.bodies.thickness_radius(i));
-    for (const talus::Emitter& e : w.emitters) r = std::min(r, e.size.min);
-    return r;
-}
-
 /// What the end of a run says of its steps: how many converged, the deepest penetration,
 /// the energy left.
 struct RunTally {
@@ -622,7 +613,7 @@ int cmd_run(RunOptions opt) {
     Progress progress(opt.quiet, first_step, world.time);
     // What the end-of-run lines report of this process's steps.
     RunTally tally;
-    tally.smallest_radius = smallest_radius(world);
+    tally.smallest_radius = world.smallest_radius_to_come();
     const Clock::time_point loop_start = Clock::now();
     const bool staged = scene.stages.size() > 1;
     talus::RunEvents events;

@@ -108,6 +108,12 @@ StepStatus World::step(double until) {
     }
 }
 
+double World::smallest_radius_to_come() const {
+    double r_min = smallest_dynamic_radius(bodies);
+    for (const Emitter& e : emitters) r_min = std::min(r_min, e.size.min);  // (a discrete law's too)
+    return r_min;
+}
+
 World::StepChoice World::choose_step(double until) const {
     // Three bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
     // step under semi-implicit Euler):

@@ -167,6 +167,11 @@ public:
     static double rest_step(double r_min, double g) {
         return g > 0.0 ? std::sqrt(kPenetrationTarget * r_min / g) : std::numeric_limits<double>::infinity();
     }
+    /// The smallest thickness radius a dynamic body of this process has or an emitter can
+    /// draw [m] (+∞ for neither): the r_min of a scene's default envelope and max_dt and of
+    /// the end-of-run "% of the smallest diameter". Static and kinematic bodies do not
+    /// count (a small fixed obstacle sets no grain's scale).
+    double smallest_radius_to_come() const;
     /// The separate push-out pass runs when an overlap is deeper than this share of
     /// kPenetrationTarget r_min, the depth at which the penetration control starts to act.
     static constexpr double kPushOutSlop = 0.25;

@@ -213,24 +213,10 @@ PeriodicBox read_periodic(Reader& r, const Ctx& root) {
     return p;
 }
 
-namespace {
-
-/// The smallest radius a dynamic body has or an emitter can draw (+∞ for neither).
-double smallest_radius_to_come(const World& world) {
-    double r_min = smallest_dynamic_radius(world.bodies);
-    for (const Emitter& e : world.emitters) {
-        r_min = std::min(r_min, e.size.min);
-        for (double v : e.size.values) r_min = std::min(r_min, v);
-    }
-    return r_min;
-}
-
-}  // namespace
-
 void default_envelope(Reader& r, const Ctx& root, World& world) {
     const auto c = r.table(root, "solver", Need::Optional);
     if (c && r.find(*c, "envelope")) return;  // the scene's own, in metres
-    const double r_min = smallest_radius_to_come(world);
+    const double r_min = world.smallest_radius_to_come();
     if (std::isfinite(r_min) && r_min > 0.0) world.solver.envelope = kSceneEnvelopeShare * r_min;
 }
 
@@ -238,7 +224,7 @@ void default_max_dt(Reader& r, const Ctx& root, World& world) {
     SimulationSettings& s = world.simulation;
     const auto c = r.table(root, "simulation", Need::Optional);
     if (!s.adaptive || (c && r.find(*c, "max_dt"))) return;  // a fixed step, or the scene's own
-    const double r_min = smallest_radius_to_come(world);
+    const double r_min = world.smallest_radius_to_come();
     if (!(std::isfinite(r_min) && r_min > 0.0)) return;
     // the rest bound of World::choose_step for the smallest grain, under the scene's gravity
     // or, without gravity, under the standard one

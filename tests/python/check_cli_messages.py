@@ -11,7 +11,9 @@ SCENE is tests/scenes/small_box.toml. Checked:
 - `talus check` writes its counts in words ("1 wall", not "1 walls");
 - the end of a run gives the share of converged steps, the largest penetration (in metres
   and as a share of the smallest diameter), the final kinetic energy, the .h5 and the .xmf,
-  with rounded numbers (no "26.437201 s").
+  with rounded numbers (no "26.437201 s");
+- that share is of the smallest grain's diameter, the scale the run's targets use: a small
+  fixed sphere (an obstacle) does not set it.
 Exit status 0 when all hold.
 """
 import os
@@ -87,6 +89,25 @@ def main():
     if "is a checkpoint" not in p.stderr or f"--resume {ck}" not in p.stderr:
         fail(f"talus run on a checkpoint does not say to resume it:\n{p.stderr}")
     print(f"talus run on a checkpoint: exit 2, {p.stderr.strip()!r}")
+
+    # grains of 2 mm poured beside a fixed sphere of 0.5 mm: the share is of 4 mm
+    obstacle = os.path.join(outdir, "cli_obstacle.toml")
+    with open(obstacle, "w") as f:
+        f.write('[simulation]\nduration = 0.1\n\n[[material]]\nname = "glass"\ndensity = 2500.0\n'
+                'friction = 0.5\n\n[[wall]]\ntype = "box"\nmin = [0.0, 0.0, 0.0]\n'
+                'max = [0.03, 0.03, 0.1]\nmaterial = "glass"\n\n'
+                '[[particles]]\nshape = "sphere"\nradius = 0.0005\nmaterial = "glass"\nfixed = true\n'
+                'random = { min = [0.025, 0.025, 0.08], max = [0.026, 0.026, 0.081], count = 1, seed = 1 }\n\n'
+                '[[particles]]\nshape = "sphere"\nradius = 0.002\nmaterial = "glass"\n'
+                'random = { min = [0.003, 0.003, 0.003], max = [0.02, 0.02, 0.03], count = 60, seed = 2 }\n')
+    p = run(talus, "run", obstacle, "-o", os.path.join(outdir, "cli_obstacle.h5"), "--force", expect=0)
+    m = re.search(r"largest penetration ([0-9.e+-]+) m \(([0-9.e+-]+) % of the smallest diameter\)", p.stderr)
+    if not m or float(m.group(1)) <= 0.0:
+        fail(f"no penetration reported beside a fixed obstacle:\n{p.stderr}")
+    share = 100.0 * float(m.group(1)) / 0.004
+    if abs(float(m.group(2)) - share) > 0.1 * share:
+        fail(f"the penetration's share is not of the grains' 4 mm (expected about {share:.2g} %):\n{p.stderr}")
+    print(f"beside a fixed 0.5 mm sphere: {m.group(0)!r}, of the grains' 4 mm")
 
     p = run(talus, "check", scene, expect=0)
     if not re.search(r"\b1 wall\b", p.stdout) or "walls" in p.stdout or "bodies" not in p.stdout:
