@@ -115,7 +115,7 @@ double World::smallest_radius_to_come() const {
 }
 
 World::StepChoice World::choose_step(double until) const {
-    // Three bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
+    // Four bounds on how far bodies move in one step (‖g‖ h² is what gravity adds over the
     // step under semi-implicit Euler):
     // - bodies in contact, across each other: s h ≤ c r_min. A contact is
     //   linearised at the step's start; when its two bodies slide Δx across each other
