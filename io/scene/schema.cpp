@@ -62,7 +62,8 @@ const Fields kSimulationKeys{
     value("dt", Type::Number, "s", SimulationSettings::Accepted::dt, "none: adaptive",
           "a fixed time step h. Without it the step is adaptive: chosen before each step so that "
           "bodies in contact move at most step_fraction × the smallest radius across each other, a "
-          "resting grain could sink at most 1 % of it, any body moves at most that radius, and the "
+          "resting grain could sink at most 1 % of it, any body moves at most that radius, a spinning "
+          "non-sphere's contact points drift off their tangent by at most 0.2 % of it, and the "
           "largest penetration stays near half a per cent of the diameter (docs/design.md §4, \"The "
           "adaptive step\"), landing exactly on frame and stage times. Leave it out unless you need "
           "a fixed step. A dt so long for the speeds that the collision margins (1.25 dt |v| per "
