@@ -1,6 +1,6 @@
 // Micro-benchmarks of the step's stages on a settled-like random bed (figures, not tests):
 //   build/bin/talus_micro_benchmarks
-// broad phase (bodies/s), one PGS solve of a packed bed (contact-iterations/s), the colouring
+// broad phase (bodies/s; one size, and two sizes 5× apart), one PGS solve of a packed bed (contact-iterations/s), the colouring
 // and assembly stage (ns per contact), and the PGS
 // kernel alone on one colour that fits in cache (scalar vs four-lane AVX; contacts/s), and a
 // whole bgs solve of a bed of touching grains on 1 and 2 threads (contact-iterations/s), and
@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <random>
@@ -61,6 +62,32 @@ void BM_BroadPhase(benchmark::State& state) {
     state.counters["pairs"] = double(pairs.size());
 }
 BENCHMARK(BM_BroadPhase)->Arg(20)->Arg(40)->Unit(benchmark::kMillisecond);
+
+void BM_BroadPhaseTwoSizes(benchmark::State& state) {
+    // The 1:5 bed's mix (benchmarks/polydisperse_1to5.toml): grains of 1 mm radius at about
+    // 60 % of space, and one in 80 of 5 mm among them, in a random cloud (overlaps do not
+    // matter to the broad phase). With one grid, its cells are sized by the 5 mm grains and
+    // hold about 190 small ones; with the size classes, the small grains have their own.
+    const int n = int(state.range(0));
+    const double r = 1e-3, side = std::cbrt(double(n) * 4.19 * r * r * r / 0.6);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0.0, side);
+    std::vector<Vec3> x;
+    std::vector<double> radius;
+    for (int i = 0; i < n; ++i) {
+        x.emplace_back(u(rng), u(rng), u(rng));
+        radius.push_back(i % 80 == 0 ? 5.0 * r : r);
+    }
+    PairList pairs;
+    BroadPhaseScratch scratch;
+    for (auto _ : state) {
+        broad_phase(x, radius, 5e-4, pairs, scratch);
+        benchmark::DoNotOptimize(pairs.a.data());
+    }
+    state.counters["bodies/s"] = benchmark::Counter(double(n) * state.iterations(), benchmark::Counter::kIsRate);
+    state.counters["pairs"] = double(pairs.size());
+}
+BENCHMARK(BM_BroadPhaseTwoSizes)->Arg(12000)->Unit(benchmark::kMillisecond);
 
 void BM_PgsStep(benchmark::State& state) {
     // One whole step of a resting column bed; solver capped at 50 iterations.

@@ -78,12 +78,12 @@ TEST(BroadPhase, SparseGridFallsBackToSearchingTheOccupiedCells) {
     PairList fast, slow, alone;
     BroadPhaseScratch s, s_alone;
     broad_phase(both.x, both.r, 0.01, fast, s);
-    EXPECT_TRUE(s.dense.empty()) << "expected the sparse path";
+    EXPECT_TRUE(s.levels.at(0).dense.empty()) << "expected the sparse path";
     all_pairs(both.x, both.r, 0.01, slow);
     EXPECT_EQ(as_set(fast), as_set(slow));
     EXPECT_GT(slow.size(), 100u);
     broad_phase(a.x, a.r, 0.01, alone, s_alone);
-    EXPECT_FALSE(s_alone.dense.empty()) << "expected the dense path";
+    EXPECT_FALSE(s_alone.levels.at(0).dense.empty()) << "expected the dense path";
     EXPECT_EQ(as_set(alone), as_set([&] {
                   PairList first;  // the pairs of cluster a within the sparse run
                   for (std::size_t k = 0; k < fast.size(); ++k)
@@ -93,6 +93,45 @@ TEST(BroadPhase, SparseGridFallsBackToSearchingTheOccupiedCells) {
                       }
                   return first;
               }()));
+}
+
+// Sizes 20× apart (a few large bodies among many small, and a continuous spread), open
+// and periodic: the size classes' grids find every brute-force pair exactly once, a small
+// body's pairs with the large ones included, and one size class keeps a single grid.
+TEST(BroadPhase, SizeClassesFindEveryPairOnce) {
+    PeriodicBox box;
+    box.on = {true, false, false};
+    box.lo = Vec3(-1.0, 0.0, 0.0);
+    box.hi = Vec3(1.0, 0.0, 0.0);
+    for (const bool wrap : {false, true}) {
+        for (uint64_t seed : {21u, 22u}) {
+            Cloud c = random_cloud(6000, 1.0, 0.004, 0.006, seed);  // small grains
+            Cloud big = random_cloud(60, 1.0, 0.05, 0.1, seed + 100);  // a few 10–20× larger
+            Cloud mid = random_cloud(300, 1.0, 0.004, 0.08, seed + 200);  // every size between
+            for (const Cloud* o : {&big, &mid}) {
+                c.x.insert(c.x.end(), o->x.begin(), o->x.end());
+                c.r.insert(c.r.end(), o->r.begin(), o->r.end());
+            }
+            for (double env : {0.0, 0.003}) {
+                PairList fast, slow;
+                BroadPhaseScratch s;
+                ASSERT_EQ(broad_phase(c.x, c.r, env, fast, s, wrap ? box : PeriodicBox{}), "");
+                all_pairs(c.x, c.r, env, slow, wrap ? box : PeriodicBox{});
+                EXPECT_GE(s.levels.size(), 4u) << "radii 0.004–0.1 m span five size classes";
+                EXPECT_EQ(fast.size(), slow.size()) << "a pair found twice, or missed";
+                EXPECT_EQ(as_set(fast), as_set(slow)) << "seed " << seed << " envelope " << env;
+                std::size_t small_big = 0;
+                for (std::size_t k = 0; k < fast.size(); ++k)
+                    small_big += (fast.a[k] < 6000) != (fast.b[k] < 6000) ? 1 : 0;
+                EXPECT_GT(small_big, 100u) << "pairs across size classes must be found";
+            }
+        }
+    }
+    Cloud even = random_cloud(3000, 1.0, 0.01, 0.02, 7);  // at most 2× apart: one grid
+    PairList pairs;
+    BroadPhaseScratch s;
+    broad_phase(even.x, even.r, 0.002, pairs, s);
+    EXPECT_EQ(s.levels.size(), 1u);
 }
 
 TEST(BroadPhase, IndependentOfThreadCount) {

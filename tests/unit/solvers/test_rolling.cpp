@@ -135,7 +135,8 @@ TEST(RollingBlock, ResidualTermIsTheSpinTimesTheReducedRadius) {
         if (r_top > 0.0) add_sphere(w, Vec3(0, 0, 2 * r_low + r_top), r_top, m, Vec3::Zero());
         ASSERT_TRUE(w.step().ok);
         const AssembledBatch& b = w.batch();
-        const std::size_t top = r_top > 0.0 ? 1 : 0;
+        // the upper grain by its height: the step's renumbering may put it first
+        const std::size_t top = r_top > 0.0 && w.bodies.position[1].z() > w.bodies.position[0].z() ? 1 : 0;
         ASSERT_EQ(b.rolling.size(), r_top > 0.0 ? 2u : 1u);
         SolverBodies sb(w.bodies);
         const double before = rolling_residual(b, sb);
