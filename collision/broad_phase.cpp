@@ -3,16 +3,16 @@
 // Cell edge a = max diameter + envelope, so two spheres within the envelope of each other
 // sit in the same or adjacent cells. Each body gets the Morton key of its integer cell
 // coordinates (relative to the bounding box of all bodies, 21 bits per axis); bodies are
-// sorted by (key, index) (by (class, key, index) with several classes), occupied cells found as runs of equal keys, and each body visits
+// sorted by (key, index), occupied cells found as runs of equal keys, and each body visits
 // its own cell (later bodies only) and its 13 "forward" neighbour cells, so every pair is
 // produced exactly once. When radii differ by more than 2×, each size class (radii in
-// (2^k r_min, 2^(k+1) r_min]) has a grid of its own, cells sized by its largest: a body
-// finds its own class's pairs as above and the larger classes' in the 27 cells around it
-// in each coarser grid, so a small grain no longer tests the many of its size that share
-// a cell sized for the largest (1 mm grains beside 5 mm ones: about 190 to a cell).
-// The loops run in parallel over fixed-size chunks of the sorted
-// order with one output list per chunk, concatenated in chunk order: the result does not
-// depend on the number of threads. Pairs are reported with a < b.
+// (2^k r_min, 2^(k+1) r_min]) has a grid of its own, cells sized by its largest, and the
+// sort is by (class, key, index): a body finds its own class's pairs as above and the
+// larger classes' in the 27 cells around it in each coarser grid, so a small grain no
+// longer tests the many of its size that share a cell sized for the largest (1 mm grains
+// beside 5 mm ones: about 190 to a cell). The loops run in parallel over fixed-size chunks
+// of the sorted order with one output list per chunk, concatenated in chunk order: the
+// result does not depend on the number of threads. Pairs are reported with a < b.
 #include "collision/broad_phase.hpp"
 
 #include <algorithm>
