@@ -72,7 +72,6 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
     // r_min up), each in cells sized by its own largest. One class unless a radius exceeds
     // twice the smallest.
     const bool graded = rmin > 0.0 && rmax > 2.0 * rmin;
-    std::size_t nlevels = 1;
     if (graded) {
         s.level.resize(n);
         parallel_ranges(0, n, grain::kBodies, [&](std::size_t i0, std::size_t i1) {
@@ -81,24 +80,28 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
                                                           std::ceil(std::log2(radius[i] / rmin)) - 1.0, kMaxLevels - 1))
                                                     : uint8_t(0);
         });
-        for (std::size_t i = 0; i < n; ++i) nlevels = std::max<std::size_t>(nlevels, s.level[i] + 1u);
     } else {
         s.level.clear();
     }
     auto level_of = [&](std::size_t i) { return graded ? std::size_t(s.level[i]) : std::size_t(0); };
+    // each class's largest radius (0: an empty class); with one class, rmax
+    std::vector<double> level_rmax(1, rmax);
+    if (graded) {
+        level_rmax.assign(kMaxLevels, 0.0);
+        for (std::size_t i = 0; i < n; ++i) level_rmax[s.level[i]] = std::max(level_rmax[s.level[i]], radius[i]);
+        while (level_rmax.back() == 0.0) level_rmax.pop_back();  // the top class is occupied
+    }
+    const std::size_t nlevels = level_rmax.size();
     s.levels.resize(nlevels);
-    std::vector<double> level_rmax(nlevels, 0.0);
-    for (std::size_t i = 0; i < n; ++i) level_rmax[level_of(i)] = std::max(level_rmax[level_of(i)], radius[i]);
 
     // Each level's grid over all bodies' box. Along a periodic axis it tiles the period
     // exactly: ncell cells of edge L/ncell ≥ cell, and neighbour cells wrap around. At least
     // 3 cells, so that the neighbours searched never reach one cell twice (and nearest
     // images are unique).
     for (std::size_t l = 0; l < nlevels; ++l) {
+        if (level_rmax[l] == 0.0) continue;  // an empty class: never searched
         BroadPhaseScratch::Level& g = s.levels[l];
         g.cell = 2.0 * level_rmax[l] + envelope;
-        if (level_rmax[l] == 0.0 && graded) g.cell = 0.0;  // an empty class: never searched
-        if (g.cell == 0.0) continue;
         g.inv = Vec3::Constant(1.0 / g.cell);
         g.ncell = {0, 0, 0};
         for (int k = 0; k < 3; ++k) {
@@ -137,15 +140,10 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
         }
     });
     // (level, key, index) is a total order, so the sorted result is unique whatever the threads.
-    if (graded)
-        parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
-            if (s.level[a] != s.level[b]) return s.level[a] < s.level[b];
-            return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
-        });
-    else
-        parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
-            return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
-        });
+    parallel_sort(s.order.begin(), s.order.end(), [&](uint32_t a, uint32_t b) {
+        if (level_of(a) != level_of(b)) return level_of(a) < level_of(b);
+        return s.cell_key[a] != s.cell_key[b] ? s.cell_key[a] < s.cell_key[b] : a < b;
+    });
 
     s.placed.resize(n);
     parallel_ranges(0, n, grain::kBodies, [&](std::size_t k0, std::size_t k1) {
@@ -159,9 +157,10 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
         g.begin = g.end = 0;
     }
     for (std::size_t k = 0; k < n;) {
-        BroadPhaseScratch::Level& g = s.levels[level_of(s.order[k])];
+        const std::size_t l = level_of(s.order[k]);
+        BroadPhaseScratch::Level& g = s.levels[l];
         g.begin = k;
-        for (; k < n && &s.levels[level_of(s.order[k])] == &g; ++k) {
+        for (; k < n && level_of(s.order[k]) == l; ++k) {
             const uint64_t key = s.cell_key[s.order[k]];
             if (g.cell_keys.empty() || g.cell_keys.back() != key) {
                 g.cell_keys.push_back(key);
@@ -260,10 +259,7 @@ std::string broad_phase(const std::vector<Vec3>& position, const std::vector<dou
             const std::size_t l = level_of(i);
             const BroadPhaseScratch::Level& g = s.levels[l];
             const int64_t cx = cell_of(g, xi, 0), cy = cell_of(g, xi, 1), cz = cell_of(g, xi, 2);
-            const std::size_t own =
-                !g.dense.empty() ? std::size_t(g.dense[linear(g, cx, cy, cz)])
-                                 : std::size_t(std::lower_bound(g.cell_keys.begin(), g.cell_keys.end(),
-                                                                s.cell_key[i]) - g.cell_keys.begin());
+            const auto own = std::size_t(find_cell(g, cx, cy, cz));  // occupied: i is in it
             test(k + 1, g.cell_start[own + 1]);
             for (const Offset& o : kForward) {
                 const int64_t d = find_cell(g, cx + o.dx, cy + o.dy, cz + o.dz);
