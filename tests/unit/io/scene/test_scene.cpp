@@ -349,7 +349,9 @@ random = {{ min = [{3}, {3}, {3}], max = [{4}, {4}, {5}], count = 600, seed = 3 
     EXPECT_GT(*coarse, 600.0);  // a dense bed: more candidates than grains
     EXPECT_NEAR(*fine / *coarse, 1.0, 0.02) << *coarse << " at 1.5 mm, " << *fine << " at 0.15 mm";
     const std::optional<double> fixed = candidates(0.1, {"solver.envelope=1e-3"});
-    if (fixed) EXPECT_GT(*fixed, 3.0 * *coarse) << "a 1 mm envelope at 0.15 mm";
+    if (fixed) {
+        EXPECT_GT(*fixed, 3.0 * *coarse) << "a 1 mm envelope at 0.15 mm";
+    }
 }
 
 TEST(Scene, OutputPrecisionAndCompressionAreRead) {
