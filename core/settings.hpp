@@ -5,6 +5,7 @@
 /// the scene reader refuses a scene (its schema rows use the same ranges).
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -183,8 +184,17 @@ struct SolverSettings {
     /// same bits as without it, one pass over the contacts less a solve.
     bool from_rest = false;
     /// bgs only: between sweeps, the few contacts left above the tolerance and the contacts
-    /// around them swept alone (solvers/cluster_sweeps.cpp; docs/design.md §6).
-    bool cluster_sweeps = false;
+    /// around them swept alone (solvers/cluster_sweeps.cpp; docs/design.md §6). Unset (the
+    /// default): in a solve whose masses are graded, where two moving bodies in contact
+    /// differ in mass by more than kClusterMassRatio (BodyOperator::graded_masses).
+    std::optional<bool> cluster_sweeps;
+    /// By default the cluster sweeps run in a solve where two moving bodies in contact differ
+    /// in mass by more than this (about 1.6x in diameter at one density). Gauss–Seidel relaxes
+    /// a heavy grain resting on light ones slowly (a sweep takes back about the light grains'
+    /// share of its mass), and the few contacts left above the tolerance are around it,
+    /// which the cluster sweeps finish alone. On grains of one mass, where they cost 15-70 %,
+    /// they stay off. Measured with the defaults: benchmarks/README.md, "Session 60".
+    static constexpr double kClusterMassRatio = 4.0;
     int friction_directions = 8;    ///< k, friction directions of the "lemke" polyhedral cone;
                                     ///< even, in [4, 64] [-]
     double bounce_speed = 0.05;     ///< restitution applies only to contacts approaching faster

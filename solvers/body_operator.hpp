@@ -126,6 +126,9 @@ public:
     /// the batch has rolling or joint rows; and whether the cluster came within tol / 2, or
     /// none was above it.
     ClusterOutcome cluster_sweeps(double tol, double omega);
+    /// Whether two moving bodies in contact differ in mass by more than SolverSettings::kClusterMassRatio:
+    /// where bgs runs its cluster sweeps unless the settings say (solvers/cluster_sweeps.cpp).
+    bool graded_masses() const;
     /// PJ's step sizes ω η_i / max(k_A, k_B), k a body's count of contacts and rows.
     void pj_prepare(double omega) { pj_steps(omega, block_counts()); }
     /// k of every body: its contacts, joint rows and rolling/spinning entries.

@@ -29,6 +29,19 @@ constexpr std::size_t kScanGroup = 4;
 
 }  // namespace
 
+bool BodyOperator::graded_masses() const {
+    // The largest ratio over the contacts, by chunks in parallel: a maximum, so the same
+    // whatever the threads. A fixed or kinematic body (1/m = 0) is a boundary, not a load.
+    const double worst = parallel_max(batch_.size(), [&](std::size_t i) {
+        const int32_t a = batch_.a[i], b = batch_.b[i];
+        if (a == kNoBody || b == kNoBody) return 0.0;
+        const double ia = sb_.body[std::size_t(a)].inv_mass, ib = sb_.body[std::size_t(b)].inv_mass;
+        if (ia <= 0.0 || ib <= 0.0) return 0.0;
+        return std::max(ia, ib) / std::min(ia, ib);
+    });
+    return worst > SolverSettings::kClusterMassRatio;
+}
+
 ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
     const std::size_t n = batch_.size();
     // Contacts only: a batch with rolling or joint rows leaves them to the whole sweeps.

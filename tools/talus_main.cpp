@@ -657,6 +657,11 @@ int cmd_run(RunOptions opt) {
             return talus::solve_over_ranks(batch, bodies, settings, work, *g_ranks, least, &rank_solves);
         };
     }
+    if (g_ranks->size() > 1 && !opt.quiet && world.solver.type == talus::SolverType::BGS &&
+        world.solver.cluster_sweeps.value_or(world.bodies_graded()))
+        std::fprintf(stderr, "talus: note: over MPI ranks bgs's cluster sweeps do not run (on by default in one "
+                             "process where masses differ by more than %gx): the solves are those of "
+                             "[solver] cluster_sweeps = false\n", talus::SolverSettings::kClusterMassRatio);
     talus::RunSetup setup;
     setup.start = start;
     setup.resuming = resuming;

@@ -113,6 +113,10 @@ void World::push_out(double h) {
     s.relative_tolerance = 0.0;
     s.tolerance = std::max(s.tolerance, kPushOutRelativeTolerance * deepest_push);
     s.from_rest = true;  // γ_p = 0, ν_p = 0
+    // No cluster sweeps: a pass from zero far from its tolerance has no few contacts left to
+    // finish alone (measured on the bidisperse twin with them on: 15.1 s of integration with
+    // them in the pass, 13.6 s without; benchmarks/README.md, "Session 60").
+    s.cluster_sweeps = false;
     // Overlaps within the penetration target p* are maintenance: the pass is a relaxation
     // over steps (what it leaves, the next step's positions carry to the next pass), so it
     // stops after kPushOutSweeps. Past a few tens of sweeps from zero a pass only works on

@@ -535,6 +535,16 @@ StepError World::candidate_pairs(StepAt at) {
     return {};
 }
 
+bool World::bodies_graded() const {
+    double lightest = 0.0, heaviest = 0.0;  // as 1/m
+    for (const double im : bodies.inv_mass)
+        if (im > 0.0) {
+            lightest = std::max(lightest, im);
+            heaviest = heaviest == 0.0 ? im : std::min(heaviest, im);
+        }
+    return heaviest > 0.0 && lightest > SolverSettings::kClusterMassRatio * heaviest;
+}
+
 std::string World::rank_step_refusal() const {
     if (distributed() && on_ranks.owner.size() != bodies.size()) return "an owner for every body held";
     if (!joints.empty()) return "joints do not run over ranks yet";

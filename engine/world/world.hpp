@@ -106,6 +106,10 @@ public:
     bool large_run() const { return bodies.size() >= lean_bodies && !distributed(); }
     /// Why this World cannot step over ranks ("" when it can).
     std::string rank_step_refusal() const;
+    /// Whether two moving bodies differ in mass by more than
+    /// SolverSettings::kClusterMassRatio (fixed and kinematic bodies aside): where bgs's
+    /// cluster sweeps are on by default, which over MPI ranks do not run (the run says so).
+    bool bodies_graded() const;
 
     /// Advance by one step: h = simulation.dt, or with simulation.adaptive the step
     /// choose_step(until) gives, ending exactly at `until` when that is near (a frame or

@@ -140,12 +140,14 @@ const Fields kSolverKeys{
           "γ_s: share of a penetration, and of a joint's error, corrected per step (0: never "
           "corrected, so drift grows; for experiments)"),
     value("warm_start", Type::Boolean, "", kAny, "true", "start each solve from the last step's impulses"),
-    value("cluster_sweeps", Type::Boolean, "", kAny, "false",
+    value("cluster_sweeps", Type::Boolean, "", kAny, "graded masses",
           "\"bgs\" only: from its tenth sweep, when at most 256 contacts are above the tolerance, "
           "sweep them and two rings of contacts around them alone until they are within half of "
-          "it (docs/design.md §6, \"Cluster sweeps\"); for tight tolerances on settled packs: "
-          "18x less work to 1e-4 m/s on a settled 100k pack; at the default tolerances 13 % "
-          "faster on one pour and 11 % slower on another (benchmarks/README.md)"),
+          "it (docs/design.md §6, \"Cluster sweeps\"). Unset: on in a solve where two moving "
+          "bodies in contact differ in mass by more than 4x (heavy grains on light ones relax "
+          "slowly: a bed of 2 and 4 mm grains 101 -> 78 s), off on grains of one mass (where "
+          "they cost 15-70 %); true for tight tolerances on settled packs (18x less work to "
+          "1e-4 m/s on a settled 100k pack; benchmarks/README.md)"),
     value("friction_directions", Type::Integer, "", SolverSettings::Accepted::friction_directions, "8",
           "\"lemke\" only: k, even (each direction has its opposite), the edges of the polyhedral "
           "cone d_j = cos(2πj/k) u + sin(2πj/k) w; the polygon's friction bound is between cos(π/k) "

@@ -39,7 +39,10 @@ errors: at np 3, an invalid scene exits 2 and an output in a missing directory e
   message once; `talus check` under mpirun exits 2; ranks given different arguments exit 2;
   a rank that fails alone (its working directory lacks the scene) stops the others after
   their first step: exit 2, its message shown once by the first rank, the first rank's
-  trajectory closed and readable. None may hang (each has a time limit).
+  trajectory closed and readable. None may hang (each has a time limit). Then at np 2 the
+  first 0.03 s of benchmarks/polydisperse_1to5.toml (1 and 5 mm grains, masses 125x apart,
+  where one process runs bgs's cluster sweeps by default): it ends, and says once that over
+  ranks they do not run (each rank swept its own part alone, and the ranks hung).
 solve: `talus solve-ranks` on tests/scenes/mpi_pour.toml after 1,200 steps (1 thread a rank)
   at np 1, 2, 3 and 4: the next step's problem solved over the ranks, each holding only its
   part, with pgs, bgs, pj and apgd under friction = "ccp" and bgs under "coulomb": the one-process impulses, velocities, iterations and
@@ -409,6 +412,14 @@ def mode_errors(talus, scene, outdir):
         fail(f"np 2, rank 1 fails alone: rank 0's trajectory is not closed:\n{info.stdout}{info.stderr}")
     print("errors at np 2-3: invalid scene (2), missing directory (4), talus check (2), "
           "different arguments (2), one rank failing alone (2): one message each, no hang")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(scene)))
+    graded = os.path.join(root, "benchmarks", "polydisperse_1to5.toml")
+    out = os.path.join(outdir, "graded.h5")
+    stderr, seconds = run(mpirun(2, talus, "run", graded, "-o", out, "--force", "--threads", "1",
+                                 "--set", "simulation.duration=0.03"), 0, "graded masses at np 2")
+    once(stderr, "talus: done at t =", "graded masses at np 2")
+    once(stderr, "cluster sweeps do not run", "graded masses at np 2")
+    print(f"graded masses at np 2: ended in {seconds:.1f} s, the cluster sweeps' note once")
 
 
 def mode_solve(talus, scene, outdir):

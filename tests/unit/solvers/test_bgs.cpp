@@ -8,6 +8,7 @@
 #include <Eigen/Eigenvalues>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "io/fclib.hpp"
@@ -106,7 +107,7 @@ struct ClusterSolve {
     std::vector<Vec3> gamma;
 };
 
-ClusterSolve solve_bed(bool clusters, double tol, int threads = 0) {
+ClusterSolve solve_bed(std::optional<bool> clusters, double tol, int threads = 0, double heavier = 1.0) {
     std::unique_ptr<tbb::global_control> limit;
     if (threads > 0)
         limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
@@ -114,6 +115,11 @@ ClusterSolve solve_bed(bool clusters, double tol, int threads = 0) {
     const World::Problem& p = settled_bed().problem;
     AssembledBatch batch = p.batch;
     BodyStore bodies = p.bodies;
+    // `heavier`: every tenth grain that many times heavier (mass and inertia), the others as built
+    if (heavier != 1.0)
+        for (std::size_t i = 0; i < bodies.size(); i += 10)
+            if (bodies.inv_mass[i] > 0.0)
+                bodies.set_mass_properties(i, heavier * bodies.mass(i), heavier * bodies.inv_inertia[i].cwiseInverse());
     SolverWorkspace work;
     SolverSettings s = settled_bed().world.solver;
     s.type = SolverType::BGS;
@@ -145,6 +151,31 @@ TEST(Bgs, ClusterSweepsSettleTheLastFewContactsAndCostLittleOtherwise) {
             << clusters.result.iterations << " sweeps and " << clusters.result.clusters << " cluster sweeps ("
             << clusters.result.cluster_updates << " contact steps) against " << plain.result.iterations
             << " sweeps";
+    }
+}
+
+// Unset (the default), the cluster sweeps run where masses are graded: some grains more
+// than SolverSettings::kClusterMassRatio heavier than grains they touch. The equal bed, and one whose
+// grains differ by a little less, solve to the same bits as with them off; one whose grains
+// differ by a little more, to the same bits as with them on, and they run there.
+TEST(Bgs, ClusterSweepsByDefaultOnlyWhereMassesAreGraded) {
+    auto same = [](const ClusterSolve& x, const ClusterSolve& y) {
+        return x.result.iterations == y.result.iterations && x.gamma.size() == y.gamma.size() &&
+               std::memcmp(x.gamma.data(), y.gamma.data(), x.gamma.size() * sizeof(Vec3)) == 0;
+    };
+    for (double heavier : {1.0, 0.95 * SolverSettings::kClusterMassRatio, 1.05 * SolverSettings::kClusterMassRatio}) {
+        SCOPED_TRACE(heavier);
+        const ClusterSolve unset = solve_bed(std::nullopt, 1e-4, 0, heavier);
+        const ClusterSolve off = solve_bed(false, 1e-4, 0, heavier), on = solve_bed(true, 1e-4, 0, heavier);
+        ASSERT_TRUE(unset.result.converged) << unset.result.iterations;
+        ASSERT_GT(on.result.clusters, 0);  // (so that "same as on" is not "same as off")
+        if (heavier < SolverSettings::kClusterMassRatio) {
+            EXPECT_TRUE(same(unset, off));
+            EXPECT_EQ(unset.result.clusters, 0);
+        } else {
+            EXPECT_TRUE(same(unset, on));
+            EXPECT_GT(unset.result.clusters, 0);
+        }
     }
 }
 

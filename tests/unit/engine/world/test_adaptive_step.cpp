@@ -351,21 +351,28 @@ lattice = { min = [0.0016, 0.0016, 0.0016], max = [0.0176, 0.0176, 0.05], spacin
 // capped solve's residual (0.17 m/s), and the retake asked only the solve's own contacts,
 // so the pair overlapped by 97.5 µm (4.9 % of the small diameter). The retake now asks the
 // pairs left aside too (World::aside_deepens): within 1 % of d over the first 60 steps.
+// The capped solves need `cluster_sweeps = false`: by default this bed's masses are graded
+// (125x), so its solves run the cluster sweeps and mostly converge; within 1 % of d as well.
 TEST(AdaptiveStep, PairsLeftAsideByACappedSolveAreTakenAgainShorter) {
-    Scene scene = load_scene(TALUS_SOURCE_DIR "/benchmarks/polydisperse_1to5.toml");
-    World& w = scene.world;
-    ASSERT_TRUE(w.simulation.adaptive);
-    double deepest = 0.0;
-    int unconverged = 0;
-    for (int k = 0; k < 60; ++k) {
-        const double frame = 0.05 * (std::floor(w.time / 0.05 + 1e-9) + 1.0);  // steps land on frames, as a run's
-        const StepStatus st = w.step(frame);
-        ASSERT_TRUE(st.ok) << "step " << k + 1 << ": " << st.message;
-        deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
-        unconverged += w.diagnostics().converged ? 0 : 1;
+    for (const bool defaults : {false, true}) {
+        SCOPED_TRACE(defaults ? "the defaults" : "cluster_sweeps = false");
+        Scene scene = load_scene(TALUS_SOURCE_DIR "/benchmarks/polydisperse_1to5.toml");
+        World& w = scene.world;
+        ASSERT_TRUE(w.simulation.adaptive);
+        ASSERT_FALSE(w.solver.cluster_sweeps.has_value());
+        if (!defaults) w.solver.cluster_sweeps = false;
+        double deepest = 0.0;
+        int unconverged = 0;
+        for (int k = 0; k < 60; ++k) {
+            const double frame = 0.05 * (std::floor(w.time / 0.05 + 1e-9) + 1.0);  // steps land on frames, as a run's
+            const StepStatus st = w.step(frame);
+            ASSERT_TRUE(st.ok) << "step " << k + 1 << ": " << st.message;
+            deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
+            unconverged += w.diagnostics().converged ? 0 : 1;
+        }
+        if (!defaults) EXPECT_GT(unconverged, 5) << "the bed's solves should stop at their cap";
+        EXPECT_LE(deepest, 0.01 * 0.002) << "1 % of the small diameter";
     }
-    EXPECT_GT(unconverged, 5) << "the bed's solves should stop at their cap";
-    EXPECT_LE(deepest, 0.01 * 0.002) << "1 % of the small diameter";
 }
 
 // The adaptive step's keys: with a fixed dt they are errors naming the key; min_dt above
