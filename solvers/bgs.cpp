@@ -22,8 +22,6 @@
 // same sweep. On bodies the contacts' rule runs four contacts at a time with AVX where it
 // can (solvers/contact_kernels.cpp, same bits as the scalar rule), and each solve first
 // computes the metric from the blocks (BodyOperator::bgs_prepare).
-#include <type_traits>
-
 #include "solvers/assembled_operator.hpp"
 #include "solvers/body_operator.hpp"
 #include "solvers/iteration.hpp"
@@ -38,11 +36,10 @@ SolverResult bgs_method(Op& op, const SolverSettings& settings) {
     // residual follow the law, in one process and over ranks (RankOperator::bgs_sweep).
     if constexpr (requires { op.set_friction(settings.friction); }) op.set_friction(settings.friction);
     op.bgs_prepare();
-    // Cluster sweeps in one process only: over ranks (RankOperator, a BodyOperator on the
-    // rank's part) each rank would scan, choose and sweep its own part alone, and the ranks'
-    // collectives would part ways (an MPI run says so at its start, tools/talus_main.cpp).
+    // Unset, the cluster sweeps follow the masses; an operator without them (over ranks,
+    // RankOperator) runs none whatever the settings (sweep_method asks for them).
     bool clusters = false;
-    if constexpr (std::is_same_v<Op, BodyOperator>)
+    if constexpr (requires { op.graded_masses(); })
         clusters = settings.cluster_sweeps ? *settings.cluster_sweeps : op.graded_masses();
     return sweep_method(op, settings, [&](double omega, double tol2) { return op.bgs_sweep(omega, tol2); },
                         clusters);

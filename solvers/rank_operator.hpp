@@ -92,6 +92,12 @@ public:
     double residual();
     double pgs_sweep(double omega, double tol2);
     double bgs_sweep(double omega, double tol2);
+    /// No cluster sweeps over ranks: inherited, each rank would scan, choose and sweep its
+    /// own part alone and the ranks' collectives would part ways (a 2-rank run hung). So bgs
+    /// finds neither here (solvers/bgs.cpp, solvers/iteration.hpp), and an MPI run says so
+    /// at its start (tools/talus_main.cpp).
+    ClusterOutcome cluster_sweeps(double tol, double omega) = delete;
+    bool graded_masses() const = delete;
     void pj_prepare(double omega);
     double pj_probe();
     void pj_apply();
