@@ -8,11 +8,12 @@
 # every rank killed at five moments; solve: one step's contacts solved over np 1-4 ranks
 # (talus solve-ranks), the one-process bits with pgs, bgs, pj and apgd; parallel: the pour
 # with --parallel-output (every rank writing its rows of one file) at np 2 and 3, the
-# one-process frames compared by id. Only in a build
+# one-process frames compared by id; graded: the 1:5 bed's first 0.1 s in parts at np 2,
+# its steps taken again on the whole world, against one process. Only in a build
 # with TALUS_MPI, and not under the sanitizers (Open MPI's own allocations are not ours to
 # account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)
-  foreach(mode bytes pour stop errors solve parallel)
+  foreach(mode bytes pour stop errors solve parallel graded)
     add_test(NAME mpi.${mode}
              COMMAND ${TALUS_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/python/check_mpi_runs.py
                      $<TARGET_FILE:talus> ${CMAKE_CURRENT_SOURCE_DIR}/scenes/resume.toml

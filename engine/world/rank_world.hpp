@@ -34,7 +34,9 @@ double first_block_edge(const World& w);
 /// growing (StepFault::CheckWhole: the over-constrained check follows clusters of contacts
 /// across the ranks) is taken again by every rank on the whole world (gather_whole
 /// everywhere), its solves over the ranks with that check, as one process takes it; then
-/// every rank holds its part again, cut afresh. On failure the bodies stay where they were.
+/// every rank holds its part again, cut afresh. Either retake goes on from where the
+/// adaptive step's halvings stood (World::StepResume), with the h and the warm start they
+/// had reached. On failure the bodies stay where they were.
 StepStatus step_on_ranks(World& w, double until = World::kNoTimeLimit);
 inline constexpr int kMaxWidenings = 8;
 

@@ -14,6 +14,7 @@
 #include <new>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "core/kinematic.hpp"
 #include "core/parallel.hpp"
@@ -64,9 +65,11 @@ StepStatus World::step(double until) {
             diag_.retakes = 0;
             return take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
         }
-        StepChoice c = choose_step(until);
-        int retakes = 0;   // halvings for an unresolved solve (kMaxRetakes)
-        int halvings = 0;  // for any cause (StepDiagnostics::retakes)
+        const std::optional<StepResume> resume = std::exchange(resume_, std::nullopt);
+        const bool resumes = resume && resume->time == time && resume->step_count == step_count;
+        StepChoice c = resumes ? resume->c : choose_step(until);
+        int retakes = resumes ? resume->retakes : 0;    // halvings for an unresolved solve (kMaxRetakes)
+        int halvings = resumes ? resume->halvings : 0;  // for any cause (StepDiagnostics::retakes)
         for (;;) {
             const StepControl before = control_;
             StepStatus s = take_step(c.h, c.t1, retakes < kMaxRetakes && 0.5 * c.h >= simulation.min_dt);
@@ -87,6 +90,8 @@ StepStatus World::step(double until) {
             const bool shorter_helps =
                 s.has(StepFault::Crowded) || s.has(StepFault::BroadPhase) || s.has(StepFault::Unresolved) || too_fast;
             if (s.has(StepFault::Unresolved)) ++retakes;
+            if (s.has(StepFault::CheckWhole) || s.has(StepFault::BlocksTooSmall))  // (resume_)
+                resume_ = StepResume{time, step_count, c, retakes, halvings};
             if (s.ok || !shorter_helps || c.h <= simulation.min_dt) return s;
             // A lean run has given back the step before's warm start by now (take_step), so
             // a step taken again for its speeds starts cold in both kinds of run: the same

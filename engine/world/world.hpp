@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -432,6 +433,20 @@ private:
     /// some rank (the same on every rank), so the over-constrained check is owed on the whole
     /// problem (StepFault::CheckWhole).
     bool check_whole_ = false;
+    /// Where an adaptive step's halvings stood when it failed for a cause only a run over
+    /// ranks meets (StepFault::CheckWhole, StepFault::BlocksTooSmall), which step_on_ranks
+    /// answers by taking the step again from the same state: the next step() goes on from
+    /// here, not from a fresh choose_step, so that it takes the steps one process takes (a
+    /// retake after an unresolved solve starts from that solve's impulses: begun again at
+    /// the first h, it would solve a problem one process never solved).
+    struct StepResume {
+        double time = 0.0;  ///< the state it belongs to: `time` and `step_count` then
+        uint64_t step_count = 0;
+        StepChoice c;
+        int retakes = 0;
+        int halvings = 0;
+    };
+    std::optional<StepResume> resume_;
     SolverSettings step_solver_;  ///< the step's solver settings (step_solver), for its solves
     StepControl control_;
     WarmStartCache warm_;
