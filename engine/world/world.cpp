@@ -32,12 +32,20 @@ namespace {
 /// The largest tangential speed of B's centre relative to A's over the body–body contacts
 /// that carry a load (γ_n > 0), at ν⁺: the speed at which the pair turns about its contact
 /// (World::choose_step). Wall contacts are left out: a flat wall's normal does not turn.
-double slip_speed(const AssembledBatch& batch, const BodyStore& bodies) {
+/// Each pair's speed is the one that would turn a pair of two spheres of radius `r_min` as
+/// far: two spheres at a distance D = r_a + r_b whose centres slide Δx across each other
+/// part by √(D² + Δx²) − D ≈ Δx²/(2 D), so a slide s makes the same error in a pair of
+/// radius sum D as s √(2 r_min / D) does in the smallest pair. Other shapes count as the
+/// smallest pair (a capsule's or a clump's surface may curve as tightly as r_min).
+double slip_speed(const AssembledBatch& batch, const BodyStore& bodies, double r_min) {
     return parallel_max(batch.size(), [&](std::size_t i) {
         if (batch.a[i] < 0 || batch.b[i] < 0 || !(batch.gamma[i][0] > 0.0)) return 0.0;
-        const Vec3 dv = bodies.velocity[std::size_t(batch.b[i])] - bodies.velocity[std::size_t(batch.a[i])];
+        const std::size_t a = std::size_t(batch.a[i]), b = std::size_t(batch.b[i]);
+        const Vec3 dv = bodies.velocity[b] - bodies.velocity[a];
         const Vec3& n = batch.normal[i];
-        return (dv - n * n.dot(dv)).norm();
+        const double s = (dv - n * n.dot(dv)).norm();
+        if (bodies.shape[a] != Shape::Sphere || bodies.shape[b] != Shape::Sphere) return s;
+        return s * std::sqrt(2.0 * r_min / (bodies.radius[a] + bodies.radius[b]));
     });
 }
 
@@ -279,7 +287,8 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
         return fail(StepError::of(StepFault::Unresolved, m.str()));
     }
 
-    if (simulation.adaptive) control_.slip_speed = max_over_ranks(slip_speed(batch_, bodies));  // choose_step reads it
+    if (simulation.adaptive)  // choose_step reads it
+        control_.slip_speed = max_over_ranks(slip_speed(batch_, bodies, min_over_ranks(smallest_dynamic_radius(bodies))));
     warm_.store(contacts_, batch_, h, lean);
     accumulate_wall_loads(h);
     if (record_contacts) record_step_contacts(h);

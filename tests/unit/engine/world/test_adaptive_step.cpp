@@ -53,30 +53,36 @@ TEST(AdaptiveStep, ChoiceIsTheDisplacementBound) {
 }
 
 // Two grains sliding across each other in contact: their speed across the normal, not
-// their common speed, bounds the step by the contact rule s h ≤ c r.
+// their common speed, bounds the step by the contact rule s h ≤ c r. A larger upper grain
+// (radius rb) turns about its contact less for the same slide (the gap errs by
+// Δx²/(2 (r + rb))), so its speed counts as s √(2 r / (r + rb)): the step is longer.
 TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
     const double r = 2e-3;
-    World w = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
-    w.simulation.adaptive = true;
-    w.simulation.max_dt = 0.1;  // not the bound under test
-    const uint32_t m = add_material(w, 2500.0, 0.0);  // frictionless: they keep sliding
-    // in zero gravity, B slides at 0.5 m/s over A, pressing it (−0.01 m/s) onto a floor
-    add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
-    add_sphere(w, Vec3(0, 0, r), r, m);
-    add_sphere(w, Vec3(0, 0, 3 * r), r, m, Vec3(0.5, 0, -0.01));
-    ASSERT_TRUE(w.step().ok);
-    std::size_t pair = w.batch().size();
-    for (std::size_t i = 0; i < w.batch().size(); ++i)
-        if (w.batch().a[i] >= 0 && w.batch().b[i] >= 0) pair = i;
-    ASSERT_LT(pair, w.batch().size()) << "A and B touch";
-    ASSERT_GT(w.batch().gamma[pair][0], 0.0) << "and the contact carries a load";
-    const Vec3 dv = w.bodies.velocity[std::size_t(w.batch().b[pair])] -
-                    w.bodies.velocity[std::size_t(w.batch().a[pair])];
-    const Vec3& n = w.batch().normal[pair];
-    const double slip = (dv - n * n.dot(dv)).norm();
-    EXPECT_GT(slip, 0.45);
-    const double c = w.simulation.step_fraction;
-    EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, c * r / slip, 1e-12);
+    for (const double rb : {r, 3 * r}) {
+        World w = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
+        w.simulation.adaptive = true;
+        w.simulation.max_dt = 0.1;  // not the bound under test
+        const uint32_t m = add_material(w, 2500.0, 0.0);  // frictionless: they keep sliding
+        // in zero gravity, B slides at 0.5 m/s over A, pressing it (−0.01 m/s) onto a floor
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        add_sphere(w, Vec3(0, 0, r), r, m);
+        add_sphere(w, Vec3(0, 0, 2 * r + rb), rb, m, Vec3(0.5, 0, -0.01));
+        ASSERT_TRUE(w.step().ok);
+        std::size_t pair = w.batch().size();
+        for (std::size_t i = 0; i < w.batch().size(); ++i)
+            if (w.batch().a[i] >= 0 && w.batch().b[i] >= 0) pair = i;
+        ASSERT_LT(pair, w.batch().size()) << "A and B touch";
+        ASSERT_GT(w.batch().gamma[pair][0], 0.0) << "and the contact carries a load";
+        const Vec3 dv = w.bodies.velocity[std::size_t(w.batch().b[pair])] -
+                        w.bodies.velocity[std::size_t(w.batch().a[pair])];
+        const Vec3& n = w.batch().normal[pair];
+        const double slip = (dv - n * n.dot(dv)).norm();
+        EXPECT_GT(slip, 0.2);
+        const double c = w.simulation.step_fraction, weight = std::sqrt(2 * r / (r + rb));
+        EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, c * r / (slip * weight), 1e-12) << "rb = " << rb;
+        if (rb > r) EXPECT_GT(w.choose_step(World::kNoTimeLimit).h, 1.4 * c * r / slip);
+    }
+    const double slip = 0.5;
     // the same two grains moving together at that speed, not in contact: the free rule,
     // a radius per step
     World apart = make_world(1e-3, Vec3::Zero(), 1e-10, 200);
