@@ -204,6 +204,20 @@ std::vector<uint32_t> unbounded_candidates(const AssembledBatch& c, const BodySt
     return candidates;
 }
 
+bool may_be_unbounded(const AssembledBatch& c, const BodyStore& bodies, std::span<const Vec3> v_free,
+                      std::span<const Vec3> gamma, std::span<const double> gn_quarter,
+                      std::span<const Vec3> gamma_half, double tolerance, double momentum_floor) {
+    for (const uint32_t i : unbounded_candidates(c, bodies, gamma, gn_quarter, gamma_half, tolerance)) {
+        const double rhs = c.rhs[i].norm();  // ≤ find_unbounded's rhs_max
+        double momentum = 0.0;
+        for (const int32_t b : {c.a[i], c.b[i]})
+            if (b != kNoBody && bodies.inv_mass[b] != 0.0) momentum += bodies.mass(b) * (v_free[b].norm() + rhs);
+        // (a thousandth below the bound: the whole check sums the same terms in another order)
+        if (gamma[i][0] > 0.999 * std::min(kAbsurdCluster * momentum, kAbsurdWhole * momentum_floor)) return true;
+    }
+    return false;
+}
+
 std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& bodies,
                                      const SolverWorkspace& work, double tolerance) {
     // Runs only after a solve that failed to converge; serial and plain on purpose.
@@ -272,7 +286,7 @@ std::vector<uint32_t> find_unbounded(const AssembledBatch& c, const BodyStore& b
     for (uint32_t i : candidates) {
         const int32_t root = find(c.b[i] != kNoBody ? c.b[i] : c.a[i]);
         const bool absurd =
-            largest[root] > std::min(1000.0 * momentum[root], 50.0 * total_momentum);
+            largest[root] > std::min(kAbsurdCluster * momentum[root], kAbsurdWhole * total_momentum);
         if (!moved[root] && along[root] < -tolerance * size[root] && absurd) out.push_back(i);
     }
     return out;

@@ -99,6 +99,19 @@ std::vector<uint32_t> find_unbounded(const AssembledBatch& batch, const BodyStor
 std::vector<uint32_t> unbounded_candidates(const AssembledBatch& batch, const BodyStore& bodies,
                                            std::span<const Vec3> gamma, std::span<const double> gn_quarter,
                                            std::span<const Vec3> gamma_half, double tolerance);
+/// A cluster find_unbounded reports holds a normal impulse above
+/// min(kAbsurdCluster × its bodies' momentum, kAbsurdWhole × every body's momentum).
+inline constexpr double kAbsurdCluster = 1000.0;
+inline constexpr double kAbsurdWhole = 50.0;
+/// Whether find_unbounded could report anything, from one part of the problem (a rank's
+/// contacts; docs/mpi.md, "The over-constrained check"): some unbounded_candidates contact
+/// whose normal impulse passes that bound with the cluster's momentum taken as its own two
+/// bodies' (m (‖ν*‖ + ‖rhs‖), a lower bound of any cluster holding it) and every body's as
+/// `momentum_floor` (at most the whole problem's Σ m ‖ν*‖). False means find_unbounded on
+/// the whole problem reports none. `v_free`: ν* by the batch's body indices.
+bool may_be_unbounded(const AssembledBatch& batch, const BodyStore& bodies, std::span<const Vec3> v_free,
+                      std::span<const Vec3> gamma, std::span<const double> gn_quarter,
+                      std::span<const Vec3> gamma_half, double tolerance, double momentum_floor);
 }  // namespace detail
 
 }  // namespace talus

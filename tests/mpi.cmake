@@ -9,7 +9,7 @@
 # (talus solve-ranks), the one-process bits with pgs, bgs, pj and apgd; parallel: the pour
 # with --parallel-output (every rank writing its rows of one file) at np 2 and 3, the
 # one-process frames compared by id; graded: the 1:5 bed's first 0.1 s in parts at np 2,
-# its steps taken again on the whole world, against one process. Only in a build
+# its capped solves mostly not taken again on the whole world, against one process. Only in a build
 # with TALUS_MPI, and not under the sanitizers (Open MPI's own allocations are not ours to
 # account for).
 if(TALUS_MPI AND NOT TALUS_SANITIZE)

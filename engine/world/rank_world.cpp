@@ -284,6 +284,7 @@ StepStatus step_whole_on_ranks(World& w, double until) {
     now.solve_bytes = before.solve_bytes;
     now.between_bytes = before.between_bytes;
     now.whole_steps = before.whole_steps + 1;
+    now.whole_on_candidates = before.whole_on_candidates;
     w = std::move(whole);
     return s;
 }

@@ -375,15 +375,32 @@ SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, cons
         // The over-constrained check (docs/design.md §4) follows clusters of contacts across
         // the ranks. Its first test, contact by contact, almost always finds nothing, and
         // then neither would the whole check; when it finds a candidate on any rank, the step
-        // is taken again on the whole world (check_whole_, step_on_ranks).
+        // is taken again on the whole world (check_whole_, step_on_ranks). The first test
+        // also asks for the impulse the whole check calls absurd, against lower bounds of
+        // the momenta it compares with (detail::may_be_unbounded): a bed whose impulses grow
+        // only as slow relaxation does (the 1:5 bed's heavy grains) is not taken again.
         check_whole_ = false;
         if (capped.check_unbounded) {  // the same on every rank: they iterate in step
             const std::size_t n = batch.size();
-            const bool snapshots = work.gn_quarter.size() == n && work.gamma_half.size() == n && capped.gamma.size() == n;
-            check_whole_ = on_ranks.ranks->any(
-                snapshots && !detail::unbounded_candidates(batch, store, capped.gamma, work.gn_quarter,
-                                                           work.gamma_half, capped.tolerance)
-                                  .empty());
+            const bool snapshots = work.gn_quarter.size() == n && work.gamma_half.size() == n &&
+                                   capped.gamma.size() == n && work.bodies.v_free.size() == store.size();
+            // every body's momentum is at least any one rank's own bodies'
+            const int me = on_ranks.ranks->rank();
+            double own = 0.0;
+            if (snapshots)
+                for (std::size_t b = 0; b < store.size(); ++b)
+                    if (on_ranks.owner[b] == me && store.inv_mass[b] != 0.0)
+                        own += store.mass(b) * work.bodies.v_free[b].norm();
+            const double floor = on_ranks.ranks->max_of(own);
+            const auto may_be = [&] {
+                if (on_ranks.whole_on_candidates)
+                    return !detail::unbounded_candidates(batch, store, capped.gamma, work.gn_quarter, work.gamma_half,
+                                                         capped.tolerance)
+                                .empty();
+                return detail::may_be_unbounded(batch, store, work.bodies.v_free, capped.gamma, work.gn_quarter,
+                                                work.gamma_half, capped.tolerance, floor);
+            };
+            check_whole_ = on_ranks.ranks->any(snapshots && may_be());
         }
         on_ranks.solve_iterations += uint64_t(r.iterations);
         on_ranks.solve_messages += traffic.messages;

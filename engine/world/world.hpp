@@ -92,6 +92,10 @@ public:
         /// steps taken again by every rank on the whole world, for the over-constrained
         /// check (StepFault::CheckWhole)
         uint64_t whole_steps = 0;
+        /// For tests: take a capped step again on the whole world whenever the first test
+        /// finds a growing impulse, without asking for an absurd one (detail::may_be_unbounded),
+        /// as before session 61: many retakes, some after the adaptive step has halved.
+        bool whole_on_candidates = false;
         /// the whole run's clump templates, and each clump body's among them by stable id
         /// (a held body carries a copy of its template: the whole state gathered for the
         /// output names the run's, as one process does; gather_whole)

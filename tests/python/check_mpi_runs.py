@@ -56,10 +56,12 @@ parallel: the pour with --parallel-output (every rank writes its own bodies' row
   resumed in one process is the uninterrupted run.
 graded: the first 0.1 s of benchmarks/polydisperse_1to5.toml (1 and 5 mm grains; without
   the cluster sweeps, which run in one process only) in parts at np 2, 1 thread a rank: the
-  one-process file (2 threads), as bytes. Its solves stop at their cap with impulses growing,
-  so dozens of its steps are taken again on the whole world for the over-constrained check,
-  some after the adaptive step has halved them for an unresolved solve; until session 61
-  such a retake began again at the first h, and frame 2 differed (World::StepResume).
+  one-process file (2 threads), as bytes. Its solves stop at their cap with impulses growing
+  (as slow relaxation, not as a ray): until session 61 75 of its 271 steps were taken again
+  on the whole world for the over-constrained check, some after the adaptive step had halved
+  them, and such a retake began again at the first h, so frame 2 differed. Now at most a few
+  are (detail::may_be_unbounded), and a retake goes on from the halvings (World::StepResume;
+  RankWorld.AStepTakenAgainWholeGoesOnFromItsHalvings takes many).
 Exit status 0 when all hold; 77 (skipped) when mpirun is missing.
 """
 import os
@@ -441,8 +443,8 @@ def mode_graded(talus, scene, outdir):
     once(stderr, PARTS_LINE, what)
     ranks_line = next(line for line in stderr.splitlines() if line.startswith("talus: ranks: "))
     whole = re.search(r"([0-9,]+) steps? taken again on the whole world", ranks_line)
-    if not whole or int(whole.group(1).replace(",", "")) == 0:
-        fail(f"{what}: no step was taken again on the whole world, so the retake went untested:\n{ranks_line}")
+    if whole and int(whole.group(1).replace(",", "")) > 5:
+        fail(f"{what}: more than 5 steps taken again on the whole world (75 before session 61):\n{ranks_line}")
     n = compare(ref, out, what)
     print(f"{what} ({t:.0f} s) identical to one process ({t1:.0f} s): {n} frames\n  {ranks_line}")
 
