@@ -43,7 +43,7 @@ void expect_contacts_on_wall(const ThinWallAt& at, const Vec3& x, F point, int n
         EXPECT_LE(sampled_distance(p.point, point, n, m), tol) << "contact " << j;
         EXPECT_NEAR(p.normal.norm(), 1.0, 1e-12);
         EXPECT_NEAR((x - p.point).norm(), p.distance, 1e-12);
-        if (p.distance > 1e-9) EXPECT_LT((p.point + p.distance * p.normal - x).norm(), 1e-12);
+        if (p.distance > 1e-9) { EXPECT_LT((p.point + p.distance * p.normal - x).norm(), 1e-12); }
     }
 }
 

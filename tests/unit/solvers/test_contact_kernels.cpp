@@ -451,7 +451,7 @@ TEST(PgsKernels, PjPassesLanesMatchScalarBitForBit) {
                 EXPECT_EQ(0, std::memcmp(&rs, &r8, sizeof rs));
             }
             EXPECT_EQ(0, std::memcmp(next_s.data(), next_l.data(), 403 * sizeof(Vec3)));
-            if (eight) EXPECT_EQ(0, std::memcmp(next_s.data(), next_8.data(), 403 * sizeof(Vec3)));
+            if (eight) { EXPECT_EQ(0, std::memcmp(next_s.data(), next_8.data(), 403 * sizeof(Vec3))); }
             for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{1, 203}, {203, 403}}) {
                 pj_apply_range(scalar.batch, next_s.data(), scalar.bodies, lo, hi, false);
                 pj_apply_range_lanes(lanes.batch, next_l.data(), lanes.bodies, lo, hi);
@@ -480,7 +480,7 @@ TEST(PgsKernels, ResidualLanesMatchScalarBitForBit) {
             }
             const double rs = residual_range(c.batch, c.bodies, lo, hi, false);
             EXPECT_NEAR(rs, brute, 1e-15 * brute) << lo << " " << hi;
-            if (hi > lo) EXPECT_GT(rs, 0.0);
+            if (hi > lo) { EXPECT_GT(rs, 0.0); }
             else EXPECT_EQ(rs, 0.0);
             if (!pgs_lanes_available()) continue;
             const double rl = residual_range_lanes(c.batch, c.bodies, lo, hi);

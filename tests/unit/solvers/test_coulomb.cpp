@@ -57,7 +57,7 @@ TEST(CoulombLocal, RandomContactsSolvedToRounding) {
         EXPECT_LE(coulomb_natural_map(c.r, v, mu).norm(), 1e-9 * scale)
             << "k " << k << " state " << int(c.state) << " r " << c.r.transpose() << " u " << v.transpose();
         EXPECT_LE(std::hypot(c.r[1], c.r[2]), mu * c.r[0] * (1 + 1e-12) + 1e-15) << "outside K";
-        if (c.state == CoulombContact::State::Sliding && mu > 0.0) EXPECT_LE(std::abs(v[0]), 1e-9 * scale);
+        if (c.state == CoulombContact::State::Sliding && mu > 0.0) { EXPECT_LE(std::abs(v[0]), 1e-9 * scale); }
     }
     EXPECT_GT(counts[int(CoulombContact::State::Open)], 1000);
     EXPECT_GT(counts[int(CoulombContact::State::Sticking)], 1000);
@@ -127,7 +127,7 @@ TEST(Coulomb, SlidingSphereLiftsOffUnderTheCcp) {
         std::ofstream csv(validation_csv("coulomb_sliding_sphere_ccp_pgs"));  // for the plot
         csv << "t,vx,vz,omega_r\n";
         for (int k = 1; k * 1e-3 < 0.3; ++k) {
-            if (k > 1) ASSERT_TRUE(w.step().ok);
+            if (k > 1) { ASSERT_TRUE(w.step().ok); }
             csv << w.time << ',' << w.bodies.velocity[0].x() << ',' << w.bodies.velocity[0].z() << ','
                 << w.bodies.angular_velocity[0].y() * r << '\n';
         }

@@ -46,7 +46,7 @@ void expect_every_entry_found(uint64_t stride) {
     // keys it does not hold: another feature, another A, a B without entries, a B past all
     EXPECT_EQ(cache.find(0, 1, 1u), nullptr);
     EXPECT_EQ(cache.find(kWallKeyBit | 3, 1, 4u), nullptr);
-    if (stride > 1) EXPECT_EQ(cache.find(1, 2, 0u), nullptr);
+    if (stride > 1) { EXPECT_EQ(cache.find(1, 2, 0u), nullptr); }
     EXPECT_EQ(cache.find(0, 1 + 500 * stride + 12345, 0u), nullptr);
     EXPECT_EQ(cache.find(0, ~uint64_t(0) >> 1, 0u), nullptr);
 }

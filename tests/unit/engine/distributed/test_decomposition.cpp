@@ -118,7 +118,7 @@ TEST(Decomposition, RandomCloudsOwnedOnceBalancedAndTheContactsAreTheSerialOnes)
                 const std::vector<uint64_t> loads = rank_loads(d, x, weight);
                 EXPECT_EQ(std::accumulate(loads.begin(), loads.end(), uint64_t(0)), total);
                 for (uint64_t l : loads) EXPECT_LE(l, total / uint64_t(p) + heaviest + 1);
-                if (p > 1) EXPECT_LT(imbalance(loads), 1.0 + double(p) * double(heaviest) / double(total) + 1e-9);
+                if (p > 1) { EXPECT_LT(imbalance(loads), 1.0 + double(p) * double(heaviest) / double(total) + 1e-9); }
                 EXPECT_EQ(ranks_pairs(split, x, r, id, envelope), serial);
                 // the same decomposition whatever the order of the bodies
                 std::vector<std::size_t> perm(n);

@@ -80,7 +80,7 @@ TEST(AdaptiveStep, ContactSlipBoundsTheStep) {
         EXPECT_GT(slip, 0.2);
         const double c = w.simulation.step_fraction, weight = std::sqrt(2 * r / (r + rb));
         EXPECT_NEAR(w.choose_step(World::kNoTimeLimit).h, c * r / (slip * weight), 1e-12) << "rb = " << rb;
-        if (rb > r) EXPECT_GT(w.choose_step(World::kNoTimeLimit).h, 1.4 * c * r / slip);
+        if (rb > r) { EXPECT_GT(w.choose_step(World::kNoTimeLimit).h, 1.4 * c * r / slip); }
     }
     const double slip = 0.5;
     // the same two grains moving together at that speed, not in contact: the free rule,
@@ -376,7 +376,7 @@ TEST(AdaptiveStep, PairsLeftAsideByACappedSolveAreTakenAgainShorter) {
             deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
             unconverged += w.diagnostics().converged ? 0 : 1;
         }
-        if (!defaults) EXPECT_GT(unconverged, 5) << "the bed's solves should stop at their cap";
+        if (!defaults) { EXPECT_GT(unconverged, 5) << "the bed's solves should stop at their cap"; }
         EXPECT_LE(deepest, 0.01 * 0.002) << "1 % of the small diameter";
     }
 }

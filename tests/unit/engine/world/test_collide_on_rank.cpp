@@ -134,7 +134,7 @@ void expect_ranks_collide_like_one_process(const World& w, int ranks, Checked& o
             // the same bodies, the same geometry, rows, warm start and colour
             for (auto [local, global] : {std::pair{c.a[i], p.contacts.a[k]}, std::pair{c.b[i], p.contacts.b[k]}}) {
                 ASSERT_EQ(local == kNoBody, global == kNoBody) << at;
-                if (local != kNoBody) ASSERT_EQ(mine.whole[std::size_t(local)], uint32_t(global)) << at;
+                if (local != kNoBody) { ASSERT_EQ(mine.whole[std::size_t(local)], uint32_t(global)) << at; }
             }
             const bool same = same_bits(c.point[i], p.contacts.point[k]) && same_bits(c.normal[i], p.contacts.normal[k]) &&
                               same_bits(c.gap[i], p.contacts.gap[k]) &&

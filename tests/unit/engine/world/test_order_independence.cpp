@@ -132,7 +132,7 @@ TEST(OrderIndependence, KeptPairsStepToTheSameBitsAsTheBroadPhaseEveryStep) {
             ASSERT_FALSE(b.diagnostics().kept_pairs);
             kept += a.diagnostics().kept_pairs;
         }
-        if (c.settles) EXPECT_GT(kept, c.steps / 4) << c.scene << ": the kept pairs served " << kept << " steps";
+        if (c.settles) { EXPECT_GT(kept, c.steps / 4) << c.scene << ": the kept pairs served " << kept << " steps"; }
     }
 }
 

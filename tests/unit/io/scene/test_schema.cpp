@@ -43,14 +43,15 @@ TEST(SceneSchema, EveryRowIsDocumentedAndItsDefaultIsInRange) {
     each_row(scene_read::kRootKeys, "", [&](const std::string& path, const Field& row) {
         ++rows;
         EXPECT_FALSE(row.doc.empty()) << path;
-        if (row.kind == Kind::Value) EXPECT_FALSE(row.fallback.empty()) << path << " has no default";
-        if (row.kind != Kind::Value) EXPECT_NE(row.sub, nullptr) << path;
-        if (auto v = number_in(row.fallback); v && row.range.any())
+        if (row.kind == Kind::Value) { EXPECT_FALSE(row.fallback.empty()) << path << " has no default"; }
+        if (row.kind != Kind::Value) { EXPECT_NE(row.sub, nullptr) << path; }
+        if (auto v = number_in(row.fallback); v && row.range.any()) {
             EXPECT_TRUE(row.range.holds(*v)) << path << ": default " << *v << " outside " << row.range.rule();
+        }
         const bool numeric = row.type == Type::Number || row.type == Type::Integer ||
                              row.type == Type::NumberOrTable || row.type == Type::NumberOrVec3 ||
                              row.type == Type::BodyRef;
-        if (row.range.any()) EXPECT_TRUE(numeric) << path << ": a range on a " << int(row.type);
+        if (row.range.any()) { EXPECT_TRUE(numeric) << path << ": a range on a " << int(row.type); }
     });
     EXPECT_GT(rows, 150);
 }
