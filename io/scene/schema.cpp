@@ -61,7 +61,8 @@ const Fields kStopKeys{
 const Fields kSimulationKeys{
     value("dt", Type::Number, "s", SimulationSettings::Accepted::dt, "none: adaptive",
           "a fixed time step h. Without it the step is adaptive: chosen before each step so that "
-          "bodies in contact move at most step_fraction × the smallest radius across each other, a "
+          "bodies in contact move at most step_fraction × the smallest radius across each other "
+          "(a pair of larger spheres somewhat farther: its gap errs less), a "
           "resting grain could sink at most 1 % of it, any body moves at most that radius, a spinning "
           "non-sphere's contact points drift off their tangent by at most 0.2 % of it, and the "
           "largest penetration stays near half a per cent of the diameter (docs/design.md §4, \"The "
@@ -91,7 +92,9 @@ const Fields kSimulationKeys{
           "step stop here"),
     value("step_fraction", Type::Number, "", SimulationSettings::Accepted::step_fraction, "0.2",
           "adaptive step only: c, the largest move per step of two bodies in contact, across each "
-          "other, as a share of the smallest radius. With dt set, max_dt, min_dt and step_fraction "
+          "other, as a share of the smallest radius r_min. Two spheres of radii r_a and r_b may move "
+          "√((r_a + r_b) / (2 r_min)) times as far: their linear gap errs by (move)² / (2 (r_a + "
+          "r_b)), as much as the smallest pair's. With dt set, max_dt, min_dt and step_fraction "
           "are errors"),
 };
 
