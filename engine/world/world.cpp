@@ -382,25 +382,25 @@ SolverResult World::solve_contacts(AssembledBatch& batch, BodyStore& store, cons
         check_whole_ = false;
         if (capped.check_unbounded) {  // the same on every rank: they iterate in step
             const std::size_t n = batch.size();
-            const bool snapshots = work.gn_quarter.size() == n && work.gamma_half.size() == n &&
-                                   capped.gamma.size() == n && work.bodies.v_free.size() == store.size();
-            // every body's momentum is at least any one rank's own bodies'
+            const bool snapshots = work.gn_quarter.size() == n && work.gamma_half.size() == n && capped.gamma.size() == n;
+            // The absurd bound needs ν*; without it (or with whole_on_candidates, for tests)
+            // the growth alone decides, which retakes more steps, never fewer.
+            const bool bounded = work.bodies.v_free.size() == store.size() && !on_ranks.whole_on_candidates;
+            // every body's momentum is at least any one rank's own bodies' (every rank takes
+            // part in the maximum)
             const int me = on_ranks.ranks->rank();
             double own = 0.0;
-            if (snapshots)
+            if (snapshots && bounded)
                 for (std::size_t b = 0; b < store.size(); ++b)
                     if (on_ranks.owner[b] == me && store.inv_mass[b] != 0.0)
                         own += store.mass(b) * work.bodies.v_free[b].norm();
             const double floor = on_ranks.ranks->max_of(own);
-            const auto may_be = [&] {
-                if (on_ranks.whole_on_candidates)
-                    return !detail::unbounded_candidates(batch, store, capped.gamma, work.gn_quarter, work.gamma_half,
-                                                         capped.tolerance)
-                                .empty();
-                return detail::may_be_unbounded(batch, store, work.bodies.v_free, capped.gamma, work.gn_quarter,
-                                                work.gamma_half, capped.tolerance, floor);
-            };
-            check_whole_ = on_ranks.ranks->any(snapshots && may_be());
+            check_whole_ = on_ranks.ranks->any(
+                snapshots && (bounded ? detail::may_be_unbounded(batch, store, work.bodies.v_free, capped.gamma,
+                                                                 work.gn_quarter, work.gamma_half, capped.tolerance, floor)
+                                      : !detail::unbounded_candidates(batch, store, capped.gamma, work.gn_quarter,
+                                                                      work.gamma_half, capped.tolerance)
+                                             .empty()));
         }
         on_ranks.solve_iterations += uint64_t(r.iterations);
         on_ranks.solve_messages += traffic.messages;

@@ -86,6 +86,12 @@ NO_RECORDS = ["--set", "output.contacts=false", "--set", "output.wall_contacts=f
 PARTS_LINE = "held and stepped its part of the bodies"
 
 
+def graded_bed(scene):
+    """benchmarks/polydisperse_1to5.toml (1 and 5 mm grains), from SCENE's checkout."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(scene)))
+    return os.path.join(root, "benchmarks", "polydisperse_1to5.toml")
+
+
 def mpirun(np_, *args):
     """The mpirun command line for np_ ranks on this machine: more ranks than cores, no
     binding (so that --threads means what it says), root allowed (CI runs as root)."""
@@ -421,8 +427,7 @@ def mode_errors(talus, scene, outdir):
         fail(f"np 2, rank 1 fails alone: rank 0's trajectory is not closed:\n{info.stdout}{info.stderr}")
     print("errors at np 2-3: invalid scene (2), missing directory (4), talus check (2), "
           "different arguments (2), one rank failing alone (2): one message each, no hang")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(scene)))
-    graded = os.path.join(root, "benchmarks", "polydisperse_1to5.toml")
+    graded = graded_bed(scene)
     out = os.path.join(outdir, "graded.h5")
     stderr, seconds = run(mpirun(2, talus, "run", graded, "-o", out, "--force", "--threads", "1",
                                  "--set", "simulation.duration=0.03"), 0, "graded masses at np 2")
@@ -432,8 +437,7 @@ def mode_errors(talus, scene, outdir):
 
 
 def mode_graded(talus, scene, outdir):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(scene)))
-    graded = os.path.join(root, "benchmarks", "polydisperse_1to5.toml")
+    graded = graded_bed(scene)
     common = ["--force", "--set", "simulation.duration=0.1", "--set", "solver.cluster_sweeps=false", *NO_RECORDS]
     ref = os.path.join(outdir, "one_process.h5")
     _, t1 = run([talus, "run", graded, "-o", ref, "--threads", "2", *common], 0, "1:5 bed, one process")

@@ -47,6 +47,16 @@ std::string first_difference(const HeldBodies& got, const HeldBodies& want) {
     return "";
 }
 
+// `bodies` in ascending stable id, as gather_whole brings them.
+BodyStore by_stable_id(const BodyStore& bodies) {
+    std::vector<uint32_t> order(bodies.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return bodies.id[x] < bodies.id[y]; });
+    BodyStore sorted = bodies;
+    sorted.permute(order);
+    return sorted;
+}
+
 // The first difference between two steps' diagnostics and wall loads ("" when none): every
 // figure that does not time the step, bit for bit.
 std::string diagnostics_difference(const StepDiagnostics& got, const StepDiagnostics& want, const WallLoads& got_loads,
@@ -190,12 +200,8 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
     // naming the run's templates), the warm start of every contact, nothing of the ranks
     ASSERT_TRUE(gathered.has_value());
     {
-        std::vector<uint32_t> by_id(one.bodies.size());
-        std::iota(by_id.begin(), by_id.end(), 0u);
-        std::sort(by_id.begin(), by_id.end(), [&](uint32_t x, uint32_t y) { return one.bodies.id[x] < one.bodies.id[y]; });
-        BodyStore sorted = one.bodies;
-        sorted.permute(by_id);
-        EXPECT_EQ(first_difference({gathered->bodies, {}}, {sorted, {}}), "") << name << ": gather_whole's bodies";
+        EXPECT_EQ(first_difference({gathered->bodies, {}}, {by_stable_id(one.bodies), {}}), "")
+            << name << ": gather_whole's bodies";
         EXPECT_FALSE(gathered->distributed());
         const auto& got = gathered->warm_start().entries();
         const auto& want = one.warm_start().entries();
@@ -391,11 +397,7 @@ TEST(RankWorld, AStepTakenAgainWholeGoesOnFromItsHalvings) {
     const auto next_frame = [](double t) { return 0.05 * (std::floor(t / 0.05) + 1.0); };
     World one = start;
     for (int s = 0; s < steps; ++s) ASSERT_TRUE(one.step(next_frame(one.time)).ok) << "step " << s + 1;
-    std::vector<uint32_t> by_id(one.bodies.size());
-    std::iota(by_id.begin(), by_id.end(), 0u);
-    std::sort(by_id.begin(), by_id.end(), [&](uint32_t x, uint32_t y) { return one.bodies.id[x] < one.bodies.id[y]; });
-    BodyStore sorted = one.bodies;
-    sorted.permute(by_id);
+    const BodyStore sorted = by_stable_id(one.bodies);
     for (const bool every_candidate : {true, false}) {
         std::optional<World> gathered;
         uint64_t whole_steps = 0;
