@@ -121,7 +121,8 @@ public:
     void bgs_prepare();
     /// bgs's cluster sweeps (solvers/cluster_sweeps.cpp): when at most kClusterSeeds
     /// contacts are above `tol`, sweep them and kClusterRings rings of contacts around them
-    /// alone, serially, until they are within tol / 2 or kClusterLocalSweeps local sweeps.
+    /// alone, serially (the local sweeps accelerated as NNCG), until they are within tol / 2
+    /// or kClusterLocalSweeps local sweeps.
     /// Returns the contact steps taken, 0 (nothing done) when more are above it, none is, or
     /// the batch has rolling or joint rows; and whether the cluster came within tol / 2, or
     /// none was above it.
@@ -227,6 +228,7 @@ private:
     std::vector<std::vector<uint32_t>> cluster_found_;
     std::vector<uint32_t> cluster_;
     std::vector<uint8_t> cluster_in_, cluster_body_in_;
+    std::vector<Vec3> cluster_before_, cluster_dir_;  // a local sweep's γ before it, NNCG's p
     // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
     std::vector<Vec3> next_r_;
     std::vector<double> step_r_, next_l_, step_l_;

@@ -154,6 +154,24 @@ TEST(Bgs, ClusterSweepsSettleTheLastFewContactsAndCostLittleOtherwise) {
     }
 }
 
+// Where masses are graded, the bed the cluster sweeps run on by default (every tenth grain 27
+// times heavier: three times the diameter at one density), the heavy grains' slow mode makes
+// the whole sweeps take 1,942 to reach 1e-3 m/s; with the cluster sweeps (their local sweeps
+// accelerated as NNCG) the solve takes less than half that work (measured: 855 sweeps and
+// the contact steps of 21 more).
+TEST(Bgs, ClusterSweepsHalveTheWorkWhereMassesAreGraded) {
+    const double n = double(settled_bed().problem.batch.size());
+    const ClusterSolve plain = solve_bed(false, 1e-3, 0, 27.0), clusters = solve_bed(true, 1e-3, 0, 27.0);
+    ASSERT_TRUE(plain.result.converged) << plain.result.iterations;
+    ASSERT_TRUE(clusters.result.converged) << clusters.result.iterations;
+    EXPECT_LE(clusters.result.residual, 1e-3);
+    EXPECT_GT(clusters.result.clusters, 0);
+    const double work = clusters.result.iterations + double(clusters.result.cluster_updates) / n;
+    EXPECT_LT(work, 0.5 * plain.result.iterations)
+        << clusters.result.iterations << " sweeps and " << clusters.result.cluster_updates
+        << " contact steps against " << plain.result.iterations << " sweeps";
+}
+
 // Unset (the default), the cluster sweeps run where masses are graded: some grains more
 // than SolverSettings::kClusterMassRatio heavier than grains they touch. The equal bed, and one whose
 // grains differ by a little less, solve to the same bits as with them off; one whose grains
