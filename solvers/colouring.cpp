@@ -33,6 +33,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -232,23 +233,6 @@ void order_by_colour(ContactList& c, std::span<const uint32_t> colour, std::size
 
 namespace {
 
-// Each body's contacts, for the rounds (contacts sharing a body are neighbours).
-struct BodyLists {
-    std::vector<uint32_t> start, list;
-    BodyLists(std::size_t body_count, const ContactList& c) : start(body_count + 1, 0) {
-        const std::size_t n = c.size();
-        for (std::size_t i = 0; i < n; ++i)
-            for (int32_t body : {c.a[i], c.b[i]})
-                if (body != kNoBody) ++start[std::size_t(body) + 1];
-        for (std::size_t k = 0; k < body_count; ++k) start[k + 1] += start[k];
-        list.resize(start[body_count]);
-        std::vector<uint32_t> next(start.begin(), start.end() - 1);
-        for (std::size_t i = 0; i < n; ++i)
-            for (int32_t body : {c.a[i], c.b[i]})
-                if (body != kNoBody) list[next[std::size_t(body)]++] = uint32_t(i);
-    }
-};
-
 constexpr uint32_t kUncoloured = std::numeric_limits<uint32_t>::max();
 
 // What one body's contacts of higher priority than contact i say of it in a round: whether
@@ -257,39 +241,83 @@ struct SideStatus {
     bool waits = false;
     uint64_t used = 0;
 };
-SideStatus side_status(const BodyLists& l, int32_t body, uint32_t i, const std::vector<uint32_t>& place,
-                       const std::vector<uint32_t>& colour) {
-    SideStatus s;
-    for (uint32_t k = l.start[std::size_t(body)]; k < l.start[std::size_t(body) + 1]; ++k) {
-        const uint32_t j = l.list[k];
-        if (j == i || place[j] > place[i]) continue;  // not a higher-priority neighbour
-        if (colour[j] == kUncoloured) {
-            s.waits = true;
-            return s;
-        }
-        if (colour[j] != kOverflowColour) s.used |= uint64_t(1) << colour[j];
-    }
-    return s;
-}
 
-// One round: every uncoloured contact of c whose sides (side(body, i) for each body) do not
-// wait takes the lowest colour they leave, all at once; returns how many did.
+// Each body's contacts in priority order (contacts sharing a body are neighbours), and where
+// the rounds stand on each body. A contact is coloured only once every neighbour of higher
+// priority is, so a body's coloured contacts are always a prefix of its list: `ready` is
+// that prefix's length and `used` its proper colours. A contact waits on a body while the
+// prefix has not reached it; once it has, `used` holds exactly the colours of its
+// higher-priority neighbours there. So a round looks at each waiting contact's two sides in
+// O(1), not at every neighbour.
+class BodyRounds {
+public:
+    BodyRounds(std::size_t body_count, const ContactList& c, const std::vector<uint32_t>& place)
+        : start_(body_count + 1, 0), ready_(body_count, 0), used_(body_count, 0), at_(c.size()) {
+        const std::size_t n = c.size();
+        for (std::size_t i = 0; i < n; ++i)
+            for (int32_t body : {c.a[i], c.b[i]})
+                if (body != kNoBody) ++start_[std::size_t(body) + 1];
+        for (std::size_t k = 0; k < body_count; ++k) start_[k + 1] += start_[k];
+        list_.resize(start_[body_count]);
+        std::vector<uint32_t> by_place(n);
+        for (std::size_t i = 0; i < n; ++i) by_place[place[i]] = uint32_t(i);
+        std::vector<uint32_t> next(start_.begin(), start_.end() - 1);
+        for (const uint32_t i : by_place)
+            for (int s = 0; s < 2; ++s)
+                if (const int32_t body = s == 0 ? c.a[i] : c.b[i]; body != kNoBody) {
+                    at_[i][std::size_t(s)] = next[std::size_t(body)] - start_[std::size_t(body)];
+                    list_[next[std::size_t(body)]++] = i;
+                }
+    }
+    /// Contact i's side s (0: a, 1: b), whose body is `body`, from this body's own list.
+    SideStatus side(int32_t body, uint32_t i, int s) const {
+        const std::size_t b = std::size_t(body);
+        return ready_[b] < at_[i][std::size_t(s)] ? SideStatus{true, 0} : SideStatus{false, used_[b]};
+    }
+    /// After a round's colours are set: the prefixes of the bodies of contact i move on.
+    void coloured(const ContactList& c, uint32_t i, const std::vector<uint32_t>& colour) {
+        for (int32_t body : {c.a[i], c.b[i]}) {
+            if (body == kNoBody) continue;
+            const std::size_t b = std::size_t(body), len = start_[b + 1] - start_[b];
+            while (ready_[b] < len) {
+                const uint32_t k = colour[list_[start_[b] + ready_[b]]];
+                if (k == kUncoloured) break;
+                if (k != kOverflowColour) used_[b] |= uint64_t(1) << k;
+                ++ready_[b];
+            }
+        }
+    }
+
+private:
+    std::vector<uint32_t> start_, list_, ready_;
+    std::vector<uint64_t> used_;
+    std::vector<std::array<uint32_t, 2>> at_;  // a contact's place in its bodies' lists
+};
+
+// One round: every uncoloured contact (`waiting`, in contact order) whose sides
+// (side(body, i, s) for each body) do not wait takes the lowest colour they leave, all at
+// once; `waiting` keeps the others; returns how many were coloured.
 template <class Side>
-std::size_t colour_round(const ContactList& c, JonesPlassmann& out, Side&& side) {
+std::size_t colour_round(const ContactList& c, JonesPlassmann& out, std::vector<uint32_t>& waiting, BodyRounds& rounds,
+                         Side&& side) {
     std::vector<std::pair<uint32_t, uint32_t>> ready;  // (contact, colour), committed together
-    for (std::size_t i = 0; i < c.size(); ++i) {
-        if (out.colour[i] != kUncoloured) continue;
+    std::size_t kept = 0;
+    for (const uint32_t i : waiting) {
         uint64_t used = 0;
         bool waits = false;
-        for (int32_t body : {c.a[i], c.b[i]}) {
-            if (body == kNoBody || waits) continue;
-            const SideStatus st = side(body, uint32_t(i));
+        for (int s = 0; s < 2 && !waits; ++s) {
+            const int32_t body = s == 0 ? c.a[i] : c.b[i];
+            if (body == kNoBody) continue;
+            const SideStatus st = side(body, i, s);
             waits = st.waits;
             used |= st.used;
         }
-        if (!waits) ready.emplace_back(uint32_t(i), lowest_free_colour(used));
+        if (waits) waiting[kept++] = i;
+        else ready.emplace_back(i, lowest_free_colour(used));
     }
+    waiting.resize(kept);
     for (const auto& [i, colour] : ready) out.colour[i] = colour;
+    for (const auto& [i, colour] : ready) rounds.coloured(c, i, out.colour);
     ++out.rounds;
     return ready.size();
 }
@@ -333,15 +361,13 @@ private:
 JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
     const std::size_t n = c.size();
     const std::vector<uint32_t> place = priority_places(c);
-    const BodyLists lists(body_count, c);
+    BodyRounds rounds(body_count, c, place);
     JonesPlassmann out;
     out.colour.assign(n, kUncoloured);
-    std::size_t left = n;
-    while (left > 0) {
-        left -= colour_round(c, out, [&](int32_t body, uint32_t i) {
-            return side_status(lists, body, i, place, out.colour);
-        });
-    }
+    std::vector<uint32_t> waiting(n);
+    std::iota(waiting.begin(), waiting.end(), 0u);
+    while (!waiting.empty())
+        colour_round(c, out, waiting, rounds, [&](int32_t body, uint32_t i, int s) { return rounds.side(body, i, s); });
     return out;
 }
 
@@ -350,7 +376,7 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
     const std::size_t n = held.size();
     const int me = ranks.rank();
     const std::vector<uint32_t> place = priority_places(held);
-    const BodyLists lists(body_count, held);
+    BodyRounds rounds(body_count, held, place);  // read for own bodies only: a ghost's list here is partial
     const HeldByKey by_key(held);
     struct Side {  // a body's SideStatus for a contact, sent to the rank holding the body as a ghost
         uint64_t key_a, key_b, used;
@@ -360,16 +386,17 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
     out.colour.assign(n, kUncoloured);
     std::vector<SideStatus> remote(n);
     std::vector<std::string> outbox(std::size_t(ranks.size())), inbox;
-    std::size_t left = n;
-    while (ranks.any(left > 0)) {
+    std::vector<uint32_t> waiting(n);
+    std::iota(waiting.begin(), waiting.end(), 0u);
+    while (ranks.any(!waiting.empty())) {
         // this rank's side of each boundary contact to the rank that holds the other side
         for (std::string& s : outbox) s.clear();
-        for (std::size_t i = 0; i < n; ++i) {
-            if (out.colour[i] != kUncoloured) continue;
+        for (const uint32_t i : waiting) {
             const int32_t a = held.a[i], b = held.b[i];
             if (a == kNoBody || b == kNoBody || (owner[std::size_t(a)] == me) == (owner[std::size_t(b)] == me)) continue;
-            const int32_t mine = owner[std::size_t(a)] == me ? a : b, other = mine == a ? b : a;
-            const SideStatus st = side_status(lists, mine, uint32_t(i), place, out.colour);
+            const bool a_mine = owner[std::size_t(a)] == me;
+            const int32_t mine = a_mine ? a : b, other = a_mine ? b : a;
+            const SideStatus st = rounds.side(mine, i, a_mine ? 0 : 1);
             put_bytes(outbox[std::size_t(owner[std::size_t(other)])],
                       Side{held.key_a[i], held.key_b[i], st.used, held.feature[i], st.waits ? 1u : 0u});
         }
@@ -379,8 +406,8 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
                 const Side side = take_bytes<Side>(s, at);
                 remote[by_key.find(side.key_a, side.key_b, side.feature)] = {side.waits != 0, side.used};
             }
-        left -= colour_round(held, out, [&](int32_t body, uint32_t i) {
-            return owner[std::size_t(body)] == me ? side_status(lists, body, i, place, out.colour) : remote[i];
+        colour_round(held, out, waiting, rounds, [&](int32_t body, uint32_t i, int s) {
+            return owner[std::size_t(body)] == me ? rounds.side(body, i, s) : remote[i];
         });
     }
     return out;
