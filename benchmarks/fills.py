@@ -22,7 +22,6 @@ last frame) and each build's means; appends the runs to benchmarks/results/fills
 with nothing else on the machine.
 """
 import argparse
-import csv
 import datetime
 import os
 import re
@@ -34,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import talus_h5  # noqa: E402
-from settle_benchmark import machine_name  # noqa: E402
+from settle_benchmark import append_rows, machine_name, seconds  # noqa: E402
 
 
 def seed_overrides(scene, fill):
@@ -47,12 +46,6 @@ def seed_overrides(scene, fill):
         if isinstance(rnd, dict) and "seed" in rnd:
             out += ["--set", f"particles.{i}.random.seed={int(rnd['seed']) + 10 * fill}"]
     return out
-
-
-def seconds(text):
-    """A duration as talus prints it (tools/talus_main.cpp, seconds_text): "1,234 s", "12.3 ms"."""
-    value, unit = text.split()
-    return float(value.replace(",", "")) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6}[unit]
 
 
 def run(binary, scene, fill, out_dir, name, extra):
@@ -109,12 +102,7 @@ def main():
         mean = lambda k: sum(r[k] for r in mine) / len(mine)  # noqa: E731
         print(f"{name:>10} mean: {mean('time_s'):7.1f} s, {mean('steps'):8.0f} steps, solve {mean('solve_s'):6.1f} s, "
               f"{mean('converged_pct'):5.1f} % converged, mean z {mean('mean_z_mm'):.3f} mm")
-    new_file = not os.path.exists(args.csv)
-    with open(args.csv, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        if new_file:
-            w.writeheader()
-        w.writerows(rows)
+    append_rows(args.csv, rows)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ docs/mpi.md). Rows are appended to the
 CSV with the machine, the commit and the date. Needs a quiet machine: nothing else running.
 """
 import argparse
-import csv
 import datetime
 import os
 import re
@@ -26,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from settle_benchmark import machine_name  # noqa: E402
+from settle_benchmark import append_rows, machine_name, seconds  # noqa: E402
 
 
 def mpirun(np_, *args):
@@ -44,10 +43,7 @@ def per_step(stderr):
     m = re.search(r"talus: done at t = \S+ s\. steps: ([\d,]+) in [\d.,]+ \S+ \(([\d.]+) (\S+) per step\)", stderr)
     if not m:
         raise SystemExit("no 'done' line in talus's output:\n" + stderr[-2000:])
-    steps = int(m.group(1).replace(",", ""))
-    value, unit = float(m.group(2)), m.group(3)
-    scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}[unit]
-    return steps, value * scale
+    return int(m.group(1).replace(",", "")), seconds(f"{m.group(2)} {m.group(3)}")
 
 
 def main():
@@ -92,12 +88,7 @@ def main():
                                  "commit": commit, "scene": name, "run": label, "repeat": k + 1,
                                  "steps": steps, "ms_per_step": f"{step_s * 1e3:.3f}",
                                  "same_file": same, "ranks_line": ranks.replace("talus: ranks: ", "")})
-    new = not os.path.exists(a.out)
-    with open(a.out, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    append_rows(a.out, rows)
     print(f"rows appended to {a.out}")
     return 0
 

@@ -74,6 +74,22 @@ def machine_name():
     return f"{platform.node()} ({cpu}, {os.cpu_count()} cores)"
 
 
+def seconds(text):
+    """A duration as talus prints it (tools/talus_main.cpp, seconds_text): "1,234 s", "12.3 ms"."""
+    value, unit = text.split()
+    return float(value.replace(",", "")) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}[unit]
+
+
+def append_rows(path, rows):
+    """Appends dict rows to the CSV at `path`, with a header when the file is new."""
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        if new:
+            w.writeheader()
+        w.writerows(rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=0)
@@ -112,13 +128,7 @@ def main():
     for k, v in row.items():
         print(f"{k:26s} {v}")
     os.makedirs(os.path.join(TOP, "benchmarks", "results"), exist_ok=True)
-    path = os.path.join(TOP, "benchmarks", "results", "settle.csv")
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(row))
-        if new:
-            w.writeheader()
-        w.writerow(row)
+    append_rows(os.path.join(TOP, "benchmarks", "results", "settle.csv"), [row])
 
 
 if __name__ == "__main__":
