@@ -251,7 +251,8 @@ struct SideStatus {
 // O(1), not at every neighbour.
 class BodyRounds {
 public:
-    BodyRounds(std::size_t body_count, const ContactList& c, const std::vector<uint32_t>& place)
+    /// `visit`: the contacts in priority order (priority_order's).
+    BodyRounds(std::size_t body_count, const ContactList& c, const std::vector<Visit>& visit)
         : start_(body_count + 1, 0), ready_(body_count, 0), used_(body_count, 0), at_(c.size()) {
         const std::size_t n = c.size();
         for (std::size_t i = 0; i < n; ++i)
@@ -259,11 +260,9 @@ public:
                 if (body != kNoBody) ++start_[std::size_t(body) + 1];
         for (std::size_t k = 0; k < body_count; ++k) start_[k + 1] += start_[k];
         list_.resize(start_[body_count]);
-        std::vector<uint32_t> by_place(n);
-        for (std::size_t i = 0; i < n; ++i) by_place[place[i]] = uint32_t(i);
         std::vector<uint32_t> next(start_.begin(), start_.end() - 1);
-        for (const uint32_t i : by_place)
-            for (int s = 0; s < 2; ++s)
+        for (const Visit& v : visit)
+            for (const uint32_t i = v.second; int s : {0, 1})
                 if (const int32_t body = s == 0 ? c.a[i] : c.b[i]; body != kNoBody) {
                     at_[i][std::size_t(s)] = next[std::size_t(body)] - start_[std::size_t(body)];
                     list_[next[std::size_t(body)]++] = i;
@@ -322,13 +321,11 @@ std::size_t colour_round(const ContactList& c, JonesPlassmann& out, std::vector<
     return ready.size();
 }
 
-// Each contact's place in the priority order (a total order: the colouring's visit order).
-std::vector<uint32_t> priority_places(const ContactList& c) {
-    std::vector<std::pair<uint64_t, uint32_t>> visit;
+// The contacts in priority order (a total order: the colouring's visit order).
+std::vector<Visit> priority_visit(const ContactList& c) {
+    std::vector<Visit> visit;
     priority_order(c, visit);
-    std::vector<uint32_t> place(c.size());
-    for (std::size_t k = 0; k < visit.size(); ++k) place[visit[k].second] = uint32_t(k);
-    return place;
+    return visit;
 }
 
 // A rank's held contacts by key, to find the one another rank's message names.
@@ -360,8 +357,7 @@ private:
 
 JonesPlassmann jones_plassmann(std::size_t body_count, const ContactList& c) {
     const std::size_t n = c.size();
-    const std::vector<uint32_t> place = priority_places(c);
-    BodyRounds rounds(body_count, c, place);
+    BodyRounds rounds(body_count, c, priority_visit(c));
     JonesPlassmann out;
     out.colour.assign(n, kUncoloured);
     std::vector<uint32_t> waiting(n);
@@ -375,8 +371,7 @@ JonesPlassmann jones_plassmann_on_rank(std::size_t body_count, const ContactList
                                        std::span<const int32_t> owner, Ranks& ranks) {
     const std::size_t n = held.size();
     const int me = ranks.rank();
-    const std::vector<uint32_t> place = priority_places(held);
-    BodyRounds rounds(body_count, held, place);  // read for own bodies only: a ghost's list here is partial
+    BodyRounds rounds(body_count, held, priority_visit(held));  // read for own bodies only: a ghost's list here is partial
     const HeldByKey by_key(held);
     struct Side {  // a body's SideStatus for a contact, sent to the rank holding the body as a ghost
         uint64_t key_a, key_b, used;
