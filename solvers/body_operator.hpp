@@ -228,7 +228,7 @@ private:
     std::vector<std::vector<uint32_t>> cluster_found_;
     std::vector<uint32_t> cluster_;
     std::vector<uint8_t> cluster_in_, cluster_body_in_;
-    std::vector<Vec3> cluster_before_, cluster_dir_;  // a local sweep's γ before it, NNCG's p
+    std::vector<Vec3> cluster_start_, cluster_before_, cluster_dir_;  // γ at the call's start and before a local sweep, NNCG's p
     // PJ's state: proposed values and step sizes of contacts, rolling entries, joint rows
     std::vector<Vec3> next_r_;
     std::vector<double> step_r_, next_l_, step_l_;

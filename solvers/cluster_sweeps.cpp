@@ -133,19 +133,23 @@ ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
     const std::size_t m = cluster.size();
     const int local_sweeps = int(std::min<std::size_t>(kClusterLocalSweeps, n / m));
     std::vector<Vec3>& gamma = batch_.gamma;
+    std::vector<Vec3>& start = cluster_start_;
     std::vector<Vec3>& before = cluster_before_;
     std::vector<Vec3>& dir = cluster_dir_;
+    start.resize(m);
     before.resize(m);
     dir.resize(m);
-    double rr_before = 0.0;
+    for (std::size_t k = 0; k < m; ++k) start[k] = gamma[cluster[k]];
+    double rr_before = 0.0, worst_first = 0.0, worst = 0.0;
     ClusterOutcome out;
     for (int s = 0; s < local_sweeps && !out.settled; ++s) {
         out.updates += m;
         for (std::size_t k = 0; k < m; ++k) before[k] = gamma[cluster[k]];
-        double worst = -1.0;
+        worst = -1.0;
         for (const uint32_t i : cluster)
             worst = std::max(worst, coulomb ? bgs_block<true>(*this, i, omega, tol2)
                                             : bgs_block<false>(*this, i, omega, tol2));
+        if (s == 0) worst_first = worst;
         out.settled = worst <= 0.0;
         if (out.settled || s + 1 == local_sweeps) break;
         double rr = 0.0;  // serially, in the cluster's order: the same on any threads
@@ -167,6 +171,33 @@ ClusterOutcome BodyOperator::cluster_sweeps(double tol, double omega) {
             }
         }
         rr_before = rr;
+    }
+    // 4. A cluster that did not settle is taken back, impulses and bodies, when its normal
+    // impulses grew (in sum) while its largest excess over half the tolerance did not fall
+    // by 1 % (its last local sweep's against its first's), or grew by more than a fifth while
+    // that excess did not halve: the whole sweeps go on from where the call found it.
+    // Gauss–Seidel can walk along a self-stress without end: a grain wedged in a box's corner
+    // at μ ≥ 1 can hold the floor and the wall pushing against each other on the rims of
+    // their cones, and the local sweeps, 500 a call, grew such impulses call after call, the
+    // excess barely moving, until the solve's over-constrained check stopped the run
+    // (docs/design.md §6, "Cluster sweeps"; benchmarks/README.md, "Session 63").
+    bool back = false;
+    if (!out.settled && worst >= 0.5 * worst_first) {
+        double before_sum = 0.0, after_sum = 0.0;  // serially, in the cluster's order
+        for (std::size_t k = 0; k < m; ++k) {
+            before_sum += start[k][0];
+            after_sum += gamma[cluster[k]][0];
+        }
+        back = after_sum > (worst >= 0.99 * worst_first ? 1.0 : 1.2) * before_sum;
+    }
+    if (back) {
+        for (std::size_t k = 0; k < m; ++k) {
+            const uint32_t i = cluster[k];
+            const Vec3 undo = start[k] - gamma[i];
+            gamma[i] = start[k];
+            apply(i, undo);
+        }
+        out.taken_back = true;
     }
     return out;
 }

@@ -53,9 +53,10 @@ bool iterate(Op& op, const SolverSettings& settings, SolverResult& result, Itera
 /// solve has not converged. From the tenth sweep a step's contacts above the tolerance are
 /// mostly the frustrated clusters these are for. After a cluster sweep the next sweep tries
 /// again (the cluster's neighbours are the next to rise: trying only every third sweep let a
-/// step of the settled twin take 390 sweeps, not 71); after a scan that found too many the
-/// wait doubles, up to kClusterWait sweeps, so that a solve far from converged does not pay
-/// a scan a sweep.
+/// step of the settled twin take 390 sweeps, not 71); after a scan that found too many, or
+/// a cluster whose local sweeps were taken back (they stalled), the wait doubles, up to
+/// kClusterWait sweeps, so that a solve far from converged, or stuck on one cluster, does
+/// not pay a scan or a sweep's work of local sweeps each sweep.
 inline constexpr int kClusterFrom = 10;
 inline constexpr int kClusterWait = 8;
 
@@ -96,7 +97,7 @@ SolverResult sweep_method(Op& op, const SolverSettings& settings, Sweep&& sweep,
                     result.cluster_updates += c.updates;
                 }
                 cluster_settled = c.settled;
-                cluster_wait = c.updates > 0 ? 1 : std::min(2 * cluster_wait, kClusterWait);
+                cluster_wait = c.updates > 0 && !c.taken_back ? 1 : std::min(2 * cluster_wait, kClusterWait);
                 next_cluster = ctx.k + cluster_wait;
             }
         if (ctx.history) {  // the extra residual pass is not the solver's time

@@ -19,6 +19,7 @@ struct IterationRecord {
 struct ClusterOutcome {
     uint64_t updates = 0;
     bool settled = false;
+    bool taken_back = false;  ///< the local sweeps left the cluster no nearer the tolerance: undone
 };
 
 struct SolverResult {
