@@ -19,7 +19,7 @@ struct IterationRecord {
 struct ClusterOutcome {
     uint64_t updates = 0;
     bool settled = false;
-    bool taken_back = false;  ///< the local sweeps left the cluster no nearer the tolerance: undone
+    bool taken_back = false;  ///< not settled, its impulses grew while its excess barely fell: undone
 };
 
 struct SolverResult {
