@@ -124,4 +124,55 @@ void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, c
     }
 }
 
+/// One resistance key's warning, if its length exceeds the radius r of the thinnest grain it
+/// acts on.
+static void warn_resistance_length(Reader& r, const Ctx& c, std::string_view key, double r_min,
+                                   std::string_view grains) {
+    const auto v = r.number(c, key, Need::Optional);
+    if (!v || !(*v > r_min) || !std::isfinite(r_min)) return;
+    r.warning_at(c, key,
+                 fmt::format("{:g} m is {:.3g} times the radius of the thinnest {} ({:g} m), a lever "
+                             "longer than the grain: it is a length in metres (the torque per unit "
+                             "normal force), not a dimensionless coefficient; a dimensionless η "
+                             "(LIGGGHTS's coefficientRollingFriction) is η × r, here {:g} m for η = {:g}",
+                             *v, *v / r_min, grains, r_min, *v * r_min, *v));
+}
+
+void check_resistance_lengths(Reader& r, const Ctx& root, const World& world) {
+    const MaterialTable& materials = world.materials;
+    const std::size_t nm = materials.materials.size();
+    // the thinnest grain of each material: the bodies at t = 0 and what the emitters add
+    std::vector<double> thinnest(nm, std::numeric_limits<double>::infinity());
+    const BodyStore& bodies = world.bodies;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const uint32_t m = bodies.material[i];
+        if (m < nm) thinnest[m] = std::min(thinnest[m], bodies.thickness_radius(i));
+    }
+    for (const Emitter& e : world.emitters)
+        if (e.material < nm) thinnest[e.material] = std::min(thinnest[e.material], e.size.min);
+
+    for (const Ctx& c : r.entries(root, "material")) {
+        const auto name = r.string(c, "name", Need::Optional);
+        const int m = name ? materials.find(*name) : -1;
+        if (m < 0) continue;
+        const std::string grains = fmt::format("grain of material '{}'", *name);
+        warn_resistance_length(r, c, "rolling_friction", thinnest[std::size_t(m)], grains);
+        warn_resistance_length(r, c, "spinning_friction", thinnest[std::size_t(m)], grains);
+    }
+    for (const Ctx& c : r.entries(root, "friction_pair")) {
+        const toml::node* n = r.find(c, "materials");
+        const toml::array* a = n ? n->as_array() : nullptr;
+        if (!a || a->size() != 2) continue;
+        const auto n0 = a->get(0)->value<std::string>(), n1 = a->get(1)->value<std::string>();
+        if (!n0 || !n1) continue;
+        const int m0 = materials.find(*n0), m1 = materials.find(*n1);
+        if (m0 < 0 || m1 < 0) continue;
+        // a pair acts on the grains of both (a material only a wall has: on the other's)
+        const double r_min = std::min(thinnest[std::size_t(m0)], thinnest[std::size_t(m1)]);
+        const std::string grains = fmt::format("grain of the pair '{}'–'{}'", *n0, *n1);
+        warn_resistance_length(r, c, "rolling_friction", r_min, grains);
+        warn_resistance_length(r, c, "spinning_friction", r_min, grains);
+    }
+}
+
 }  // namespace talus::scene_read

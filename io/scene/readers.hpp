@@ -50,6 +50,11 @@ std::optional<uint32_t> material_ref(Reader& r, const Ctx& c, std::string_view k
                                      const MaterialTable& materials, const toml::node* n = nullptr,
                                      std::string_view element = {});
 void read_friction_pairs(Reader& r, const Ctx& root, MaterialTable& materials, const SolverSettings& solver);
+/// Warns at a rolling_friction or spinning_friction ([[material]] or [[friction_pair]])
+/// longer than the thickness radius of the thinnest grain it acts on (placed bodies and
+/// emitters): μ_r is a length, and a dimensionless coefficient written in its place (as
+/// LIGGGHTS's) holds every grain from rolling, legal but almost surely not meant.
+void check_resistance_lengths(Reader& r, const Ctx& root, const World& world);
 
 // ---------------------------------------------------------------------------------------
 // [[wall]] and motions (io/scene/walls.cpp)

@@ -322,6 +322,7 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
                      "with what its emitters add, the run reaches");
         r.throw_if_any();
     }
+    check_resistance_lengths(r, top, world);
     // emitted bodies continue the ids 0 … n−1 (after a start: after the largest id)
     if (!started) world.next_id = world.bodies.size();
     scene.warnings = r.take_warnings();

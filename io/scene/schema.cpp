@@ -234,8 +234,9 @@ const Fields kMaterialKeys{
     value("rolling_friction", Type::Number, "m", Material::Accepted::rolling_friction, "0",
           "μ_r: rolling resistance (Tasora–Anitescu 2013), a torque about the contact's tangent "
           "axes of at most μ_r × the normal force (a sphere rolling on a plane decelerates at 5/7 "
-          "μ_r g / r). A pair uses the smaller of its two; 0 = off. > 0 needs a solver that "
-          "supports it"),
+          "μ_r g / r). A length: a dimensionless coefficient η (LIGGGHTS's) is μ_r = η r; above "
+          "the thinnest grain's radius is warned about (a unit slip). A pair uses the smaller of "
+          "its two; 0 = off. > 0 needs a solver that supports it"),
     value("spinning_friction", Type::Number, "m", Material::Accepted::spinning_friction, "0",
           "μ_s: the same about the normal (|torque| ≤ μ_s × normal force); pair rule and solvers as "
           "rolling_friction"),

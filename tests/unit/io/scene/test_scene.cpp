@@ -897,6 +897,57 @@ lattice = { min = [0, 0, 0], max = [0, 0, 0], spacing = 0.02 }
     EXPECT_TRUE(ok.warnings.empty()) << ok.warnings.front();
 }
 
+// A rolling or spinning resistance longer than the thinnest grain it acts on is a
+// dimensionless coefficient written as a length (LIGGGHTS's coefficientRollingFriction):
+// warned about at its key, for a material and for a pair; lengths within a radius are not.
+TEST(Scene, ResistanceLongerThanTheGrainIsWarnedAbout) {
+    const std::string text = R"(
+[[material]]
+name = "glass"
+density = 2500
+friction = 0.5
+rolling_friction = 0.1
+
+[[material]]
+name = "steel"
+density = 7800
+friction = 0.3
+
+[[friction_pair]]
+materials = ["steel", "glass"]
+friction = 0.4
+spinning_friction = 0.002
+
+[[particles]]
+shape = "sphere"
+material = "glass"
+radius = 0.0015
+lattice = { min = [0, 0, 0], max = [0, 0, 0], spacing = 0.02 }
+
+[[particles]]
+shape = "sphere"
+material = "steel"
+radius = 0.004
+lattice = { min = [0.1, 0, 0], max = [0.1, 0, 0], spacing = 0.02 }
+)";
+    const Scene s = parse_scene(text, "mem/rolling.toml");
+    ASSERT_EQ(s.warnings.size(), 2u);
+    EXPECT_NE(s.warnings[0].find("mem/rolling.toml:6: material.0.rolling_friction: 0.1 m is 66.7 times "
+                                 "the radius of the thinnest grain of material 'glass' (0.0015 m)"),
+              std::string::npos) << s.warnings[0];
+    EXPECT_NE(s.warnings[0].find("here 0.00015 m for η = 0.1"), std::string::npos) << s.warnings[0];
+    // the pair acts on the 1.5 mm glass grains too
+    EXPECT_NE(s.warnings[1].find("mem/rolling.toml:16: friction_pair.0.spinning_friction: 0.002 m is "
+                                 "1.33 times the radius of the thinnest grain of the pair 'steel'–'glass'"),
+              std::string::npos) << s.warnings[1];
+
+    std::string sane = text;
+    sane.replace(sane.find("rolling_friction = 0.1"), 22, "rolling_friction = 0.00015");
+    sane.replace(sane.find("spinning_friction = 0.002"), 25, "spinning_friction = 0.001");
+    const Scene ok = parse_scene(sane, "mem/rolling.toml");
+    EXPECT_TRUE(ok.warnings.empty()) << ok.warnings.front();
+}
+
 // --set paths take an entry's name where they take its index (material.glass.friction).
 TEST(Scene, OverridesNameEntriesByTheirName) {
     const std::string text = kMaterials + R"(
