@@ -549,8 +549,6 @@ int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& 
     return int(out.size());
 }
 
-namespace {
-
 /// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
 /// itself; otherwise the two bodies are copied (b displaced) into a per-thread two-body
 /// store, so every shape routine works on images unchanged (a clump's template is copied
@@ -566,6 +564,8 @@ int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, co
     pair.position[1] += shift;
     return collide_pair(pair, 0, 1, envelope, out);
 }
+
+namespace {
 
 /// Per-thread buffers of the mesh queries (reused; never shared between threads).
 struct MeshBuffers {

@@ -64,6 +64,10 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
 /// a capsule or an ellipsoid.
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  std::vector<ShapeContact>& out);
+/// The same with b displaced by `shift` (whole periods: b's image nearest a across periodic
+/// faces); a zero shift is collide_pair itself.
+int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, const Vec3& shift,
+                       double envelope, std::vector<ShapeContact>& out);
 
 /// Closest point of the ellipsoid surface Σ (x_k/s_k)² = 1 (semi-axes s [m], centred, in
 /// its own frame) to the point y [m]. Writes the surface point and its outward unit normal;

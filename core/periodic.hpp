@@ -42,6 +42,32 @@ struct PeriodicBox {
         }
         return s;
     }
+
+    /// Calls f(s) for each shift s (whole periods along periodic axes, zero elsewhere) whose
+    /// image x + s lies within `reach` of the periodic range: s = 0 first, then the images
+    /// across the faces x is within `reach` of (up to 7, near a corner of three axes). What
+    /// may touch x through a face is near one of these images. Stops early if f returns true;
+    /// returns whether it did.
+    template <class F>
+    bool any_image(const Vec3& x, double reach, F&& f) const {
+        std::array<double, 3> across{0.0, 0.0, 0.0};  // per axis: the one shift besides 0
+        for (int k = 0; k < 3; ++k) {
+            if (!on[std::size_t(k)]) continue;
+            if (x[k] - lo[k] < reach) across[std::size_t(k)] = length(k);
+            else if (hi[k] - x[k] < reach) across[std::size_t(k)] = -length(k);
+        }
+        for (int m = 0; m < 8; ++m) {
+            Vec3 s = Vec3::Zero();
+            bool skip = false;
+            for (int k = 0; k < 3 && !skip; ++k) {
+                if (!(m >> k & 1)) continue;
+                if (across[std::size_t(k)] == 0.0) skip = true;
+                else s[k] = across[std::size_t(k)];
+            }
+            if (!skip && f(s)) return true;
+        }
+        return false;
+    }
 };
 
 }  // namespace talus

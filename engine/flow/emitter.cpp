@@ -23,7 +23,7 @@ constexpr double kFourThirdsPi = 4.0 / 3.0 * 3.14159265358979323846;
 }  // namespace
 
 FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
-               const MaterialTable& materials, double t, uint64_t& next_id) {
+               const MaterialTable& materials, double t, uint64_t& next_id, const PeriodicBox& periodic) {
     FlowTally out;
     if (t < e.start || !(e.rate > 0.0) || !(e.size.min > 0.0)) return out;  // nothing to emit
     const double density = materials.materials[e.material].density;
@@ -43,7 +43,7 @@ FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
     if (!owed(e.next_radius)) return out;
 
     // (FreeSpace keeps the bodies near_box names: over MPI ranks, those are gathered)
-    FreeSpace space(walls, t, e.min, e.max, e.size.max, bodies.position, bodies.radius);
+    FreeSpace space(walls, t, e.min, e.max, e.size.max, bodies.position, bodies.radius, periodic);
 
     const Vec3 extent = e.max - e.min;
     while (owed(e.next_radius)) {

@@ -13,6 +13,7 @@
 #include "core/exact_sum.hpp"
 #include "core/materials.hpp"
 #include "core/math.hpp"
+#include "core/periodic.hpp"
 #include "core/walls.hpp"
 #include "engine/flow/size_distribution.hpp"
 #include "core/enum_names.hpp"
@@ -79,9 +80,11 @@ struct Outlet {
 /// Adds the bodies `e` owes at time t [s] to `bodies`, at centres uniform in its box that
 /// overlap no body (by bounding radius) and no wall at time t; new ids are next_id,
 /// next_id + 1, … (next_id advances). Serial and seeded: the same run emits the same bodies
-/// whatever the thread count. Returns what this call emitted.
+/// whatever the thread count. With periodic axes a new body misses the others through the
+/// faces too. Returns what this call emitted.
 FlowTally emit(Emitter& e, BodyStore& bodies, const std::vector<Wall>& walls,
-               const MaterialTable& materials, double t, uint64_t& next_id);
+               const MaterialTable& materials, double t, uint64_t& next_id,
+               const PeriodicBox& periodic = {});
 
 /// Removes every dynamic body (inv_mass > 0) whose centre lies in an outlet; a body in
 /// several outlets counts for the first. The survivors keep their order. Adds what left to

@@ -2,6 +2,8 @@
 #include "engine/flow/free_space.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 
 namespace talus {
 namespace {
@@ -16,13 +18,31 @@ double cell_for(const Vec3& lo, const Vec3& hi, double r_max, const std::vector<
     return r_max + r_big;
 }
 
+/// [lo, hi] opened along the periodic axes: there a sphere anywhere may touch a candidate
+/// through a face.
+std::pair<Vec3, Vec3> reach_box(const Vec3& lo, const Vec3& hi, const PeriodicBox& periodic) {
+    Vec3 a = lo, b = hi;
+    for (int k = 0; k < 3; ++k)
+        if (periodic.on[std::size_t(k)]) {
+            a[k] = -std::numeric_limits<double>::infinity();
+            b[k] = std::numeric_limits<double>::infinity();
+        }
+    return {a, b};
+}
+
 }  // namespace
 
 FreeSpace::FreeSpace(const std::vector<Wall>& walls, double t, const Vec3& lo, const Vec3& hi, double r_max,
-                     const std::vector<Vec3>& position, const std::vector<double>& radius)
-    : walls_(walls, t), grid_(cell_for(lo, hi, r_max, position, radius)) {
+                     const std::vector<Vec3>& position, const std::vector<double>& radius,
+                     const PeriodicBox& periodic)
+    : periodic_(periodic),
+      reach_(cell_for(reach_box(lo, hi, periodic).first, reach_box(lo, hi, periodic).second, r_max,
+                      position, radius)),
+      walls_(walls, t),
+      grid_(reach_) {
+    const auto [a, b] = reach_box(lo, hi, periodic);
     for (std::size_t i = 0; i < position.size(); ++i)
-        if (near_box(lo, hi, r_max, position[i], radius[i])) add(position[i], radius[i]);
+        if (near_box(a, b, r_max, position[i], radius[i])) add(position[i], radius[i]);
 }
 
 }  // namespace talus

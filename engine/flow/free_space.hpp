@@ -10,6 +10,7 @@
 
 #include "collision/wall_clearance.hpp"
 #include "core/math.hpp"
+#include "core/periodic.hpp"
 #include "core/sphere_grid.hpp"
 #include "core/walls.hpp"
 
@@ -28,17 +29,25 @@ public:
     /// (position, radius), those whose centre lies within r_max + their radius of that box
     /// could touch one and are kept; the grid's cell covers the largest contact distance
     /// among them only, so one large body elsewhere does not coarsen it.
+    /// With periodic axes (`periodic`), a candidate must also miss the spheres it would
+    /// touch through a face (the minimum image, as the step sees them), and along those
+    /// axes every sphere given is kept.
     FreeSpace(const std::vector<Wall>& walls, double t, const Vec3& lo, const Vec3& hi, double r_max,
-              const std::vector<Vec3>& position, const std::vector<double>& radius);
+              const std::vector<Vec3>& position, const std::vector<double>& radius,
+              const PeriodicBox& periodic = {});
 
     /// Whether a sphere of radius r at x touches no wall and no sphere (touching at exactly
     /// the contact distance is free).
     bool free(const Vec3& x, double r) const {
         if (!walls_.clear(x, r)) return false;
-        return !grid_.any_near(x, [&](uint32_t j) {
-            const double d = r + radius_[j];
-            return (x - position_[j]).squaredNorm() < d * d;
-        });
+        const auto touches = [&](const Vec3& at) {
+            return grid_.any_near(at, [&](uint32_t j) {
+                const double d = r + radius_[j];
+                return (at - position_[j]).squaredNorm() < d * d;
+            });
+        };
+        if (!periodic_.any()) return !touches(x);
+        return !periodic_.any_image(x, reach_, [&](const Vec3& s) { return touches(x + s); });
     }
     /// A sphere placed: later candidates must keep clear of it too.
     void add(const Vec3& x, double r) {
@@ -48,6 +57,8 @@ public:
     }
 
 private:
+    PeriodicBox periodic_;
+    double reach_ = 0.0;  ///< the largest contact distance, the grid's cell [m]
     WallClearance walls_;
     std::vector<Vec3> position_;
     std::vector<double> radius_;

@@ -196,7 +196,7 @@ RandomFillResult random_fill_sized(const RandomFillSpec& spec,
     const SizeDistribution law = spec.radii();
     const double r_max = law.max;  // no radius drawn exceeds it
     // every wall kind at its t = 0 pose; earlier spheres within reach of the region
-    FreeSpace space(walls, 0.0, spec.min, spec.max, r_max, existing_position, existing_radius);
+    FreeSpace space(walls, 0.0, spec.min, spec.max, r_max, existing_position, existing_radius, spec.periodic);
 
     std::mt19937_64 rng(spec.seed);
     std::mt19937_64 size_rng(spec.seed ^ kRadiusStream);
@@ -281,19 +281,32 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
 }
 
 std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,
-                                            const std::vector<double>& radius, double rel_tol) {
+                                            const std::vector<double>& radius, double rel_tol,
+                                            const PeriodicBox& periodic) {
     std::vector<BodyOverlap> found;
     if (position.empty()) return found;
     const double r_max = *std::max_element(radius.begin(), radius.end());
-    SphereGrid grid(r_max > 0.0 ? 2.0 * r_max : 1.0);
+    const double cell = r_max > 0.0 ? 2.0 * r_max : 1.0;
+    SphereGrid grid(cell);
     // Visit b in order and look back at a < b already binned: each pair once, sorted by b.
+    // With periodic axes b is also looked for at its images across the faces it is near,
+    // each pair measured at b's image nearest a (found once, whichever image found it).
     for (std::size_t b = 0; b < position.size(); ++b) {
         const std::size_t first = found.size();
-        grid.any_near(position[b], [&](uint32_t a) {
-            const double depth = radius[a] + radius[b] - (position[a] - position[b]).norm();
-            if (depth > rel_tol * std::max(radius[a], radius[b])) found.push_back({a, b, depth});
+        const auto look = [&](const Vec3& s) {
+            grid.any_near(position[b] + s, [&](uint32_t a) {
+                const Vec3 shift = periodic.any() ? periodic.image_shift(position[a], position[b]) : Vec3::Zero();
+                if (shift != s) return false;  // another image of b is nearer a: found there
+                const double depth = radius[a] + radius[b] - (position[a] - position[b] - shift).norm();
+                if (depth > rel_tol * std::max(radius[a], radius[b])) found.push_back({a, b, depth, shift});
+                return false;
+            });
             return false;
-        });
+        };
+        if (periodic.any())
+            periodic.any_image(position[b], cell, look);
+        else
+            look(Vec3::Zero());
         std::sort(found.begin() + std::ptrdiff_t(first), found.end(),
                   [](const BodyOverlap& p, const BodyOverlap& q) { return p.a < q.a; });
         grid.insert(uint32_t(b), position[b]);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/math.hpp"
+#include "core/periodic.hpp"
 #include "core/random.hpp"
 #include "core/walls.hpp"
 #include "engine/flow/size_distribution.hpp"
@@ -46,6 +47,8 @@ struct RandomFillSpec {
     /// Called every 2^16 candidates with the spheres placed and the candidates drawn so far,
     /// so that a long fill can show that it is working (may be empty).
     std::function<void(std::size_t placed, uint64_t attempts)> progress;
+    /// The scene's periodic axes: a sphere must miss the others through the faces too.
+    PeriodicBox periodic{};
 
     /// The radius law actually used: `size`, or a fixed `radius`.
     SizeDistribution radii() const {
@@ -95,15 +98,18 @@ std::size_t random_fill(const RandomFillSpec& spec, const std::vector<Vec3>& exi
                         const std::vector<double>& existing_radius, const std::vector<Wall>& walls,
                         std::vector<Vec3>& out);
 
-/// Two spheres that overlap: a < b, depth = r_a + r_b − |x_a − x_b| [m].
+/// Two spheres that overlap: a < b, depth = r_a + r_b − |x_a − (x_b + shift)| [m].
 struct BodyOverlap {
     std::size_t a = 0, b = 0;
     double depth = 0.0;
+    Vec3 shift = Vec3::Zero();  ///< b's image nearest a (whole periods; zero without [periodic])
 };
 
-/// Every pair whose overlap exceeds rel_tol × max(r_a, r_b), sorted by (b, a).
+/// Every pair whose overlap exceeds rel_tol × max(r_a, r_b), sorted by (b, a); with periodic
+/// axes, through the faces too (the minimum image, as the step sees the pair).
 std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,
-                                            const std::vector<double>& radius, double rel_tol);
+                                            const std::vector<double>& radius, double rel_tol,
+                                            const PeriodicBox& periodic = {});
 
 /// A sphere crossing a wall face at t = 0: depth = r − n·(x − p) [m]; depth > r means
 /// the centre itself is on the wrong side. `face` is the index from wall_faces().

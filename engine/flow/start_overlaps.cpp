@@ -15,12 +15,12 @@ namespace talus {
 namespace {
 
 /// Body pairs: bounding spheres, then the exact gap of a pair that is not two spheres.
-void body_pairs(const BodyStore& bodies, double rel_tol, StartOverlaps& out) {
-    for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, rel_tol)) {
+void body_pairs(const BodyStore& bodies, double rel_tol, const PeriodicBox& periodic, StartOverlaps& out) {
+    for (BodyOverlap o : find_body_overlaps(bodies.position, bodies.radius, rel_tol, periodic)) {
         if (bodies.kinematic(o.a) && bodies.kinematic(o.b)) continue;  // they never touch
         if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
             std::vector<ShapeContact> c;
-            const int n = collide_pair(bodies, o.a, o.b, std::numeric_limits<double>::infinity(), c);
+            const int n = collide_pair_image(bodies, o.a, o.b, o.shift, std::numeric_limits<double>::infinity(), c);
             if (n < 0) {  // no contact routine (ellipsoid pairs are refused earlier)
                 out.unsupported.push_back(o);
                 continue;
@@ -138,9 +138,10 @@ void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const
 
 }  // namespace
 
-StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol) {
+StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol,
+                                  const PeriodicBox& periodic) {
     StartOverlaps out;
-    body_pairs(bodies, rel_tol, out);
+    body_pairs(bodies, rel_tol, periodic, out);
     const WallClearance clearance(walls, 0.0);  // every wall at its pose at t = 0
     wall_faces_of(bodies, walls, clearance, rel_tol, out);
     meshes_of(bodies, walls, clearance, rel_tol, out);

@@ -51,6 +51,8 @@ struct StartOverlaps {
     std::vector<CylinderOverlap> cylinders;
 };
 
-StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol);
+/// With periodic axes, pairs are also found through the faces (the minimum image).
+StartOverlaps find_start_overlaps(const BodyStore& bodies, const std::vector<Wall>& walls, double rel_tol,
+                                  const PeriodicBox& periodic = {});
 
 }  // namespace talus

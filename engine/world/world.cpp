@@ -651,7 +651,7 @@ void World::apply_flow() {
     drain(outlets, bodies);
     if (emitters.empty()) return;
     for (uint64_t id : bodies.id) next_id = std::max(next_id, id + 1);
-    for (Emitter& e : emitters) emit(e, bodies, walls, materials, time, next_id);
+    for (Emitter& e : emitters) emit(e, bodies, walls, materials, time, next_id, simulation.periodic);
 }
 
 void World::apply_flow_on_ranks() {

@@ -550,6 +550,7 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                 RandomFillSpec spec{e.min, e.max, e.radius, e.count, e.seed, {}, 0.0, {}};
                 if (e.size) spec.size = *e.size;
                 spec.volume_fraction = e.volume_fraction;
+                spec.periodic = world.simulation.periodic;
                 if (r.progress)
                     spec.progress = [&](std::size_t placed, uint64_t attempts) {
                         r.progress(fmt::format(

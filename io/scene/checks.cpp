@@ -79,7 +79,7 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
         last_entry = &e;
         ++listed;
     };
-    const StartOverlaps found = find_start_overlaps(bodies, world.walls, kOverlapTolerance);
+    const StartOverlaps found = find_start_overlaps(bodies, world.walls, kOverlapTolerance, world.simulation.periodic);
 
     for (const BodyOverlap& o : found.unsupported)
         report(o.b, [&] {
@@ -90,7 +90,8 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     for (const BodyOverlap& o : found.bodies)
         report(o.b, [&] {
             const BodyEntry& ea = entry_of(o.a);
-            std::string text = fmt::format("bodies {} and {} overlap by {:.3g} m", o.a, o.b, o.depth);
+            std::string text = fmt::format("bodies {} and {} overlap by {:.3g} m{}", o.a, o.b, o.depth,
+                                           o.shift.isZero(0.0) ? "" : " through a periodic face");
             if (&ea != &entry_of(o.b))
                 text += ea.place.line > 0
                             ? fmt::format(" (body {} is from {}, line {})", o.a, ea.path, ea.place.line)

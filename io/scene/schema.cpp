@@ -434,8 +434,9 @@ const Fields kPeriodicKeys{
     value("x", Type::Interval, "m", kAny, "not periodic",
           "[lo, hi), lo < hi: a body leaving through hi re-enters at lo with its velocity, and "
           "pairs interact through their nearest images. Each period ≥ 3 × (largest diameter + "
-          "solver.envelope), every body starts inside; fills do not check overlaps across the "
-          "faces, and no wall should cut a periodic axis"),
+          "solver.envelope), every body starts inside; fills, emitters and the start-up "
+          "overlap check see the grains through the faces, and no wall should cut a periodic "
+          "axis"),
     value("y", Type::Interval, "m", kAny, "not periodic", "as x"),
     value("z", Type::Interval, "m", kAny, "not periodic", "as x"),
 };

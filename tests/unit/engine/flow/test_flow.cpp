@@ -61,6 +61,44 @@ TEST(Emitter, CountRateGivesRateTimesTimeWithinOneBody) {
     EXPECT_LE(deepest_overlap(bodies, {}), 0.0);
 }
 
+// With periodic axes an emitter whose box spans the period keeps its bodies apart through
+// the faces as well (minimum image, brute force); without them it would not (checked).
+TEST(Emitter, PeriodicAxesKeepNewBodiesApartThroughTheFaces) {
+    MaterialTable mats;
+    mats.add(Material{"glass", 2500.0, 0.5});
+    PeriodicBox periodic;
+    periodic.on = {true, true, false};
+    periodic.lo = Vec3(0, 0, 0);
+    periodic.hi = Vec3(0.04, 0.04, 0);
+    const auto deepest_through_faces = [&](const BodyStore& b) {
+        double worst = -1.0;
+        for (std::size_t i = 0; i < b.size(); ++i)
+            for (std::size_t j = 0; j < i; ++j) {
+                const Vec3 s = periodic.image_shift(b.position[j], b.position[i]);
+                worst = std::max(worst, b.radius[i] + b.radius[j] - (b.position[i] + s - b.position[j]).norm());
+            }
+        return worst;
+    };
+    const auto run = [&](const PeriodicBox& p) {
+        Emitter e;
+        e.min = Vec3(0, 0, 0.1);
+        e.max = Vec3(0.04, 0.04, 0.104);  // a thin layer over the whole period
+        e.rate = 20000.0;
+        e.size = SizeDistribution::uniform(0.001, 0.002);
+        e.seed = 7;
+        BodyStore bodies;
+        uint64_t next_id = 0;
+        emit(e, bodies, {}, mats, 0.01, next_id, p);
+        return bodies;
+    };
+    const BodyStore open = run(PeriodicBox{});
+    ASSERT_GT(open.size(), 50u);
+    EXPECT_GT(deepest_through_faces(open), 0.0);  // the faces unseen: overlaps through them
+    const BodyStore b = run(periodic);
+    ASSERT_GT(b.size(), 50u);
+    EXPECT_LE(deepest_through_faces(b), 0.0);
+}
+
 TEST(Emitter, MassRateMatchesWithinOneBodysMass) {
     MaterialTable mats;
     mats.add(Material{"sand", 2650.0, 0.5});

@@ -71,6 +71,53 @@ TEST(ParticleFill, OverlapSearchMatchesBruteForceEvenWhenGridCellsAlias) {
     EXPECT_EQ(got, expected);
 }
 
+// With periodic axes a fill keeps its spheres apart through the faces as well, and the
+// overlap search finds pairs through them, each at b's image nearest a: both against brute
+// force over the minimum image. A fill across the whole period in x and y that ignored the
+// faces (the same spheres asked for without [periodic]) leaves pairs overlapping through them.
+TEST(ParticleFill, PeriodicFillAndOverlapSearchSeeThroughTheFaces) {
+    PeriodicBox periodic;
+    periodic.on = {true, true, false};
+    periodic.lo = Vec3(0.0, 0.0, 0.0);
+    periodic.hi = Vec3(0.04, 0.04, 0.0);
+    RandomFillSpec spec{Vec3(0.0, 0.0, 0.003), Vec3(0.04, 0.04, 0.06), 0.0, 1500, 1, {}, 0.0, {}, {}};
+    spec.size = SizeDistribution::uniform(0.001, 0.002);
+    const auto minimum_image_overlaps = [&](const std::vector<Vec3>& x, const std::vector<double>& r) {
+        std::vector<std::pair<std::size_t, std::size_t>> pairs;  // (b, a), sorted
+        for (std::size_t b = 0; b < x.size(); ++b)
+            for (std::size_t a = 0; a < b; ++a) {
+                const Vec3 s = periodic.image_shift(x[a], x[b]);
+                if (r[a] + r[b] - (x[a] - x[b] - s).norm() > 1e-9 * std::max(r[a], r[b])) pairs.push_back({b, a});
+            }
+        return pairs;
+    };
+    const auto fill = [&](const PeriodicBox& p, std::vector<Vec3>& x, std::vector<double>& r) {
+        RandomFillSpec sp = spec;
+        sp.periodic = p;
+        const RandomFillResult res = random_fill_sized(sp, {}, {}, {}, x, &r);
+        EXPECT_TRUE(res.complete);
+    };
+
+    std::vector<Vec3> x_open, x;
+    std::vector<double> r_open, r;
+    fill(PeriodicBox{}, x_open, r_open);
+    const auto through = minimum_image_overlaps(x_open, r_open);
+    ASSERT_GT(through.size(), 10u);  // the unaware fill overlaps through the faces
+    std::vector<std::pair<std::size_t, std::size_t>> got;
+    for (const BodyOverlap& o : find_body_overlaps(x_open, r_open, 1e-9, periodic)) {
+        EXPECT_NEAR(o.depth, r_open[o.a] + r_open[o.b] - (x_open[o.a] - x_open[o.b] - o.shift).norm(), 1e-15);
+        EXPECT_EQ(o.shift, periodic.image_shift(x_open[o.a], x_open[o.b]));
+        EXPECT_FALSE(o.shift.isZero(0.0));  // the fill itself kept them apart inside the box
+        got.push_back({o.b, o.a});
+    }
+    EXPECT_EQ(got, through);
+    EXPECT_TRUE(find_body_overlaps(x_open, r_open, 1e-9).empty());
+
+    fill(periodic, x, r);
+    EXPECT_TRUE(minimum_image_overlaps(x, r).empty());
+    EXPECT_TRUE(find_body_overlaps(x, r, 1e-9, periodic).empty());
+}
+
 // Random sequential addition run to saturation (the cells of the second phase): a box of
 // centres 16 diameters wide, asked for more spheres than fit. The fill must stop because
 // the box is full, not because its budget ran out; then no free centre is left (checked
