@@ -256,9 +256,11 @@ std::optional<int> load_for_command(const std::string& path, const std::vector<s
 }
 
 /// Seconds in the end-of-run lines: 3 significant digits, in ms or µs below a second, whole
-/// seconds (digits grouped) from 100 s.
+/// seconds (digits grouped) from 100 s. The unit follows the value once rounded, so 0.9996 s
+/// is "1 s", not "1e+03 ms" (which the benchmark scripts' patterns would not read).
 std::string seconds_text(double s) {
     if (!std::isfinite(s)) return "-";
+    if (s < 100.0) s = std::stod(fmt::format("{:.3g}", s));  // (whole seconds above)
     if (s >= 100.0) return talus::group_digits(uint64_t(std::llround(s))) + " s";
     if (s >= 1.0 || s == 0.0) return fmt::format("{:.3g} s", s);
     if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
