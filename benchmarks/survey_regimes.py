@@ -70,6 +70,16 @@ def base(name, **kw):
 
 
 GLASS = MATERIAL.format(rho=2500, mu=0.5, e=0.3, extra="")
+FLOOR = """[[wall]]
+type = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "m"
+"""
+PERIODIC_XY = """[periodic]
+x = [0.0, 0.04]
+y = [0.0, 0.04]
+"""
 
 SCENES = {
     "base": lambda n: base(n),
@@ -90,27 +100,13 @@ axis = [0.0, 0.0, 1.0]
 radius = 0.03
 inside = true
 material = "m"
-[[wall]]
-type = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-material = "m"
-[[particles]]
+""" + FLOOR + """[[particles]]
 shape = "sphere"
 material = "m"
 radius = { distribution = "lognormal", median = 0.001, sigma = 0.4, min = 0.0004, max = 0.003 }
 random = { min = [-0.02, -0.02, 0.004], max = [0.02, 0.02, 0.15], count = 6000, seed = 1 }
 """,
-    "periodic": lambda n: header(n, 0.35) + """[periodic]
-x = [0.0, 0.04]
-y = [0.0, 0.04]
-""" + GLASS + """
-[[wall]]
-type = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-material = "m"
-[[particles]]
+    "periodic": lambda n: header(n, 0.35) + PERIODIC_XY + GLASS + "\n" + FLOOR + """[[particles]]
 shape = "sphere"
 material = "m"
 radius = { distribution = "uniform", min = 0.001, max = 0.002 }
@@ -174,16 +170,7 @@ random = { min = [0.003, 0.003, 0.003], max = [0.047, 0.047, 0.147], count = 500
 """,
     # grains rained from an emitter over a period onto a plane: one landing step left a 2 mm
     # grain 91 µm (4.6 % of d) in the floor (README, "Session 64": a struck grain's margin)
-    "periodic_emitter": lambda n: header(n, 0.4) + """[periodic]
-x = [0.0, 0.04]
-y = [0.0, 0.04]
-""" + GLASS + """
-[[wall]]
-type = "plane"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 0.0, 1.0]
-material = "m"
-[[emitter]]
+    "periodic_emitter": lambda n: header(n, 0.4) + PERIODIC_XY + GLASS + "\n" + FLOOR + """[[emitter]]
 material = "m"
 radius = { distribution = "uniform", min = 0.001, max = 0.002 }
 rate = 10000

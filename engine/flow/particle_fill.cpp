@@ -295,7 +295,7 @@ std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,
         const std::size_t first = found.size();
         const auto look = [&](const Vec3& s) {
             grid.any_near(position[b] + s, [&](uint32_t a) {
-                const Vec3 shift = periodic.any() ? periodic.image_shift(position[a], position[b]) : Vec3::Zero();
+                const Vec3 shift = periodic.image_shift(position[a], position[b]);  // zero without periodic axes
                 if (shift != s) return false;  // another image of b is nearer a: found there
                 const double depth = radius[a] + radius[b] - (position[a] - position[b] - shift).norm();
                 if (depth > rel_tol * std::max(radius[a], radius[b])) found.push_back({a, b, depth, shift});
@@ -303,10 +303,7 @@ std::vector<BodyOverlap> find_body_overlaps(const std::vector<Vec3>& position,
             });
             return false;
         };
-        if (periodic.any())
-            periodic.any_image(position[b], cell, look);
-        else
-            look(Vec3::Zero());
+        periodic.any_image(position[b], cell, look);  // (without periodic axes: b itself only)
         std::sort(found.begin() + std::ptrdiff_t(first), found.end(),
                   [](const BodyOverlap& p, const BodyOverlap& q) { return p.a < q.a; });
         grid.insert(uint32_t(b), position[b]);

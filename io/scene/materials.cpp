@@ -140,6 +140,7 @@ static void warn_resistance_length(Reader& r, const Ctx& c, std::string_view key
 
 void check_resistance_lengths(Reader& r, const Ctx& root, const World& world) {
     const MaterialTable& materials = world.materials;
+    if (!materials.any_rolling()) return;  // (no pass over the bodies for the usual scene)
     const std::size_t nm = materials.materials.size();
     // the thinnest grain of each material: the bodies at t = 0 and what the emitters add
     std::vector<double> thinnest(nm, std::numeric_limits<double>::infinity());
@@ -159,17 +160,16 @@ void check_resistance_lengths(Reader& r, const Ctx& root, const World& world) {
         warn_resistance_length(r, c, "rolling_friction", thinnest[std::size_t(m)], grains);
         warn_resistance_length(r, c, "spinning_friction", thinnest[std::size_t(m)], grains);
     }
+    // (read_friction_pairs has checked the pairs: the scene got here without a problem)
     for (const Ctx& c : r.entries(root, "friction_pair")) {
-        const toml::node* n = r.find(c, "materials");
-        const toml::array* a = n ? n->as_array() : nullptr;
-        if (!a || a->size() != 2) continue;
-        const auto n0 = a->get(0)->value<std::string>(), n1 = a->get(1)->value<std::string>();
-        if (!n0 || !n1) continue;
-        const int m0 = materials.find(*n0), m1 = materials.find(*n1);
-        if (m0 < 0 || m1 < 0) continue;
+        const toml::array* a = r.find(c, "materials")->as_array();
+        const auto m0 = material_ref(r, c, "materials", materials, a->get(0));
+        const auto m1 = material_ref(r, c, "materials", materials, a->get(1));
+        if (!m0 || !m1) continue;
         // a pair acts on the grains of both (a material only a wall has: on the other's)
-        const double r_min = std::min(thinnest[std::size_t(m0)], thinnest[std::size_t(m1)]);
-        const std::string grains = fmt::format("grain of the pair '{}'–'{}'", *n0, *n1);
+        const double r_min = std::min(thinnest[*m0], thinnest[*m1]);
+        const std::string grains = fmt::format("grain of the pair '{}'–'{}'", materials.materials[*m0].name,
+                                               materials.materials[*m1].name);
         warn_resistance_length(r, c, "rolling_friction", r_min, grains);
         warn_resistance_length(r, c, "spinning_friction", r_min, grains);
     }
