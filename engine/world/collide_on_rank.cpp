@@ -77,8 +77,9 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
 
     // 1b. Each held body's reach from its own state; the wall margin and the largest body
     // margin are maxima over every body, so over the ranks (exact: the one-process bits).
-    std::vector<double> reach;
-    Margins m = choose_margins(bodies, in.states, in.gravity, in.solver.envelope, in.h, reach);
+    std::vector<double>& reach = out.reach;
+    Margins m = choose_margins(bodies, in.states, in.gravity, in.solver.envelope, in.h, reach,
+                               in.floor != nullptr ? *in.floor : MarginFloor{});
     // Every body a candidate pair of an own body can have lies in the blocks around its own
     // while no reach exceeds half a block (two reaches at most between their centres).
     double most[3] = {m.wall, m.body, 0.0};  // the three maxima in one collective

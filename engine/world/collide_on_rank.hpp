@@ -52,6 +52,8 @@ struct RankCollideInput {
     /// The decomposition's block edge [m]: a held ghost set is complete only while no
     /// reach exceeds half of it (StepFault::BlocksTooSmall otherwise)
     double block_edge = std::numeric_limits<double>::infinity();
+    /// margins a step taken again gives the bodies it names (World::step, StepFault::Outran)
+    const MarginFloor* floor = nullptr;
 };
 
 /// A rank's contacts and their rows.
@@ -60,6 +62,7 @@ struct RankCollided {
     ContactList aside;     ///< those of them set aside (in.set_aside)
     AssembledBatch batch;  ///< the contacts assembled, for solve_ccp_on_rank
     Margins margins;       ///< the whole step's margins (the same on every rank)
+    std::vector<double> reach;  ///< per held body: radius + margin (choose_margins)
     /// the sweep's colours, the same on every rank: the proper colours, then the overflow
     /// colour's levels (overflow_levels_on_rank), as rank_problem cuts it
     std::size_t colours = 0;

@@ -32,6 +32,9 @@ struct StepDiagnostics {
     /// too many candidate pairs, a solve that left bodies too fast, or one that left an
     /// overlap to deepen past the retake limit); not written to the trajectory.
     uint32_t retakes = 0;
+    /// Times the step was taken again, at the same length, with wider margins for bodies
+    /// its solve had sent past theirs (StepFault::Outran); not written to the trajectory.
+    uint32_t margin_retakes = 0;
     /// Contacts set aside this step as unable to close (docs/design.md §3, "Speculative
     /// contacts"), and the extra solves taken when some of them would close after all.
     uint32_t set_aside = 0;

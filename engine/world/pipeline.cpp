@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "collision/kinematic_contacts.hpp"
 #include "core/kinematic.hpp"
@@ -70,7 +71,8 @@ void apply_forces(BodyStore& bodies, const Vec3& gravity, double h) {
 }
 
 Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& walls,
-                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach) {
+                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach,
+                       const MarginFloor& floor) {
     // δ must cover the largest closing distance in one step (docs/design.md §3): h (v_i + v_j)
     // between grains, h (v + v_wall) at walls. Each body gets the margin
     // m_i = max(δ_min/2, 1.25 h ‖v*_i‖) on top of its radius, so a pair is a contact when
@@ -101,7 +103,8 @@ Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& wa
         // A non-sphere's surface also moves by its rotation: ≤ ‖ω̄‖ × bounding radius.
         if (bodies.shape[i] != Shape::Sphere)
             speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
-        const double margin = std::max(half, 1.25 * h * speed + fall);
+        double margin = std::max(half, 1.25 * h * speed + fall);
+        if (!floor.empty()) margin = std::max(margin, floor.of(bodies.id[i]));
         reach[i] = bodies.radius[i] + margin;
         return margin;
     });
@@ -121,6 +124,53 @@ Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& wa
     m.body = margin_max;
     m.envelope = std::max(2.0 * margin_max, margin_max + m.wall);
     return m;
+}
+
+void MarginFloor::merge(const MarginFloor& more) {
+    MarginFloor both;
+    std::size_t i = 0, k = 0;
+    while (i < id.size() || k < more.id.size()) {
+        const bool mine = k == more.id.size() || (i < id.size() && id[i] <= more.id[k]);
+        const bool theirs = i == id.size() || (k < more.id.size() && more.id[k] <= id[i]);
+        both.id.push_back(mine ? id[i] : more.id[k]);
+        both.margin.push_back(std::max(mine ? margin[i] : 0.0, theirs ? more.margin[k] : 0.0));
+        i += mine;
+        k += theirs;
+    }
+    *this = std::move(both);
+}
+
+MarginFloor outrunning(const BodyStore& bodies, const std::vector<double>& reach, const Vec3& gravity,
+                       double h, double slack, std::span<const int32_t> owner, int me) {
+    // A candidate pair is one whose gap is at most the sum of its two margins (choose_margins),
+    // each meant to cover what its body moves in the step. The margins come from ν*, before
+    // the solve; a collision in the solve can send a body off faster than that (a light grain
+    // struck by a heavy one leaves at up to (1 + e) times the striker's speed) into a pair
+    // that was never a candidate, which no solve then keeps apart. Measured against a common
+    // ½ h g, the closing of two bodies over the step is at most the sum of their motions
+    // h ‖v⁺ − ½ h g‖, and a body at rest or falling freely from rest moves ½ ‖g‖ h² by that
+    // measure, the share of gravity its margin holds: so a pair closes within its margins
+    // while each body's motion stays within its own.
+    MarginFloor out;
+    if (reach.size() != bodies.size()) return out;
+    const Vec3 half_fall = 0.5 * h * gravity;
+    std::vector<double> motion(bodies.size(), 0.0);
+    parallel_each(bodies.size(), [&](std::size_t i) {
+        if (bodies.inv_mass[i] == 0.0 || (!owner.empty() && owner[i] != me)) return;
+        double speed = (bodies.velocity[i] - half_fall).norm();
+        if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        const double moved = h * speed;
+        if (moved > reach[i] - bodies.radius[i] + slack) motion[i] = moved;
+    }, grain::kBodies);
+    std::vector<std::pair<uint64_t, double>> found;
+    for (std::size_t i = 0; i < bodies.size(); ++i)
+        if (motion[i] > 0.0) found.emplace_back(bodies.id[i], 1.25 * motion[i]);
+    std::sort(found.begin(), found.end());
+    for (const auto& [id, margin] : found) {
+        out.id.push_back(id);
+        out.margin.push_back(margin);
+    }
+    return out;
 }
 
 StepError check_finite(const BodyStore& bodies, double max_speed, const char* when, StepAt at,

@@ -4,6 +4,7 @@
 /// World (world.hpp) owns the state and calls the stages in order; the position-level
 /// variant (position_level.cpp) calls the same collide-and-assemble stage at its estimates.
 /// A stage that can fail returns a StepError (step_error.hpp); none throws.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -47,6 +48,22 @@ struct Margins {
     double envelope = 0.0;  ///< largest envelope δ of a pair [m] (diagnostics)
     double wall = 0.0;      ///< a wall's share of a body–wall envelope [m]
     double body = 0.0;      ///< the largest body margin m_i [m] (envelope = max(2 body, body + wall))
+};
+
+/// Margins a step is taken again with (World::step): bodies, by stable id in increasing
+/// order, whose solve carried them further than their margins, each with the margin its
+/// solved motion asks for. choose_margins gives such a body at least that margin.
+struct MarginFloor {
+    std::vector<uint64_t> id;
+    std::vector<double> margin;  ///< [m]
+    bool empty() const { return id.empty(); }
+    /// The floor of body `body_id`, 0 when it has none.
+    double of(uint64_t body_id) const {
+        const auto it = std::lower_bound(id.begin(), id.end(), body_id);
+        return it != id.end() && *it == body_id ? margin[std::size_t(it - id.begin())] : 0.0;
+    }
+    /// Adds `more`'s entries, keeping the larger margin of a body in both.
+    void merge(const MarginFloor& more);
 };
 
 /// Buffers of the narrow phase and the colouring, which collide_and_assemble reuses.
@@ -103,9 +120,21 @@ void apply_forces(BodyStore& bodies, const Vec3& gravity, double h);
 Vec3 gyroscopic_step(const Vec3& inv_j, const Vec3& w, double h);
 
 /// Stage 1b: each body's reach (radius + margin, into `reach`) and the wall margin, from ν*
-/// (docs/design.md §3). `envelope` is the scene's δ_min [m].
+/// (docs/design.md §3). `envelope` is the scene's δ_min [m]. A body in `floor` gets at
+/// least its margin there (a step taken again after its bodies outran their margins).
 Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& walls,
-                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach);
+                       const Vec3& gravity, double envelope, double h, std::vector<double>& reach,
+                       const MarginFloor& floor = {});
+
+/// After the solve: the dynamic bodies whose solved motion over the step of length h passed
+/// their margin (reach − radius, choose_margins), so that a pair they close may not have been
+/// a candidate, each with 1.25 × that motion as its margin for the step taken again. The
+/// motion is measured as the margins are: h ‖v⁺ − ½ h g‖ (+ h ‖ω⁺‖ r for a non-sphere),
+/// the half of gravity's step that each side of a pair covers. A body passes its margin
+/// when its motion exceeds it by more than `slack` [m]. With `owner` and `me`, only the
+/// bodies of rank `me`. In increasing id order.
+MarginFloor outrunning(const BodyStore& bodies, const std::vector<double>& reach, const Vec3& gravity,
+                       double h, double slack, std::span<const int32_t> owner = {}, int me = 0);
 
 /// NaN, Inf or a speed beyond max_speed [m/s]; `when` names the stage in the message, and
 /// `solve` (after the solve only) adds whether the solver converged.

@@ -48,6 +48,10 @@ enum class StepFault : uint32_t {
     /// retake limit (World::kRetakeDepth): World::step takes the step again at half its
     /// length, and never returns this fault
     Unresolved = 1u << 13,
+    /// the solve sent a body further than its collision margin, past pairs that were not
+    /// candidates (outrunning): World::step takes the step again with wider margins for
+    /// those bodies, and never returns this fault
+    Outran = 1u << 14,
 };
 
 /// The outcome of a step, or of one of its stages: empty when all went well. A stage that

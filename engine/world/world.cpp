@@ -67,11 +67,18 @@ StepStatus World::step(double until) {
     if (distributed())
         if (std::string why = rank_step_refusal(); !why.empty())
             return StepError::of(StepFault::InvalidSettings, "over MPI ranks: " + why);
+    if (margin_at_ != std::pair{time, step_count}) {
+        margin_floor_ = MarginFloor{};
+        margin_retakes_ = 0;
+    }
     try {
         if (!simulation.adaptive) {
             const double h = simulation.dt;
             diag_.retakes = 0;
-            return take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
+            for (;;) {  // taken again with wider margins for bodies that outran theirs
+                StepStatus s = take_step(h, double(step_count + 1) * h);  // t = k h, not a running sum
+                if (!s.has(StepFault::Outran)) return s;
+            }
         }
         const std::optional<StepResume> resume = std::exchange(resume_, std::nullopt);
         const bool resumes = resume && resume->time == time && resume->step_count == step_count;
@@ -81,6 +88,7 @@ StepStatus World::step(double until) {
         for (;;) {
             const StepControl before = control_;
             StepStatus s = take_step(c.h, c.t1, retakes < kMaxRetakes && 0.5 * c.h >= simulation.min_dt);
+            if (s.has(StepFault::Outran)) continue;  // the same step, wider margins (margin_floor_)
             if (s.ok) {
                 diag_.retakes = uint32_t(halvings);
                 control_.chosen = c.chosen;
@@ -107,6 +115,8 @@ StepStatus World::step(double until) {
             // solve's impulses, which take_step stored.)
             if (too_fast) warm_.release_entries();
             ++halvings;
+            margin_floor_ = MarginFloor{};  // (the motions of a longer step)
+            margin_retakes_ = 0;
             c.h = std::max(0.5 * c.h, simulation.min_dt);
             c.t1 = time + c.h;
             c.chosen = c.h;
@@ -232,8 +242,7 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
     if (!prepared.error.ok) return fail(std::move(prepared.error));
     const bool lean = lean_step();
     if (lean) {  // see lean_bodies
-        p.pairs = PairList{};
-        p.reach = std::vector<double>{};
+        p.pairs = PairList{};  // (the reach stays: outran reads it after the solve)
         warm_.release_entries();  // assembly has read them; store() writes this step's
         // the batch holds what the solve needs, and the take-back's colouring everything again
         // keeps the rows (recolour_rows in speculative.cpp), unless it must make rolling rows
@@ -275,6 +284,19 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
                                             simulation.max_speed, at));
         !e.ok)
         return fail(std::move(e));
+    // 5e. A body the solve sent past its margin may have crossed a pair that was never a
+    // candidate: the step is taken again with wider margins for it (World::step), starting
+    // from this solve's impulses. (Not with re-linearised solves, whose contacts are made
+    // again at each estimate.)
+    if (margin_retakes_ < kMaxMarginRetakes && !relinearise_after) {
+        if (MarginFloor more = outran(h); !more.empty()) {
+            margin_floor_.merge(more);
+            ++margin_retakes_;
+            margin_at_ = {time, step_count};
+            warm_.store(contacts_, batch_, h, lean);
+            return fail(StepError::of(StepFault::Outran, "bodies outran their collision margins"));
+        }
+    }
     // (agreed: deepens_past_limit is over the ranks, and converged is the same on each)
     if (may_shorten && !result_.converged && !relinearise_after && deepens_past_limit(h)) {
         // The shorter step starts from this solve's impulses (scaled by the steps' ratio, as
@@ -316,6 +338,9 @@ StepStatus World::take_step(double h, double t1, bool may_shorten) {
     apply_flow();                                                        // 7.
 
     diag_.step = step_count;
+    diag_.margin_retakes = uint32_t(margin_retakes_);
+    margin_floor_ = MarginFloor{};  // (the next step's own: next_problem reads no floor)
+    margin_retakes_ = 0;
     diag_.time = time;
     diag_.dt = h;
     diag_.contacts = uint32_t(contacts_here);
@@ -420,6 +445,35 @@ void World::free_velocities(double h) {
     apply_forces(bodies, simulation.gravity, h);
 }
 
+MarginFloor World::outran(double h) {
+    // A body may pass its margin by half the push-out's slop before the step is taken
+    // again: a pair of two such bodies closes uncaught by at most the slop, an overlap the
+    // push-out leaves as it is (and the next step's contact holds).
+    const double slack = 0.5 * retake_bounds().slop;
+    if (!distributed()) return outrunning(bodies, pipeline_.reach, simulation.gravity, h, slack);
+    Ranks& ranks = *on_ranks.ranks;
+    const MarginFloor mine =
+        outrunning(bodies, pipeline_.reach, simulation.gravity, h, slack, on_ranks.owner, ranks.rank());
+    MarginFloor all;
+    if (!ranks.any(!mine.empty())) return all;
+    std::string bytes;
+    for (std::size_t k = 0; k < mine.id.size(); ++k) {
+        put_bytes(bytes, mine.id[k]);
+        put_bytes(bytes, mine.margin[k]);
+    }
+    std::vector<std::string> gathered;
+    ranks.all_gather(bytes, gathered);
+    for (const std::string& m : gathered) {  // each rank's own bodies: no id twice
+        MarginFloor part;
+        for (std::size_t at = 0; at < m.size();) {
+            part.id.push_back(take_bytes<uint64_t>(m, at));
+            part.margin.push_back(take_bytes<double>(m, at));
+        }
+        all.merge(part);
+    }
+    return all;
+}
+
 World::RetakeBounds World::retake_bounds() {
     const double r_min = min_over_ranks(smallest_dynamic_radius(bodies));
     if (!std::isfinite(r_min) || !(r_min > 0.0)) return {0.0, 0.0};
@@ -457,7 +511,7 @@ World::Prepared World::prepare_solve(double h, StepAt at) {
     place_kinematic(bodies, time, time, h, true);  // kinematic poses at t, velocities over [t, t + h]
     apply_forces(bodies, simulation.gravity, h);                         // 1. ν*
     const std::vector<WallState> wall_at = wall_states(walls, time, time, h);  // poses at t, motion over [t, t + h]
-    out.margins = choose_margins(bodies, wall_at, simulation.gravity, solver.envelope, h, p.reach);
+    out.margins = choose_margins(bodies, wall_at, simulation.gravity, solver.envelope, h, p.reach, margin_floor_);
     clock.lap(diag_.time_forces);
     out.error = check_finite(bodies, simulation.max_speed, "after the forces", at);
     if (out.error.ok && !std::isfinite(out.margins.envelope))
@@ -617,7 +671,8 @@ World::Prepared World::prepare_on_ranks(double h, StepAt at) {
                                       .set_aside = true,
                                       .gravity = simulation.gravity,
                                       .at = at,
-                                      .block_edge = on_ranks.block_edge},
+                                      .block_edge = on_ranks.block_edge,
+                                      .floor = &margin_floor_},
                                      ranks);
     // stages 1b-4 are one call here: their time is the narrow phase's (the take-back adds
     // its colouring and assembly to time_assemble)
@@ -635,6 +690,7 @@ World::Prepared World::prepare_on_ranks(double h, StepAt at) {
     }
     contacts_ = std::move(c.contacts);
     batch_ = std::move(c.batch);
+    pipeline_.reach = std::move(c.reach);  // (outran reads it after the solve)
     pipeline_.collide.aside = std::move(c.aside);
     return out;
 }

@@ -223,6 +223,13 @@ public:
     /// docs/design.md §4, "Penetration control"; measured in benchmarks/README.md, session 54.
     static constexpr double kRetakeDepth = 1.5;
     static constexpr int kMaxRetakes = 3;
+    /// A step whose solve sends bodies past their collision margins (outrunning: a light
+    /// grain struck by a heavy one) is taken again at the same length with those bodies'
+    /// margins widened to 1.25 × the motion the solve gave them, warm-started by its
+    /// impulses, so that a pair they close is a candidate; at most kMaxMarginRetakes times
+    /// a step (a retake whose solve sends a body further still widens again), then the
+    /// step goes on. docs/design.md §3, "Bodies that outrun their margins".
+    static constexpr int kMaxMarginRetakes = 3;
     StepChoice choose_step(double until) const;
 
     /// The problem the next step would solve, without advancing: bodies at ν* (velocities
@@ -451,6 +458,17 @@ private:
         int halvings = 0;
     };
     std::optional<StepResume> resume_;
+    /// The wider margins the step being taken is taken again with, and how many times
+    /// (kMaxMarginRetakes), for the state at margin_at_ (time, step_count). A step() from
+    /// that state again (step_on_ranks answering a fault only ranks meet, on the world in
+    /// parts or whole) goes on with them, as it goes on from resume_: the step taken again
+    /// starts from the impulses of the solve that outran, as in one process.
+    MarginFloor margin_floor_;
+    int margin_retakes_ = 0;
+    std::pair<double, uint64_t> margin_at_{0.0, 0};
+    /// The bodies of the last solve that went past their margins (outrunning, gathered
+    /// over the ranks), with the margins a step taken again gives them.
+    MarginFloor outran(double h);
     SolverSettings step_solver_;  ///< the step's solver settings (step_solver), for its solves
     StepControl control_;
     WarmStartCache warm_;

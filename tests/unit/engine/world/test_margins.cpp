@@ -55,6 +55,38 @@ TEST(Margins, RestingGrainsDoNotSeeNeighboursAcrossGapsGravityCannotClose) {
     EXPECT_GT((w.bodies.position[1] - w.bodies.position[0]).norm(), 2 * r - 1e-9);
 }
 
+// A light grain 0.5 mm above the floor, struck from above by one eight times its mass at
+// 2 m/s (e = 0): the solve sends it down at about 0.9 m/s, 0.9 mm in the step, through a
+// floor that was not a candidate (its margins came from its speed before the solve: 50 µm).
+// The step is taken again with its margin widened, and it lands on the floor; both grains
+// end the step without an overlap, and the step was taken again once.
+TEST(Margins, AStruckGrainDoesNotGoThroughAFloorItsMarginMissed) {
+    const double h = 1e-3, g = 9.81, r = 1e-3, big = 2e-3;
+    for (const bool adaptive : {false, true}) {
+        World w = make_world(h, Vec3(0, 0, -g), 1e-9, 500);
+        w.solver.envelope = 1e-4;
+        w.simulation.adaptive = adaptive;
+        w.simulation.max_dt = h;
+        const uint32_t m = add_material(w, 2500.0, 0.5);
+        add_plane(w, Vec3::Zero(), Vec3::UnitZ(), m);
+        const double z = r + 0.5e-3;
+        add_sphere(w, Vec3(0, 0, z), r, m);
+        add_sphere(w, Vec3(0, 0, z + r + big + 1e-3), big, m, Vec3(0, 0, -2.0));
+        double lowest = 1.0, closest = 1.0;
+        int retaken = 0;
+        while (w.time < 5e-3) {
+            ASSERT_TRUE(w.step().ok);
+            retaken += int(w.diagnostics().margin_retakes);
+            lowest = std::min(lowest, w.bodies.position[0].z() - r);
+            closest = std::min(closest, (w.bodies.position[1] - w.bodies.position[0]).norm() - r - big);
+        }
+        EXPECT_GT(lowest, -0.01 * r) << "adaptive " << adaptive;    // not into the floor
+        EXPECT_GT(closest, -0.01 * r) << "adaptive " << adaptive;   // nor into each other
+        EXPECT_GE(retaken, 1) << "adaptive " << adaptive;
+        EXPECT_LT(std::abs(w.bodies.velocity[0].z()), 0.05) << "adaptive " << adaptive;  // landed
+    }
+}
+
 // A time step far too long for the speeds: 1000 grains 0.2 mm apart, each at 5 m/s in its
 // own direction, with dt = 20 ms get margins of 0.125 m, so each sees every other grain.
 // The step must stop with a message naming dt, before the narrow phase builds half a

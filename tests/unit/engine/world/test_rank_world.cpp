@@ -76,6 +76,7 @@ std::string diagnostics_difference(const StepDiagnostics& got, const StepDiagnos
         {"set aside", got.set_aside != want.set_aside},
         {"bodies", got.bodies != want.bodies},
         {"resolves", got.resolves != want.resolves},
+        {"margin retakes", got.margin_retakes != want.margin_retakes},
         {"contact infeasibility", differs(got.contact_infeasibility, want.contact_infeasibility)},
         {"converged", got.converged != want.converged},
         {"wall loads", got_loads.impulse != want_loads.impulse || got_loads.angular_impulse != want_loads.angular_impulse ||
@@ -90,6 +91,7 @@ struct Counted {
     std::size_t crossed = 0;   ///< own bodies that went to another rank
     std::size_t contacts = 0;  ///< contacts over all ranks at the last step
     std::size_t resolves = 0;  ///< solves again after a take-back of set-aside contacts (one process)
+    std::size_t margin_retakes = 0;  ///< steps taken again with wider margins (one process)
     double edge = 0.0;         ///< the block edge at the end [m] (step_on_ranks widens too narrow blocks)
     uint64_t decompositions = 0;  ///< times the bodies were decomposed again (rank 0's count)
     uint64_t entered = 0, left = 0;  ///< bodies emitted, and removed by outlets
@@ -152,6 +154,7 @@ void expect_ranks_step_like_one_process(const World& start, const char* name, in
         whole.push_back(one.bodies);
         time.push_back(one.time);
         counted.resolves += one.diagnostics().resolves;
+        counted.margin_retakes += one.diagnostics().margin_retakes;
     }
     d.resize(whole.size());  // rank 0's after each step
     std::vector<std::string> failure(static_cast<std::size_t>(ranks));
@@ -253,12 +256,13 @@ TEST(RankWorld, ThePourStepsOverRanksWithTheOneProcessBits) {
         expect_ranks_step_like_one_process(start, "pour", testing::steps_for_build(150), ranks, 0.012, c);
         if (HasFailure()) return;
         std::printf("[ pour, %d ranks ] %zu bodies changed rank; %zu contacts held at the last step; "
-                    "%zu solves again after a take-back; %llu bodies emitted, %llu left through the outlet; "
-                    "decomposed again %llu times\n",
-                    ranks, c.crossed, c.contacts, c.resolves, (unsigned long long)c.entered,
+                    "%zu solves again after a take-back; %zu steps taken again with wider margins; "
+                    "%llu bodies emitted, %llu left through the outlet; decomposed again %llu times\n",
+                    ranks, c.crossed, c.contacts, c.resolves, c.margin_retakes, (unsigned long long)c.entered,
                     (unsigned long long)c.left, (unsigned long long)c.decompositions);
         EXPECT_GT(c.crossed, 0u);
         EXPECT_GT(c.resolves, 0u);
+        EXPECT_GT(c.margin_retakes, 0u);  // (bodies struck past their margins: World::outran over ranks)
         EXPECT_GT(c.entered, 0u);
         EXPECT_GT(c.left, 0u);
         EXPECT_EQ(c.edge, 0.012) << "the blocks were widened";
