@@ -19,7 +19,14 @@
 //     then t = −min s² and the smallest-axis coordinate closes the surface equation.
 //   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
 //     to the segment is a convex function of the segment parameter; golden-section search.
-//   ellipsoid–ellipsoid: not implemented (reported as unsupported).
+//   ellipsoid–ellipsoid: with M = S Rᵀ, an ellipsoid's support function is h(n) = ‖M n‖, and
+//     the signed distance of two convex bodies is the largest gap between their shadows
+//     on a line, max over unit n of g(n) = n·(x_B − x_A) − ‖M_A n‖ − ‖M_B n‖ (separated or
+//     overlapping: the overlap is then the least translation that parts them). g is concave
+//     and positively homogeneous, so while the bodies are apart its maximum over the unit
+//     sphere is unique; found by Newton's method on the sphere from the line of centres
+//     (ellipsoid_pair_normal). The contact joins the support points x_A + R_A S_A² R_Aᵀ n /
+//     ‖M_A n‖ and x_B − R_B S_B² R_Bᵀ n / ‖M_B n‖, normal n, Φ = g(n).
 //   clumps: a clump is its spheres (core/clump.hpp), sphere k at x + R c_k with
 //     radius r_k. Against a sphere, a plane or box face, a cylinder, a mesh or another clump,
 //     every sub-sphere (pair) is collided as a sphere and gives its own contact, carrying
@@ -230,7 +237,81 @@ ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t 
     return {surf + 0.5 * gap * n, n, gap, 0};
 }
 
+/// Contact between ellipsoids a and b, normal a → b (the header's ellipsoid–ellipsoid).
+ShapeContact ellipsoid_ellipsoid(const BodyStore& bodies, std::size_t a, std::size_t b) {
+    const Mat3 ma = bodies.shape_param[a].asDiagonal() * bodies.orientation[a].conjugate().toRotationMatrix();
+    const Mat3 mb = bodies.shape_param[b].asDiagonal() * bodies.orientation[b].conjugate().toRotationMatrix();
+    const Vec3 d = bodies.position[b] - bodies.position[a];
+    const Vec3 n = ellipsoid_pair_normal(ma, mb, d, d.squaredNorm() > 0.0 ? Vec3(d.normalized()) : Vec3::UnitZ());
+    const Vec3 ea = ma * n, eb = mb * n;
+    const Vec3 pa = bodies.position[a] + ma.transpose() * ea / ea.norm();
+    const Vec3 pb = bodies.position[b] - mb.transpose() * eb / eb.norm();
+    return {0.5 * (pa + pb), n, n.dot(pb - pa), 0};
+}
+
 }  // namespace
+
+Vec3 ellipsoid_pair_normal(const Mat3& ma, const Mat3& mb, const Vec3& d, const Vec3& start) {
+    // g(n) = n·d − ‖M_A n‖ − ‖M_B n‖. For one term, with e = M n and k = Mᵀ e / ‖e‖:
+    // ∇‖M n‖ = k and ∇²‖M n‖ = (Mᵀ M − k kᵀ) / ‖e‖. On the unit sphere, with the tangent
+    // basis (u, w) at n: the gradient's components (u·∇g, w·∇g) and the Hessian
+    // [t_i·∇²g t_j] − (n·∇g) I. Newton's step where that Hessian is negative definite, else a
+    // step up the gradient; either is halved until it raises g, then n goes back onto the
+    // sphere. It stops at a Newton step below 1e-13 rad, or when no step raises g any more.
+    const auto value = [&](const Vec3& n) { return n.dot(d) - (ma * n).norm() - (mb * n).norm(); };
+    const Mat3 mm[2] = {ma.transpose() * ma, mb.transpose() * mb};
+    Vec3 n = start.normalized();
+    double g = value(n);
+    for (int it = 0; it < 60; ++it) {
+        Vec3 grad = d;
+        Mat3 hess = Mat3::Zero();
+        for (const Mat3& m : mm) {
+            const Vec3 mn = m * n;
+            const double len = std::sqrt(n.dot(mn));  // ‖M n‖
+            const Vec3 k = mn / len;
+            grad -= k;
+            hess -= (m - k * k.transpose()) / len;
+        }
+        Vec3 u, w;
+        orthonormal_basis(n, u, w);
+        const double along = n.dot(grad);
+        const Eigen::Vector2d gt(u.dot(grad), w.dot(grad));
+        if (!(gt.norm() > 0.0)) break;
+        // the tangent Hessian [[p, q], [q, r]]: negative definite when p < 0 and p r > q²
+        const Vec3 hu = hess * u, hw = hess * w;
+        const double hp = u.dot(hu) - along, hq = u.dot(hw), hr = w.dot(hw) - along;
+        const double det = hp * hr - hq * hq;
+        Eigen::Vector2d step;
+        if (hp < 0.0 && det > 0.0) {
+            step = Eigen::Vector2d(-(hr * gt[0] - hq * gt[1]) / det, -(hp * gt[1] - hq * gt[0]) / det);  // −H⁻¹ g
+            // Close to the maximum Newton's steps are taken as they are: the rise they give
+            // falls below g's rounding long before the normal settles.
+            if (step.norm() < 1e-6) {
+                n = (n + step[0] * u + step[1] * w).normalized();
+                g = value(n);
+                if (step.norm() < 1e-13) break;
+                continue;
+            }
+        } else {
+            const double mid = 0.5 * (hp + hr), spread = std::sqrt(std::max(0.0, mid * mid - det));
+            const double curvature = std::abs(mid) + spread;  // the larger |eigenvalue|
+            step = curvature > 0.0 ? Eigen::Vector2d(gt / curvature) : Eigen::Vector2d(gt / gt.norm());
+        }
+        if (step.norm() > 1.0) step /= step.norm();  // at most a radian at a time
+        bool raised = false;
+        for (int half = 0; half < 40 && !raised; ++half, step *= 0.5) {
+            const Vec3 next = (n + step[0] * u + step[1] * w).normalized();
+            const double gn = value(next);
+            if (gn > g) {
+                n = next;
+                g = gn;
+                raised = true;
+            }
+        }
+        if (!raised) break;
+    }
+    return n;
+}
 
 double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& normal) {
     const Vec3 s2 = s.cwiseProduct(s);
@@ -381,8 +462,10 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     const Vec3 fallback = Vec3::UnitZ();
     int count = 0;
     if (sa == Shape::Clump || sb == Shape::Clump) return -1;  // the std::vector overload
-    if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) return -1;
-    if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
+    if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) {
+        out[0] = ellipsoid_ellipsoid(bodies, a, b);
+        count = 1;
+    } else if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
         const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A
         out[0] = flip ? ellipsoid_core(bodies, b, a) : ellipsoid_core(bodies, a, b);
         if (flip) out[0].normal = -out[0].normal;

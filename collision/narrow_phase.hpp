@@ -1,7 +1,7 @@
 #pragma once
 /// Narrow phase: geometric contacts (point, normal, gap) between bodies of every shape
 /// (spheres, capsules, ellipsoids, clumps of spheres) and between bodies and walls, with
-/// gap Φ ≤ δ (docs/design.md §3, §7). Ellipsoid–ellipsoid, clump–capsule and clump–ellipsoid pairs
+/// gap Φ ≤ δ (docs/design.md §3, §7). Clump–capsule and clump–ellipsoid pairs
 /// are not implemented: they are reported in NarrowPhaseScratch::unsupported instead of
 /// producing a contact.
 #include <cstdint>
@@ -19,7 +19,7 @@ struct NarrowPhaseScratch {
     std::vector<uint32_t> wall_count;  ///< per body: wall contacts, then their prefix sum
     std::vector<uint32_t> pair_count;  ///< per pair: contacts, then their prefix sum
     /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
-    /// (ellipsoid–ellipsoid, clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
+    /// (clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
     /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
     /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), a cylinder wall, or a
@@ -54,14 +54,12 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
                  double envelope, std::vector<ShapeContact>& out);
 
 /// Contacts of bodies a and b (normal from a to b) whose gap is ≤ envelope [m]; returns
-/// their count (0–2), or −1 when the pair of shapes is not supported here (ellipsoid–
-/// ellipsoid; any pair with a clump: use the std::vector overload).
+/// their count (0–2), or −1 for any pair with a clump (use the std::vector overload).
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  ShapeContact* out);
 /// The same for every pair of shapes, clumps included: a clump against a sphere or a clump
 /// gives one contact per touching pair of spheres (sub-features in contacts.hpp). `out` is
-/// cleared first. Returns the count, or −1 for ellipsoid–ellipsoid and for a clump against
-/// a capsule or an ellipsoid.
+/// cleared first. Returns the count, or −1 for a clump against a capsule or an ellipsoid.
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  std::vector<ShapeContact>& out);
 /// The same with b displaced by `shift` (whole periods: b's image nearest a across periodic
@@ -73,6 +71,12 @@ int collide_pair_image(const BodyStore& bodies, std::size_t a, std::size_t b, co
 /// its own frame) to the point y [m]. Writes the surface point and its outward unit normal;
 /// returns the signed distance (negative when y is inside) [m].
 double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& normal);
+
+/// The unit normal n (A → B) of two ellipsoids, with M_A = S_A R_Aᵀ and M_B = S_B R_Bᵀ
+/// (S = diag of the semi-axes, R the orientation) and d = x_B − x_A: the maximiser of
+/// n·d − ‖M_A n‖ − ‖M_B n‖ over unit vectors (that maximum is the pair's signed distance),
+/// by Newton's method on the sphere from `start`.
+Vec3 ellipsoid_pair_normal(const Mat3& ma, const Mat3& mb, const Vec3& d, const Vec3& start);
 
 /// Contact of sphere i with the cylinder `cyl` (normal radial, from the wall to the body)
 /// when its gap is ≤ envelope [m] and its centre lies between the cylinder's ends; returns

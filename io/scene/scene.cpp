@@ -252,22 +252,6 @@ Scene parse_scene(std::string_view text, const std::filesystem::path& name,
     });
     r.throw_if_any();
 
-    // Ellipsoid–ellipsoid contact is not implemented (collision/narrow_phase.hpp): refuse a
-    // scene that could need it rather than stopping mid-run.
-    // One message, at the second ellipsoid, however many follow (a bed of 2,500 printed
-    // 2,499 lines of it).
-    std::vector<const BodyEntry*> ellipsoids;
-    for (const BodyEntry& e : entries)
-        if (e.shape == Shape::Ellipsoid) ellipsoids.push_back(&e);
-    if (ellipsoids.size() > 1) {
-        const std::string more =
-            ellipsoids.size() > 2 ? fmt::format(", and {} more after this one", ellipsoids.size() - 2) : "";
-        r.problem(ellipsoids[1]->place, ellipsoids[1]->path + ".shape",
-                  fmt::format("a scene may hold one ellipsoid for now (ellipsoid–ellipsoid "
-                              "contact is not implemented); the first is {}{}", ellipsoids[0]->path, more));
-    }
-    r.throw_if_any();
-
     {
         // before generating them: a scene beyond the machine is refused in a moment, not
         // after minutes of filling and an out-of-memory crash
