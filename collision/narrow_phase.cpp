@@ -237,12 +237,18 @@ ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t 
     return {surf + 0.5 * gap * n, n, gap, 0};
 }
 
-/// Contact between ellipsoids a and b, normal a → b (the header's ellipsoid–ellipsoid).
-ShapeContact ellipsoid_ellipsoid(const BodyStore& bodies, std::size_t a, std::size_t b) {
+/// Contact between ellipsoids a and b, normal a → b (the header's ellipsoid–ellipsoid). The
+/// gap along any one direction is at most the pair's signed distance, so a pair whose gap
+/// along the line of centres already exceeds `envelope` is returned with that gap (and
+/// dropped by the caller) without the search.
+ShapeContact ellipsoid_ellipsoid(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope) {
     const Mat3 ma = bodies.shape_param[a].asDiagonal() * bodies.orientation[a].conjugate().toRotationMatrix();
     const Mat3 mb = bodies.shape_param[b].asDiagonal() * bodies.orientation[b].conjugate().toRotationMatrix();
     const Vec3 d = bodies.position[b] - bodies.position[a];
-    const Vec3 n = ellipsoid_pair_normal(ma, mb, d, d.squaredNorm() > 0.0 ? Vec3(d.normalized()) : Vec3::UnitZ());
+    const Vec3 start = d.squaredNorm() > 0.0 ? Vec3(d.normalized()) : Vec3::UnitZ();
+    const double along_centres = start.dot(d) - (ma * start).norm() - (mb * start).norm();
+    if (along_centres > envelope) return {bodies.position[a], start, along_centres, 0};
+    const Vec3 n = ellipsoid_pair_normal(ma, mb, d, start);
     const Vec3 ea = ma * n, eb = mb * n;
     const Vec3 pa = bodies.position[a] + ma.transpose() * ea / ea.norm();
     const Vec3 pb = bodies.position[b] - mb.transpose() * eb / eb.norm();
@@ -463,7 +469,7 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     int count = 0;
     if (sa == Shape::Clump || sb == Shape::Clump) return -1;  // the std::vector overload
     if (sa == Shape::Ellipsoid && sb == Shape::Ellipsoid) {
-        out[0] = ellipsoid_ellipsoid(bodies, a, b);
+        out[0] = ellipsoid_ellipsoid(bodies, a, b, envelope);
         count = 1;
     } else if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
         const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A

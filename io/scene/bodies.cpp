@@ -194,21 +194,22 @@ void warn_large_radius(Reader& r, const Ctx& c, double radius) {
 }
 
 /// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
-/// `single`: a [[body]] entry, which may be a capsule or an ellipsoid; fills take spheres
-/// and clumps.
+/// `single`: a [[body]] entry, which may be a capsule; fills take spheres, clumps and
+/// ellipsoids.
 static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e,
                  bool single) {
     bool ok = true;
     if (auto shape = r.string(c, "shape", Need::Required)) {
-        // fills take the shapes that a fill can place without orientation: spheres, clumps
-        const auto fills = [](Shape s) { return s == Shape::Sphere || s == Shape::Clump; };
+        // fills place bounding spheres: spheres, clumps and ellipsoids (a random fill turns
+        // each clump or ellipsoid at random)
+        const auto fills = [](Shape s) { return s != Shape::Capsule; };
         const std::optional<Shape> named = value_of<Shape>(*shape);
         if (named && (single || fills(*named))) {
             e.shape = *named;
         } else if (named) {
             r.problem_at(c, "shape",
-                         fmt::format("[[particles]] fills take only spheres and clumps; give "
-                                     "each {} as a [[body]]", *shape));
+                         fmt::format("[[particles]] fills take only spheres, clumps and ellipsoids; "
+                                     "give each {} as a [[body]]", *shape));
             return false;
         } else {
             std::vector<std::string_view> known = names_of<Shape>();
@@ -252,6 +253,7 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
             if (auto v = r.vec3(c, "semi_axes", Need::Required)) {
                 if ((v->array() > 0.0).all()) {
                     e.semi_axes = *v;
+                    e.radius = v->maxCoeff();  // the bounding radius a fill spaces
                 } else {
                     r.problem_at(c, "semi_axes", "every semi-axis must be > 0");
                     ok = false;
@@ -262,8 +264,8 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
             break;
     }
     const toml::node* radius_node = r.find(c, "radius");
-    if (e.shape == Shape::Clump) {
-        // no `radius` (reported above): the spheres give the bounding radius
+    if (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid) {
+        // no `radius` (reported above): the spheres or the semi-axes give the bounding radius
     } else if (!single && radius_node && radius_node->is_table()) {
         if ((e.size = read_size(r, c, "radius")))
             e.radius = e.size->max;  // spacing and reach checks use the largest radius
@@ -377,7 +379,9 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                              fmt::format("{:g} is less than the {} diameter {:g}: neighbours "
                                          "would overlap",
                                          e.spacing[a],
-                                         e.shape == Shape::Clump ? "clump's bounding" : "sphere",
+                                         e.shape == Shape::Clump       ? "clump's bounding"
+                                         : e.shape == Shape::Ellipsoid ? "ellipsoid's bounding"
+                                                                       : "sphere",
                                          2.0 * e.radius));
                 return std::nullopt;
             }
@@ -393,12 +397,12 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                                   "the largest radius)");
             return std::nullopt;
         }
-        if (has_fraction && e.shape == Shape::Clump) {
+        if (has_fraction && (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid)) {
             // the fill measures its solid fraction with sphere volumes of each body's radius,
-            // which for a clump is the bounding radius, not the union of its spheres
+            // which for a clump or an ellipsoid is the bounding radius, not its own volume
             r.problem_at(*f, "volume_fraction",
-                         "clump fills take 'count', not 'volume_fraction' (the fill measures "
-                         "sphere volumes)");
+                         fmt::format("{} fills take 'count', not 'volume_fraction' (the fill measures "
+                                     "sphere volumes)", name_of(e.shape)));
             return std::nullopt;
         }
         const auto seed = r.integer(*f, "seed", Need::Required);
@@ -598,10 +602,11 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
         }
         uint32_t tmpl = 0;
         if (e.shape == Shape::Clump) tmpl = bodies.clumps.append(e.clump, 0);
-        if (e.fill != BodyEntry::Fill::Single && e.shape == Shape::Clump) {
-            // Clump centres of mass at the fill's points. Lattice: the spheres' frame keeps
-            // the world axes; random: a uniform random rotation per clump, from its own
-            // stream seeded by the fill's seed (Shoemake's method from raw mt19937_64 bits).
+        if (e.fill != BodyEntry::Fill::Single && (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid)) {
+            // Clump centres of mass (ellipsoid centres) at the fill's points. Lattice: the
+            // spheres' frame (the ellipsoid's axes) keeps the world axes; random: a uniform
+            // random rotation per body, from its own stream seeded by the fill's seed
+            // (Shoemake's method from raw mt19937_64 bits).
             std::mt19937_64 rng(e.seed ^ 0x9e3779b97f4a7c15ULL);
             for (const Vec3& x : centres) {
                 Quat q_user = Quat::Identity();
@@ -614,9 +619,12 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                   b * std::sin(2 * pi * u3), b * std::cos(2 * pi * u3));
                     q_user.normalize();
                 }
-                const std::size_t i = bodies.add_clump(bodies.size(), x, tmpl, density, e.material,
-                                                       e.velocity, Vec3::Zero(),
-                                                       q_user * bodies.clumps.principal[tmpl]);
+                const std::size_t i =
+                    e.shape == Shape::Ellipsoid
+                        ? bodies.add_ellipsoid(bodies.size(), x, e.semi_axes, density, e.material, e.velocity,
+                                               Vec3::Zero(), q_user)
+                        : bodies.add_clump(bodies.size(), x, tmpl, density, e.material, e.velocity, Vec3::Zero(),
+                                           q_user * bodies.clumps.principal[tmpl]);
                 if (e.fixed) bodies.set_motion(i, WallMotion{});
             }
             continue;

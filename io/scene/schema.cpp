@@ -44,7 +44,7 @@ std::vector<std::string_view> solver_names() {
     for (const SolverCapabilities& c : kSolverTable) out.push_back(c.name);
     return out;
 }
-std::vector<std::string_view> fill_shapes() { return {"sphere", "clump"}; }
+std::vector<std::string_view> fill_shapes() { return {"sphere", "clump", "ellipsoid"}; }
 std::vector<std::string_view> push_outs() { return {"position", "velocity"}; }
 
 constexpr std::string_view kMaterialRef = "a [[material]]'s name";
@@ -365,12 +365,15 @@ const Fields kRadiusKeys{
 
 const Fields kParticlesKeys{
     word("shape", fill_shapes, "required",
-         "\"sphere\" or \"clump\" (a clump fill takes `spheres` instead of `radius`, and `count` in "
-         "a random fill)"),
+         "\"sphere\", \"clump\" or \"ellipsoid\" (a clump fill takes `spheres` and an ellipsoid fill "
+         "`semi_axes` instead of `radius`, both `count` in a random fill, which turns each body at "
+         "random; a lattice keeps the body axes along the world's)"),
     Field{"radius", Kind::Table, &kRadiusKeys, Type::NumberOrTable, "m", kPositive, "required",
           "spheres: the radius, or a distribution table (below)", nullptr},
     value("spheres", Type::Array, "m", kAny, "required",
           "clumps: [[x, y, z, r], …] as in [[body]]"),
+    value("semi_axes", Type::Vec3, "m", kAny, "required",
+          "ellipsoids: along the body x, y, z axes, each > 0 (the fill spaces their bounding spheres)"),
     value("material", Type::String, "", kAny, "required", kMaterialRef),
     value("velocity", Type::Vec3, "m/s", kAny, "[0, 0, 0]", "initial velocity"),
     table("lattice", &kLatticeKeys, "lattice or random", "a lattice fill (table below)"),

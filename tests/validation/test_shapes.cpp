@@ -623,6 +623,19 @@ TEST(Shapes, StepRefusesEllipsoidPairsItCannotCollide) {
     EXPECT_EQ(w.bodies.velocity[0], v0) << "the state is left as before the step";
 }
 
+// Steps `w` to `until` (each step must go through), then expects its largest penetration
+// over the run below `deepest` [m] and its kinetic energy below 1e-5 J (issue 22's "at rest").
+void expect_settled_within(World& w, double until, double deepest) {
+    double worst = 0.0;
+    while (w.time < until - 1e-12) {
+        const StepStatus st = w.step(until);
+        ASSERT_TRUE(st.ok) << st.message;
+        worst = std::max(worst, w.diagnostics().contact_infeasibility);
+    }
+    EXPECT_LT(worst, deepest);
+    EXPECT_LT(w.kinetic_energy(), 1e-5);
+}
+
 // An ellipsoid resting on another, both long axes horizontal, on a plane: the upper one
 // comes to rest at 2 c_A + c_B (its contact on the lower one's top, 1e-4 relative).
 TEST(Shapes, EllipsoidRestsOnAnEllipsoid) {
@@ -658,15 +671,64 @@ TEST(Shapes, ABedOfEllipsoidsSettles) {
     }
     Scene scene = parse_scene(bed.str(), "mem/ellipsoids.toml");
     World& w = scene.world;
-    double deepest = 0.0;
-    while (w.time < 2.0 - 1e-12) {
-        const StepStatus s = w.step(2.0);
-        ASSERT_TRUE(s.ok) << s.message;
-        deepest = std::max(deepest, w.diagnostics().contact_infeasibility);
-    }
-    EXPECT_LT(deepest, 0.01 * 2 * 0.008);
-    EXPECT_LT(w.kinetic_energy(), 1e-5);
+    expect_settled_within(w, 2.0, 0.01 * 2 * 0.008);
     for (std::size_t i = 0; i < w.bodies.size(); ++i) EXPECT_LT(w.bodies.position[i].z(), 0.08) << "body " << i;
+}
+
+// [[particles]] fills of ellipsoids: a random fill turns each at random and spaces their
+// bounding spheres, and its pour settles with the defaults (largest overlap under 1 % of
+// the smallest diameter, at rest); a lattice keeps the world's axes; `volume_fraction`,
+// which counts sphere volumes, is refused at its key.
+TEST(Shapes, EllipsoidFillsArePlacedAndPoured) {
+    const std::string head = R"([simulation]
+duration = 0.6
+[[material]]
+name = "glass"
+density = 2500
+friction = 0.5
+restitution = 0.3
+[[wall]]
+type = "box"
+min = [-0.015, -0.015, 0.0]
+max = [0.015, 0.015, 0.2]
+material = "glass"
+[[particles]]
+shape = "ellipsoid"
+semi_axes = [0.003, 0.002, 0.0015]
+material = "glass"
+)";
+    Scene scene = parse_scene(head + "random = { min = [-0.011, -0.011, 0.004], max = [0.011, 0.011, 0.1], "
+                                     "count = 150, seed = 3 }\n",
+                              "mem/ellipsoid_fill.toml");
+    World& w = scene.world;
+    ASSERT_EQ(w.bodies.size(), 150u);
+    std::size_t turned = 0;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i) {
+        ASSERT_EQ(w.bodies.shape[i], Shape::Ellipsoid);
+        EXPECT_EQ(w.bodies.shape_param[i], Vec3(0.003, 0.002, 0.0015));
+        turned += std::abs(w.bodies.orientation[i].w()) < 0.999;
+        for (std::size_t j = 0; j < i; ++j)  // bounding spheres apart
+            EXPECT_GE((w.bodies.position[i] - w.bodies.position[j]).norm(), 0.006 * (1 - 1e-9));
+    }
+    EXPECT_GT(turned, 140u);
+    expect_settled_within(w, 0.6, 0.01 * 2 * 0.0015);
+    // a lattice keeps the axes
+    const Scene lattice = parse_scene(head + "lattice = { min = [-0.01, -0.01, 0.004], max = [0.01, 0.01, 0.02], "
+                                             "spacing = [0.0065, 0.0065, 0.0065] }\n",
+                                      "mem/ellipsoid_lattice.toml");
+    ASSERT_GT(lattice.world.bodies.size(), 8u);
+    for (std::size_t i = 0; i < lattice.world.bodies.size(); ++i)
+        EXPECT_EQ(lattice.world.bodies.orientation[i].coeffs(), Quat::Identity().coeffs());
+    try {
+        parse_scene(head + "random = { min = [-0.01, -0.01, 0.004], max = [0.01, 0.01, 0.1], volume_fraction = 0.2, "
+                           "seed = 1 }\n",
+                    "mem/fraction.toml");
+        FAIL() << "accepted";
+    } catch (const SceneError& e) {
+        EXPECT_NE(std::string(e.what()).find("particles.0.random.volume_fraction: ellipsoid fills take 'count'"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Shapes, SceneOverlapCheckUsesTheExactShape) {
