@@ -3,8 +3,9 @@
 
 Issue 22 says another bed, which nobody has seen, will be checked with the defaults. This
 script writes small scenes that each change one thing from a base pour (grain size,
-gravity, density, restitution, friction, rolling resistance) or the container (a cylinder,
-periodic axes, a cone hopper, two materials with a [[friction_pair]], a descending piston),
+gravity, density, restitution, friction, rolling resistance, ellipsoids) or the container
+(a cylinder, periodic axes, a cone hopper, two materials with a [[friction_pair]], a
+descending piston),
 runs them with the defaults, and prints what the goals ask of every bed: the run's exit
 code, its time, the share of converged steps, the largest overlap against the smallest
 diameter and the final kinetic energy. It looks for defects (an exit 3, an overlap above
@@ -13,7 +14,7 @@ diameter and the final kinetic energy. It looks for defects (an exit 3, an overl
     /usr/bin/python3 benchmarks/survey_regimes.py                      # every bed, build/bin/talus
     /usr/bin/python3 benchmarks/survey_regimes.py --only base periodic --binary /tmp/talus_old
 
-Results of 2026-12-07: benchmarks/README.md, "Session 64".
+Results of 2026-12-07: benchmarks/README.md, "Session 64" and "Session 65".
 """
 import argparse
 import os
@@ -67,6 +68,23 @@ def base(name, **kw):
     args = dict(r=0.0015, L=0.05, H=0.15, n=5000, duration=0.3)
     args.update(kw)
     return box_pour(name, **args)
+
+
+def ellipsoid_pour(name, semi_axes, bound, n, L=0.05, H=0.2, duration=0.5):
+    """n glass ellipsoids of the given semi-axes (largest `bound`) at random in an L × L × H box."""
+    m = 1.05 * bound
+    return (header(name, duration) + MATERIAL.format(rho=2500, mu=0.5, e=0.3, extra="") + f"""
+[[wall]]
+type = "box"
+min = [0.0, 0.0, 0.0]
+max = [{L}, {L}, {H}]
+material = "m"
+[[particles]]
+shape = "ellipsoid"
+semi_axes = {semi_axes}
+material = "m"
+random = {{ min = [{m}, {m}, {m}], max = [{L - m}, {L - m}, {H - m}], count = {n}, seed = 1 }}
+""")
 
 
 GLASS = MATERIAL.format(rho=2500, mu=0.5, e=0.3, extra="")
@@ -179,6 +197,10 @@ max = [0.04, 0.04, 0.06]
 stop = 0.2
 seed = 3
 """,
+    # ellipsoid beds (session 65: ellipsoid pairs and fills): triaxial 6 × 4 × 3 mm grains,
+    # and oblate "lentils" 5 × 5 × 2 mm, poured into a box at random orientations
+    "ellipsoids": lambda n: ellipsoid_pour(n, "[0.003, 0.002, 0.0015]", 0.003, 1500),
+    "lentils": lambda n: ellipsoid_pour(n, "[0.0025, 0.0025, 0.001]", 0.0025, 1500),
     # a velocity-driven lid reaching a rigid pack: expected to stop with exit 3 and say why
     "piston": lambda n: header(n, 1.3) + GLASS + """
 [[wall]]
