@@ -98,11 +98,8 @@ Margins choose_margins(const BodyStore& bodies, const std::vector<WallState>& wa
     const Vec3 dv = h * gravity;  // what apply_forces added to every dynamic body
     const double fall = 0.5 * dv.norm() * h;
     const double margin_max = parallel_max(bodies.size(), [&](std::size_t i) {
-        double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm()
-                                                : bodies.velocity[i].norm();
-        // A non-sphere's surface also moves by its rotation: ≤ ‖ω̄‖ × bounding radius.
-        if (bodies.shape[i] != Shape::Sphere)
-            speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+        // (a non-sphere's surface also moves by its rotation: ≤ ‖ω̄‖ × bounding radius)
+        const double speed = surface_speed(bodies, i, bodies.inv_mass[i] > 0.0 ? dv : Vec3::Zero());
         double margin = std::max(half, 1.25 * h * speed + fall);
         if (!floor.empty()) margin = std::max(margin, floor.of(bodies.id[i]));
         reach[i] = bodies.radius[i] + margin;
@@ -151,20 +148,20 @@ MarginFloor outrunning(const BodyStore& bodies, const std::vector<double>& reach
     // h ‖v⁺ − ½ h g‖, and a body at rest or falling freely from rest moves ½ ‖g‖ h² by that
     // measure, the share of gravity its margin holds: so a pair closes within its margins
     // while each body's motion stays within its own.
+    // Almost every step has no such body: one parallel pass finds that, and only a step with
+    // one lists them (a serial pass: they are few).
     MarginFloor out;
     if (reach.size() != bodies.size()) return out;
     const Vec3 half_fall = 0.5 * h * gravity;
-    std::vector<double> motion(bodies.size(), 0.0);
-    parallel_each(bodies.size(), [&](std::size_t i) {
-        if (bodies.inv_mass[i] == 0.0 || (!owner.empty() && owner[i] != me)) return;
-        double speed = (bodies.velocity[i] - half_fall).norm();
-        if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
-        const double moved = h * speed;
-        if (moved > reach[i] - bodies.radius[i] + slack) motion[i] = moved;
-    }, grain::kBodies);
+    const auto moved_past = [&](std::size_t i) {  // the motion when past the margin, else 0
+        if (bodies.inv_mass[i] == 0.0 || (!owner.empty() && owner[i] != me)) return 0.0;
+        const double moved = h * surface_speed(bodies, i, half_fall);
+        return moved > reach[i] - bodies.radius[i] + slack ? moved : 0.0;
+    };
+    if (!(parallel_max(bodies.size(), moved_past) > 0.0)) return out;
     std::vector<std::pair<uint64_t, double>> found;
     for (std::size_t i = 0; i < bodies.size(); ++i)
-        if (motion[i] > 0.0) found.emplace_back(bodies.id[i], 1.25 * motion[i]);
+        if (const double moved = moved_past(i); moved > 0.0) found.emplace_back(bodies.id[i], 1.25 * moved);
     std::sort(found.begin(), found.end());
     for (const auto& [id, margin] : found) {
         out.id.push_back(id);

@@ -119,6 +119,16 @@ void apply_forces(BodyStore& bodies, const Vec3& gravity, double h);
 /// |J ω̄| grows), or for an isotropic body the explicit term, zero up to rounding.
 Vec3 gyroscopic_step(const Vec3& inv_j, const Vec3& w, double h);
 
+/// How fast body i's surface can close on a neighbour, relative to a frame moving at
+/// `frame` [m/s]: ‖v − frame‖, plus ‖ω̄‖ × its bounding radius for a non-sphere (a sphere's
+/// spin moves no point of its surface along its normal). What the margins (choose_margins),
+/// the set-aside test (set_aside_distant) and the check after the solve (outrunning) bound.
+inline double surface_speed(const BodyStore& bodies, std::size_t i, const Vec3& frame) {
+    double speed = (bodies.velocity[i] - frame).norm();
+    if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
+    return speed;
+}
+
 /// Stage 1b: each body's reach (radius + margin, into `reach`) and the wall margin, from ν*
 /// (docs/design.md §3). `envelope` is the scene's δ_min [m]. A body in `floor` gets at
 /// least its margin there (a step taken again after its bodies outran their margins).

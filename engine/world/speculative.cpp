@@ -135,9 +135,7 @@ std::size_t set_aside_distant(const BodyStore& bodies, const Vec3& gravity, doub
     // each body's motion part, once (a body has several pairs; the same operations as per pair)
     std::vector<double> motion(bodies.size());
     parallel_each(bodies.size(), [&](std::size_t i) {
-        double speed = bodies.inv_mass[i] > 0.0 ? (bodies.velocity[i] - dv).norm() : bodies.velocity[i].norm();
-        if (bodies.shape[i] != Shape::Sphere) speed += bodies.angular_velocity[i].norm() * bodies.radius[i];
-        motion[i] = 1.25 * h * speed + fall;
+        motion[i] = 1.25 * h * surface_speed(bodies, i, bodies.inv_mass[i] > 0.0 ? dv : Vec3::Zero()) + fall;
     }, grain::kContacts);
     // keep: 0 apart whatever the solve does, 1 may close if a side turns, 2 closes at ν*
     std::vector<uint8_t> keep(n);
