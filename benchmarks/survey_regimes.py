@@ -46,9 +46,11 @@ interval = {interval or round(duration / 10, 9)}
 """
 
 
-def box_pour(name, r, L, H, n, duration, g=9.81, rho=2500, mu=0.5, e=0.3, extra=""):
-    """n grains of radius r placed at random in an L × L × H box and left to fall."""
-    m = 2.1 * r
+def box_pour(name, r, L, H, n, duration, g=9.81, rho=2500, mu=0.5, e=0.3, extra="", grain=None, pad=2.1):
+    """n grains placed at random in an L × L × H box and left to fall, each `pad` × r clear of
+    the walls: spheres of radius r, or the `grain` lines of [[particles]] (shape and size)."""
+    m = pad * r
+    grain = grain or f'shape = "sphere"\nmaterial = "m"\nradius = {r}'
     return (header(name, duration, g) + MATERIAL.format(rho=rho, mu=mu, e=e, extra=extra) + f"""
 [[wall]]
 type = "box"
@@ -56,9 +58,7 @@ min = [0.0, 0.0, 0.0]
 max = [{L}, {L}, {H}]
 material = "m"
 [[particles]]
-shape = "sphere"
-material = "m"
-radius = {r}
+{grain}
 random = {{ min = [{m}, {m}, {m}], max = [{L - m}, {L - m}, {H - m}], count = {n}, seed = 1 }}
 """)
 
@@ -70,21 +70,10 @@ def base(name, **kw):
     return box_pour(name, **args)
 
 
-def ellipsoid_pour(name, semi_axes, bound, n, L=0.05, H=0.2, duration=0.5):
-    """n glass ellipsoids of the given semi-axes (largest `bound`) at random in an L × L × H box."""
-    m = 1.05 * bound
-    return (header(name, duration) + MATERIAL.format(rho=2500, mu=0.5, e=0.3, extra="") + f"""
-[[wall]]
-type = "box"
-min = [0.0, 0.0, 0.0]
-max = [{L}, {L}, {H}]
-material = "m"
-[[particles]]
-shape = "ellipsoid"
-semi_axes = {semi_axes}
-material = "m"
-random = {{ min = [{m}, {m}, {m}], max = [{L - m}, {L - m}, {H - m}], count = {n}, seed = 1 }}
-""")
+def ellipsoid_pour(name, semi_axes, bound, n):
+    """n glass ellipsoids of the given semi-axes (largest `bound`) in a 5 × 5 × 20 cm box, 0.5 s."""
+    grain = f'shape = "ellipsoid"\nsemi_axes = {semi_axes}\nmaterial = "m"'
+    return box_pour(name, bound, 0.05, 0.2, n, 0.5, grain=grain, pad=1.05)
 
 
 GLASS = MATERIAL.format(rho=2500, mu=0.5, e=0.3, extra="")
