@@ -5,7 +5,7 @@ Issue 22 says another bed, which nobody has seen, will be checked with the defau
 script writes small scenes that each change one thing from a base pour (grain size,
 gravity, density, restitution, friction, rolling resistance, ellipsoids) or the container
 (a cylinder, periodic axes, a cone hopper, two materials with a [[friction_pair]], a
-descending piston),
+descending piston, a rotating drum of ellipsoids),
 runs them with the defaults, and prints what the goals ask of every bed: the run's exit
 code, its time, the share of converged steps, the largest overlap against the smallest
 diameter and the final kinetic energy. It looks for defects (an exit 3, an overlap above
@@ -190,6 +190,33 @@ seed = 3
     # and oblate "lentils" 5 × 5 × 2 mm, poured into a box at random orientations
     "ellipsoids": lambda n: ellipsoid_pour(n, "[0.003, 0.002, 0.0015]", 0.003, 1500),
     "lentils": lambda n: ellipsoid_pour(n, "[0.0025, 0.0025, 0.001]", 0.0025, 1500),
+    # a rotating drum of ellipsoids (session 66: cylinders collide with every shape): radius
+    # 4 cm, 4 cm long between two planes, turning at 2 rad/s; flowing, so not at rest
+    "drum_ellipsoids": lambda n: header(n, 1.0) + GLASS + """
+[[wall]]
+type = "cylinder"
+point = [0.0, 0.0, 0.0]
+axis = [0.0, 1.0, 0.0]
+radius = 0.04
+inside = true
+material = "m"
+motion = { type = "rotation", centre = [0.0, 0.0, 0.0], axis = [0.0, 1.0, 0.0], omega = 2.0 }
+[[wall]]
+type = "plane"
+point = [0.0, -0.02, 0.0]
+normal = [0.0, 1.0, 0.0]
+material = "m"
+[[wall]]
+type = "plane"
+point = [0.0, 0.02, 0.0]
+normal = [0.0, -1.0, 0.0]
+material = "m"
+[[particles]]
+shape = "ellipsoid"
+semi_axes = [0.003, 0.002, 0.0015]
+material = "m"
+random = { min = [-0.027, -0.017, -0.027], max = [0.027, 0.017, 0.027], count = 250, seed = 1 }
+""",
     # a velocity-driven lid reaching a rigid pack: expected to stop with exit 3 and say why
     "piston": lambda n: header(n, 1.3) + GLASS + """
 [[wall]]

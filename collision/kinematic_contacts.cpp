@@ -23,7 +23,6 @@ void forget_kinematic_unsupported(const BodyStore& bodies, const PairList& pairs
     });
     const auto kinematic = [&](uint32_t i) { return bodies.kinematic(i); };
     std::erase_if(scratch.unsupported_mesh, kinematic);
-    std::erase_if(scratch.unsupported_cylinder, kinematic);
     std::erase_if(scratch.unsupported_thin, kinematic);
 }
 

@@ -18,7 +18,9 @@
 //     When y is inside with no component along the smallest axis the root may not exist;
 //     then t = −min s² and the smallest-axis coordinate closes the surface equation.
 //   segment–ellipsoid: the signed distance to a convex set is convex, so its restriction
-//     to the segment is a convex function of the segment parameter; golden-section search.
+//     to the segment is a convex function of the segment parameter, with slope n·a (n the
+//     outward normal at the closest point): its least value at an end or at the slope's
+//     root (regula falsi, Illinois).
 //   ellipsoid–ellipsoid: with M = S Rᵀ, an ellipsoid's support function is h(n) = ‖M n‖, and
 //     the signed distance of two convex bodies is the largest gap between their shadows
 //     on a line, max over unit n of g(n) = n·(x_B − x_A) − ‖M_A n‖ − ‖M_B n‖ (separated or
@@ -45,13 +47,20 @@
 // Cylinder walls (spheres, and each sphere of a clump): with s = (x − a)·e the axial and ρ = ‖(x − a) − s e‖ the
 // radial coordinate of the centre, Φ = R − ρ − r inside (normal towards the axis) and
 // ρ − R − r outside (normal away from it); no contact when |s| exceeds half the length.
+// Capsules: ρ is convex along the core segment, so inside a drum the deepest points are
+// its ends (both end spheres collided as spheres); outside, the point of least ρ (ρ² is a
+// quadratic in the segment parameter). Ellipsoids: ρ(y) = max over unit d ⊥ e of d·y, so
+// the largest ρ over the body is max over d ⊥ e of d·(x − a) + ‖M d‖ (M = S Rᵀ, the support
+// function), and outside the least ρ is max over d ⊥ e of d·(x − a) − ‖M d‖: a maximum over
+// a circle, found by sampling and a bracketed Newton search in the angle. The contact is
+// the support point, Φ = R − that maximum inside, the maximum − R outside.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
 // named by triangle), with the same envelope as the plane faces, for spheres and for each
 // sphere of a clump. A moving mesh keeps its AABB tree in its reference frame: the sphere
 // centre is mapped into it and the normal back. Cone and orifice walls: core/thin_walls.hpp
 // (up to three contacts per sphere, four at a rectangular hole). Capsules and ellipsoids
-// near a mesh, or near a cylinder, a cone or an orifice, are reported in
-// NarrowPhaseScratch::unsupported_mesh / unsupported_cylinder / unsupported_thin.
+// near a mesh, a cone or an orifice are reported in
+// NarrowPhaseScratch::unsupported_mesh / unsupported_thin.
 // Every wall is at the pose given by its WallState; a wall contact carries the wall's
 // velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
 // contacts at its own point).
@@ -76,7 +85,7 @@ namespace talus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint8_t kNearMesh = 1, kNearCylinder = 2, kNearThin = 4;  // NarrowPhaseScratch::wall_flag bits
+constexpr uint8_t kNearMesh = 1, kNearThin = 4;  // NarrowPhaseScratch::wall_flag bits
 
 /// A unit vector perpendicular to a (unit) vector, for coincident cores.
 Vec3 any_perpendicular(const Vec3& a) {
@@ -207,29 +216,60 @@ double point_ellipsoid(const BodyStore& bodies, std::size_t i, const Vec3& p, Ve
 }
 
 /// Contact between ellipsoid e and the core of body o (sphere point or capsule segment)
-/// with radius r_o; normal e → o.
-ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t o) {
+/// with radius r_o; normal e → o. The gap along the line of centres (the ellipsoid's
+/// support ‖M n‖, the capsule's h |a·n| + r_o) bounds the signed distance from below, so a
+/// pair already beyond `envelope` by it is returned with that gap (and dropped by the
+/// caller) without the search.
+ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t o, double envelope) {
     const double ro = bodies.shape_param[o].x();
     Vec3 core = bodies.position[o];
-    if (bodies.shape[o] == Shape::Capsule) {
-        // Golden-section search of the convex signed distance along the segment.
-        const Segment s = segment_of(bodies, o);
+    const bool capsule = bodies.shape[o] == Shape::Capsule;
+    const Segment s = capsule ? segment_of(bodies, o) : Segment{core, Vec3::UnitX(), 0.0};
+    {
+        const Vec3 d = core - bodies.position[e];
+        const Vec3 n = d.squaredNorm() > 0.0 ? Vec3(d.normalized()) : Vec3::UnitZ();
+        const Vec3 sn = bodies.shape_param[e].cwiseProduct(bodies.orientation[e].conjugate() * n);  // S Rᵀ n
+        const double along = n.dot(d) - sn.norm() - s.half * std::abs(s.axis.dot(n)) - ro;
+        if (along > envelope) return {bodies.position[e], n, along, 0};
+    }
+    if (capsule && s.half > 0.0) {
+        // The signed distance to a convex body is convex along the segment, with slope
+        // n(u)·a (n the outward normal at the closest point). Its least value is at an end
+        // when the slope there points outwards; otherwise at the root of the slope,
+        // bracketed by the ends and found by regula falsi (Illinois), or bisection.
         Vec3 surf, n;
-        auto sd = [&](double u) { return point_ellipsoid(bodies, e, s.centre + u * s.axis, surf, n); };
-        const double g = 0.5 * (std::sqrt(5.0) - 1.0);
+        const auto slope = [&](double u) {
+            point_ellipsoid(bodies, e, s.centre + u * s.axis, surf, n);
+            return n.dot(s.axis);
+        };
         double lo = -s.half, hi = s.half;
-        double u1 = hi - g * (hi - lo), u2 = lo + g * (hi - lo);
-        double f1 = sd(u1), f2 = sd(u2);
-        for (int k = 0; k < 80 && hi - lo > 1e-12 * (s.half + 1e-300); ++k) {
-            if (f1 <= f2) {
-                hi = u2; u2 = u1; f2 = f1;
-                u1 = hi - g * (hi - lo); f1 = sd(u1);
-            } else {
-                lo = u1; u1 = u2; f1 = f2;
-                u2 = lo + g * (hi - lo); f2 = sd(u2);
+        double g_lo = slope(lo), g_hi = slope(hi);
+        double u = lo;
+        if (g_lo >= 0.0) {
+            u = lo;
+        } else if (g_hi <= 0.0) {
+            u = hi;
+        } else {
+            int side = 0;
+            for (int k = 0; k < 100 && hi - lo > 1e-12 * s.half; ++k) {
+                u = (lo * g_hi - hi * g_lo) / (g_hi - g_lo);
+                if (!(u > lo && u < hi)) u = 0.5 * (lo + hi);
+                const double g = slope(u);
+                if (std::abs(g) < 1e-13) break;
+                if (g < 0.0) {
+                    lo = u;
+                    g_lo = g;
+                    if (side == -1) g_hi *= 0.5;
+                    side = -1;
+                } else {
+                    hi = u;
+                    g_hi = g;
+                    if (side == 1) g_lo *= 0.5;
+                    side = 1;
+                }
             }
         }
-        core = s.centre + 0.5 * (lo + hi) * s.axis;
+        core = s.centre + u * s.axis;
     }
     Vec3 surf, n;
     const double d = point_ellipsoid(bodies, e, core, surf, n);
@@ -357,21 +397,29 @@ double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& 
     }
     for (int k = 0; k < 3; ++k) point[k] = s2[k] + t > 0.0 ? s2[k] * y[k] / (s2[k] + t) : 0.0;
     // Degenerate interior case (see the header): close the surface equation along the
-    // smallest axes (all of them for a sphere), in y's direction there.
+    // smallest axes (all of them for a sphere), in y's direction there. Also when y is
+    // near the plane of the larger axes (the medial disc, where the signed distance has its
+    // crease): there t sits within round-off of −min s², and s_k² y_k / (s_k² + t) along
+    // the smallest axis is 0/0, off the surface either way, while the other coordinates
+    // are well conditioned.
     const double residual = 1.0 - point.cwiseQuotient(s).squaredNorm();
-    if (!outside && residual > 1e-12) {
+    if (!outside && std::abs(residual) > 1e-12) {
         Vec3 dir = Vec3::Zero();
         int first_min = -1;
+        double rest = 1.0;  // 1 − Σ over the larger axes of (x_k / s_k)²
         for (int k = 0; k < 3; ++k)
             if (s2[k] <= min2 * (1.0 + 1e-12)) {
                 if (first_min < 0) first_min = k;
                 dir[k] = y[k];
+                point[k] = 0.0;
+            } else {
+                rest -= point[k] * point[k] / s2[k];
             }
         if (dir.squaredNorm() == 0.0) dir[first_min] = 1.0;
         double norm2 = 0.0;  // Σ over the smallest axes of (dir_k / s_k)²
         for (int k = 0; k < 3; ++k)
             if (dir[k] != 0.0) norm2 += dir[k] * dir[k] / s2[k];
-        const double scale = std::sqrt(std::max(0.0, residual) / norm2);
+        const double scale = std::sqrt(std::max(0.0, rest) / norm2);
         for (int k = 0; k < 3; ++k)
             if (dir[k] != 0.0) point[k] = scale * dir[k];
     }
@@ -473,7 +521,7 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
         count = 1;
     } else if (sa == Shape::Ellipsoid || sb == Shape::Ellipsoid) {
         const bool flip = sb == Shape::Ellipsoid;  // the ellipsoid is B: compute B → A
-        out[0] = flip ? ellipsoid_core(bodies, b, a) : ellipsoid_core(bodies, a, b);
+        out[0] = flip ? ellipsoid_core(bodies, b, a, envelope) : ellipsoid_core(bodies, a, b, envelope);
         if (flip) out[0].normal = -out[0].normal;
         count = 1;
     } else if (sa == Shape::Sphere && sb == Shape::Sphere) {
@@ -578,18 +626,134 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
     return int(out.size());
 }
 
+namespace {
+
+/// The largest of f(θ) = c·d(θ) + σ ‖M d(θ)‖ over the unit vectors d(θ) = cos θ u + sin θ v
+/// of the plane normal to a cylinder's axis (u, v an orthonormal basis of it; c the centre
+/// relative to the axis point; σ = ±1). Returns the maximiser d.
+/// f is smooth and 2π-periodic: sixteen samples pick the best sixteenth of the circle, then
+/// Newton's method on θ, kept inside the bracket around that sample that the sign of f′
+/// narrows (bisection when a Newton step would leave it). With c·d written p cos θ + q sin θ
+/// and ‖M d‖² = A + B cos 2θ + C sin 2θ (A, B, C from Q = MᵀM restricted to the plane),
+/// f′ and f″ are closed forms.
+Vec3 cylinder_support_direction(const Vec3& c, const Mat3& q_full, const Vec3& u, const Vec3& v, double sigma) {
+    const double p = c.dot(u), q = c.dot(v);
+    const double quu = u.dot(q_full * u), qvv = v.dot(q_full * v), quv = u.dot(q_full * v);
+    const double a = 0.5 * (quu + qvv), b = 0.5 * (quu - qvv), cc = quv;
+    const auto value = [&](double t) {
+        return p * std::cos(t) + q * std::sin(t) + sigma * std::sqrt(std::max(0.0, a + b * std::cos(2 * t) + cc * std::sin(2 * t)));
+    };
+    constexpr int kSamples = 16;
+    constexpr double kPi = 3.14159265358979323846;
+    const double width = 2.0 * kPi / kSamples;
+    double best = 0.0, best_f = -kInf;
+    for (int k = 0; k < kSamples; ++k) {
+        const double f = value(k * width);
+        if (f > best_f) {
+            best_f = f;
+            best = k * width;
+        }
+    }
+    double lo = best - width, hi = best + width, t = best;
+    for (int it = 0; it < 60; ++it) {
+        const double cs = std::cos(t), sn = std::sin(t), c2 = std::cos(2 * t), s2 = std::sin(2 * t);
+        const double g2 = std::max(a + b * c2 + cc * s2, 1e-300), g = std::sqrt(g2);
+        const double d1 = -2 * b * s2 + 2 * cc * c2, d2 = -4 * (b * c2 + cc * s2);
+        const double f1 = -p * sn + q * cs + sigma * d1 / (2 * g);
+        const double f2 = -(p * cs + q * sn) + sigma * (d2 / (2 * g) - d1 * d1 / (4 * g2 * g));
+        if (f1 > 0.0) lo = t; else hi = t;
+        double next = f2 < 0.0 ? t - f1 / f2 : 0.5 * (lo + hi);
+        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        const double step = std::abs(next - t);
+        t = next;
+        if (step < 1e-13 || hi - lo < 1e-13) break;
+    }
+    return std::cos(t) * u + std::sin(t) * v;
+}
+
+}  // namespace
+
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      ShapeContact* out) {
-    if (bodies.shape[i] != Shape::Sphere) return 0;
     const Vec3& x = bodies.position[i];
-    const double r = bodies.radius[i];
-    double dist;
-    Vec3 n;
-    if (!cyl.distance(x, dist, n)) return 0;
-    const double gap = dist - r;
-    if (gap > envelope) return 0;
-    out[0] = {x - r * n, n, gap, 0};
-    return 1;
+    switch (bodies.shape[i]) {
+        case Shape::Sphere: {
+            const double r = bodies.radius[i];
+            double dist;
+            Vec3 n;
+            if (!cyl.distance(x, dist, n)) return 0;
+            const double gap = dist - r;
+            if (gap > envelope) return 0;
+            out[0] = {x - r * n, n, gap, 0};
+            return 1;
+        }
+        case Shape::Capsule: {
+            // The radial distance ρ is convex along the core segment. Inside a drum its
+            // largest value, the deepest point, is at an end: each end sphere is collided as
+            // a sphere (sub-feature 0 = +x end, 1 = −x end), which also gives a rod lying on
+            // the wall both its ends. Outside a pillar the nearest point is where ρ² (a
+            // quadratic in the segment parameter) is least, clamped to the segment; a rod
+            // along the axis (sin² of the angle < 1e-6) touches by both ends instead.
+            const Vec3& param = bodies.shape_param[i];
+            const double r = param.x();
+            const Vec3 half = param.y() * (bodies.orientation[i] * Vec3::UnitX());
+            const auto end_sphere = [&](const Vec3& c, uint32_t sub, int& count) {
+                double dist;
+                Vec3 n;
+                if (!cyl.distance(c, dist, n)) return;
+                const double gap = dist - r;
+                if (gap > envelope) return;
+                out[count++] = {c - r * n, n, gap, sub << kSubFeatureShift};
+            };
+            int count = 0;
+            const Vec3 ph = half - half.dot(cyl.axis) * cyl.axis;  // half's part normal to the axis
+            if (cyl.inside || param.y() <= 0.0 || ph.squaredNorm() < 1e-6 * half.squaredNorm()) {
+                end_sphere(x + half, 0, count);
+                if (param.y() > 0.0) end_sphere(x - half, 1, count);
+                return count;
+            }
+            const Vec3 rel = x - cyl.point;
+            const Vec3 pc = rel - rel.dot(cyl.axis) * cyl.axis;
+            const double t = std::clamp(-pc.dot(ph) / ph.squaredNorm(), -1.0, 1.0);
+            end_sphere(x + t * half, 0, count);
+            return count;
+        }
+        case Shape::Ellipsoid: {
+            // Inside: ρ(y) = max over unit d ⊥ axis of d·y, so the largest ρ over the body is
+            // the largest support c·d + ‖M d‖ (M = S Rᵀ) over those d; outside, the least ρ
+            // is the largest c·d − ‖M d‖ (the body's shadow on d begins there). Either way a
+            // maximum over a circle (cylinder_support_direction); the contact is the
+            // support point, whose axial coordinate decides whether the wall is there.
+            const Vec3 rel = x - cyl.point;
+            const double bound = bodies.radius[i];
+            if (std::abs(rel.dot(cyl.axis)) > cyl.half_length + bound) return 0;
+            // the bounding sphere's gap is a lower bound of the body's
+            {
+                const Vec3 pc = rel - rel.dot(cyl.axis) * cyl.axis;
+                const double rho = pc.norm();
+                if ((cyl.inside ? cyl.radius - rho : rho - cyl.radius) - bound > envelope) return 0;
+            }
+            const Vec3& s = bodies.shape_param[i];
+            const Mat3 rot = bodies.orientation[i].toRotationMatrix();
+            const Mat3 m = s.asDiagonal() * rot.transpose();
+            Vec3 u, v;
+            orthonormal_basis(cyl.axis, u, v);
+            const double sigma = cyl.inside ? 1.0 : -1.0;
+            const Vec3 d = cylinder_support_direction(rel, m.transpose() * m, u, v, sigma);
+            const Vec3 md = m * d;
+            const double extent = md.norm();
+            const Vec3 point = x + sigma * (rot * s.cwiseProduct(md)) / extent;
+            const double reach = rel.dot(d) + sigma * extent;  // ρ of the support point
+            if (std::abs((point - cyl.point).dot(cyl.axis)) > cyl.half_length) return 0;
+            const double gap = cyl.inside ? cyl.radius - reach : reach - cyl.radius;
+            if (gap > envelope) return 0;
+            out[0] = {point, cyl.inside ? Vec3(-d) : d, gap, 0};
+            return 1;
+        }
+        case Shape::Clump:  // any number of contacts: the std::vector overload
+            return 0;
+    }
+    return 0;
 }
 
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
@@ -778,7 +942,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     }
 
     scratch.wall_count.assign(nb + 1, 0);
-    const bool special = !meshes.empty() || !cylinders.empty() || !thin.empty();
+    const bool special = !meshes.empty() || !thin.empty();
     if (special) scratch.wall_flag.assign(nb, 0);
     parallel_each(nb, [&](std::size_t i) {
         uint32_t c = 0;
@@ -793,16 +957,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             for (const Face& f : faces) c += uint32_t(face_contacts(i, f, envelope, few, mb.shape).second);
         }
         const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
-        for (const Cyl& cy : cylinders) {
-            if (!spheres) {  // bounding sphere near the cylinder: no contact routine
-                double d;
-                Vec3 n;
-                if (cy.geom.distance(bodies.position[i], d, n) && d <= reach[i] + wall_margin)
-                    scratch.wall_flag[i] |= kNearCylinder;
-                continue;
-            }
-            c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
-        }
+        for (const Cyl& cy : cylinders) c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
         for (const Thin& tw : thin) {
             if (!spheres) {  // bounding sphere near the wall: no contact routine
                 if (tw.geom.distance(bodies.position[i]) <= reach[i] + wall_margin)
@@ -826,13 +981,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         scratch.wall_count[i + 1] = c;
     }, grain::kBodies);
     scratch.unsupported_mesh.clear();
-    scratch.unsupported_cylinder.clear();
     scratch.unsupported_thin.clear();
     for (std::size_t i = 0; i < nb; ++i) {
         scratch.wall_count[i + 1] += scratch.wall_count[i];
         if (special && (scratch.wall_flag[i] & kNearMesh)) scratch.unsupported_mesh.push_back(uint32_t(i));
-        if (special && (scratch.wall_flag[i] & kNearCylinder))
-            scratch.unsupported_cylinder.push_back(uint32_t(i));
         if (special && (scratch.wall_flag[i] & kNearThin)) scratch.unsupported_thin.push_back(uint32_t(i));
     }
     const std::size_t nw = scratch.wall_count[nb];
@@ -906,11 +1058,11 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             const auto [fc, m] = face_contacts(i, f, envelope, few, c);
             for (int j = 0; j < m; ++j) put(f.wall, fc[j].feature, fc[j].point, fc[j].normal, fc[j].gap);
         }
-        if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
         for (const Cyl& cy : cylinders) {
             const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
+        if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
         for (const Thin& tw : thin) {
             const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);

@@ -22,11 +22,11 @@ struct NarrowPhaseScratch {
     /// (clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
     /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
-    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), a cylinder wall, or a
-    /// cone or orifice wall: those walls collide with spheres and clumps only. Callers must
-    /// not ignore them either.
-    std::vector<uint32_t> unsupported_mesh, unsupported_cylinder, unsupported_thin;
-    std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 2 cylinder, bit 4 cone or orifice
+    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), or a cone or orifice
+    /// wall: those walls collide with spheres and clumps only. Callers must not ignore them
+    /// either. (Cylinders collide with every shape.)
+    std::vector<uint32_t> unsupported_mesh, unsupported_thin;
+    std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 4 cone or orifice
 };
 
 /// One contact of two shapes, before it is written to a ContactList.
@@ -78,15 +78,17 @@ double ellipsoid_closest_point(const Vec3& s, const Vec3& y, Vec3& point, Vec3& 
 /// by Newton's method on the sphere from `start`.
 Vec3 ellipsoid_pair_normal(const Mat3& ma, const Mat3& mb, const Vec3& d, const Vec3& start);
 
-/// Contact of sphere i with the cylinder `cyl` (normal radial, from the wall to the body)
-/// when its gap is ≤ envelope [m] and its centre lies between the cylinder's ends; returns
-/// 0 or 1 (0 for other shapes, clumps included: use the std::vector overload; capsules and
-/// ellipsoids, see NarrowPhaseScratch::unsupported_cylinder).
+/// Contacts of body i with the cylinder `cyl` (normal radial, from the wall to the body)
+/// whose gap is ≤ envelope [m]: a sphere one, when its centre lies between the cylinder's
+/// ends; a capsule one per end sphere inside a drum (sub-feature 0 = +x end, 1 = −x end,
+/// each when its centre lies between the ends) and one at its point nearest the axis
+/// outside (both ends when it lies along the axis); an ellipsoid one, at its support point
+/// farthest from the axis inside (nearest outside), when that point lies between the ends.
+/// Returns the count (0 for a clump: use the std::vector overload).
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      ShapeContact* out);
-/// The same for spheres and clumps: one contact per sphere of a clump whose centre lies
-/// between the ends (sub-feature = its sphere number); `out` is cleared first. Returns the
-/// count (0 for capsules and ellipsoids).
+/// The same for every shape: one contact per sphere of a clump whose centre lies between
+/// the ends (sub-feature = its sphere number); `out` is cleared first. Returns the count.
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      std::vector<ShapeContact>& out);
 

@@ -97,8 +97,10 @@ void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const Wa
 }
 
 /// Cylinder, cone and orifice walls: the distance at t = 0 (a cylinder's radial, signed; a
-/// thin wall's to its nearest point), for a sphere or the deepest sphere of a clump (other
-/// shapes by their bounding radius).
+/// thin wall's to its nearest point), for a sphere or the deepest sphere of a clump; for a
+/// capsule or an ellipsoid against a cylinder the narrow phase's gap, reported against its
+/// thickness (the capsule's radius, the smallest semi-axis); against a cone or an orifice
+/// by their bounding radius (those walls have no routine for them).
 void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
                   double rel_tol, StartOverlaps& out) {
     constexpr double kAny = -std::numeric_limits<double>::infinity();  // the distance, whatever it is
@@ -125,6 +127,17 @@ void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const
                     }
                 }
                 if (!found) continue;
+            } else if (type == WallType::Cylinder && walls[w].active &&
+                       (bodies.shape[i] == Shape::Capsule || bodies.shape[i] == Shape::Ellipsoid)) {
+                const CylinderAt cyl(walls[w], wall_state(walls[w].motion, 0.0, 0.0, 1.0));
+                ShapeContact c[kMaxShapeContacts];
+                const int m = collide_cylinder(bodies, i, cyl, std::numeric_limits<double>::infinity(), c);
+                if (m == 0) continue;
+                double gap = std::numeric_limits<double>::infinity();
+                for (int k = 0; k < m; ++k) gap = std::min(gap, c[k].gap);
+                const Vec3& p = bodies.shape_param[i];
+                r_i = bodies.shape[i] == Shape::Capsule ? p.x() : p.minCoeff();
+                dist = r_i + gap;
             } else if (const auto hit = clearance.reach(w, bodies.position[i], r_i, kAny)) {
                 dist = hit->distance;
             } else {

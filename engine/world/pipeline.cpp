@@ -321,12 +321,10 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
                 }
         e.raise(StepFault::UnsupportedPair, m.str(), named);
     }
-    for (const WallType type : {WallType::Mesh, WallType::Cylinder, WallType::Cone}) {
+    for (const WallType type : {WallType::Mesh, WallType::Cone}) {
         const bool mesh = type == WallType::Mesh;
-        const std::string_view kind = type == WallType::Cone ? "cone or orifice" : name_of(type);
-        const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh
-                                            : type == WallType::Cylinder ? narrow.unsupported_cylinder
-                                                                         : narrow.unsupported_thin;
+        const std::string_view kind = mesh ? name_of(type) : "cone or orifice";
+        const std::vector<uint32_t>& list = mesh ? narrow.unsupported_mesh : narrow.unsupported_thin;
         if (list.empty()) continue;
         std::ostringstream m;
         m << "no contact routine for these bodies and a " << kind << " wall at t = " << at.time

@@ -123,16 +123,17 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                                      "{}): mesh walls collide with spheres and clumps only",
                                      m.body, wall_name(m.wall), m.triangle);
         });
-    // cylinder, cone and orifice contacts are for spheres and each sphere of a clump (the
-    // deepest is reported)
+    // cone and orifice contacts are for spheres and each sphere of a clump (the deepest is
+    // reported); cylinders collide with every shape
     for (const CylinderOverlap& c : found.cylinders)
         report(c.body, [&] {
             const Shape shape = bodies.shape[c.body];
-            if (shape != Shape::Sphere && shape != Shape::Clump)
+            const bool round = shape == Shape::Sphere || shape == Shape::Clump;
+            if (!round && world.walls[c.wall].type != WallType::Cylinder)
                 return fmt::format("body {} is within its bounding radius of {}: {} walls "
                                    "collide with spheres and clumps only", c.body, wall_name(c.wall),
                                    name_of(world.walls[c.wall].type));
-            if (c.distance < 0.0)
+            if (round && c.distance < 0.0)
                 return fmt::format("the centre of {} {} is {} {}",
                                    shape == Shape::Clump ? "a sphere of body" : "body", c.body,
                                    world.walls[c.wall].inside ? "outside" : "inside", wall_name(c.wall));

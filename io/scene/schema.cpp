@@ -309,7 +309,8 @@ const Fields kWallKeys{
           "cylinder: true = bodies inside (a drum), false = outside (a pillar, a shaft)"),
     value("length", Type::Number, "m", Range{B::Open, 0.0, B::None, 0.0, " [m]"}, "unbounded",
           "cylinder: it spans ±length/2 along the axis from `point`; a sphere whose centre is "
-          "beyond an end does not see it (close the ends with planes)"),
+          "beyond an end does not see it, nor does a capsule's end sphere or an ellipsoid's "
+          "contact point there (close the ends with planes)"),
     value("start", Type::Vec3, "m", kAny, "required", "cone: the centre of one end (the outlet of a hopper)"),
     value("end", Type::Vec3, "m", kAny, "required", "cone: the centre of the other end, not at start"),
     value("start_radius", Type::Number, "m", Range{B::Closed, 0.0, B::None, 0.0, " [m]"}, "required",

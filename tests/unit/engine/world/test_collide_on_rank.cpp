@@ -21,6 +21,7 @@
 #include "solvers/rank_operator.hpp"
 #include "tests/support/instrumented.hpp"
 #include "solvers/contact_ops.hpp"
+#include "tests/support/thin_wall_builder.hpp"
 #include "tests/support/world_builder.hpp"
 
 namespace talus {
@@ -212,13 +213,14 @@ TEST(CollideOnRank, TheOverflowColourIsCutIntoTheOneProcessLevels) {
     }
 }
 
-// A capsule against a cylinder wall (cylinders collide with spheres and clumps only) fails
-// the step on the rank that holds it: every rank returns that rank's error, the one-process
+// A capsule against a cone wall (cones collide with spheres and clumps only) fails the
+// step on the rank that holds it: every rank returns that rank's error, the one-process
 // message, and none is left waiting in a collective.
 TEST(CollideOnRank, AFailureOnOneRankIsEveryRanksError) {
     World w = testing::make_world(1e-3, Vec3(0, 0, -9.81));
     const uint32_t m = testing::add_material(w, 2500.0, 0.5);
-    testing::add_cylinder(w, Vec3::Zero(), Vec3::UnitZ(), 0.05, true, m);
+    // a short conical shell of one radius around the bodies: a drum's wall, but a cone
+    w.walls.push_back(testing::cone_wall(Vec3(0, 0, -0.01), Vec3(0, 0, 0.01), 0.05, 0.05, m));
     uint64_t id = 1;
     for (int i = -3; i <= 3; ++i)
         for (int j = -3; j <= 3; ++j) w.bodies.add_sphere(id++, Vec3(0.011 * i, 0.011 * j, 0.0), 0.005, 2500.0, m);

@@ -130,12 +130,27 @@ TEST(SceneWalls, BadCylindersAndMotionsNameTheirLineAndKey) {
     }
 }
 
-TEST(SceneWalls, ACapsuleNearACylinderIsRefused) {
+// A capsule in a drum is measured as the step measures it: refused by its depth when it
+// overlaps the wall, accepted when clear of it though within its bounding radius.
+TEST(SceneWalls, ACapsuleInACylinderIsCheckedByItsShape) {
     std::string text = kHead + "type = \"cylinder\"\npoint = [0, 0, 0.5]\naxis = [1, 0, 0]\nradius = 0.1\ninside = true\n";
     text.replace(text.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
-    text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0, 0, 0.42]");  // 0.03 m from the wall
+    // core 0.08 m from the axis, radius 0.05 m: 0.03 m into the wall
+    std::string deep = text;
+    deep.replace(deep.find("position = [0, 0, 0.5]"), 22, "position = [0, 0, 0.42]");
+    const std::string e = error_of_text(deep);
+    EXPECT_NE(e.find("body 0 overlaps cylinder wall.0 (line 13) by 0.03 m"), std::string::npos) << e;
+    // core 0.04 m from the axis: 0.01 m clear, its bounding sphere (0.1 m) well past the wall
+    text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0, 0, 0.46]");
+    EXPECT_NO_THROW(parse_scene(text, "mem/scene.toml"));
+}
+
+TEST(SceneWalls, ACapsuleNearAConeIsRefused) {
+    std::string text = kHead + "type = \"cone\"\nstart = [0, 0, 0.3]\nend = [0, 0, 0.7]\nstart_radius = 0.1\nend_radius = 0.1\n";
+    text.replace(text.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
+    text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0.01, 0, 0.5]");  // bounding sphere 0.01 m past the shell
     const std::string e = error_of_text(text);
-    EXPECT_NE(e.find("body 0 is within its bounding radius of cylinder wall.0 (line 13): cylinder walls "
+    EXPECT_NE(e.find("body 0 is within its bounding radius of cone wall.0 (line 13): cone walls "
                      "collide with spheres and clumps only"),
               std::string::npos)
         << e;
