@@ -56,11 +56,15 @@
 // the support point, Φ = R − that maximum inside, the maximum − R outside.
 // Mesh walls: sphere–triangle contacts from collision/mesh.cpp (one per owned feature,
 // named by triangle), with the same envelope as the plane faces, for spheres and for each
-// sphere of a clump. A moving mesh keeps its AABB tree in its reference frame: the sphere
-// centre is mapped into it and the normal back. Cone and orifice walls: core/thin_walls.hpp
-// (up to three contacts per sphere, four at a rectangular hole). Capsules and ellipsoids
-// near a mesh, a cone or an orifice are reported in
-// NarrowPhaseScratch::unsupported_mesh / unsupported_thin.
+// sphere of a clump. A capsule: its end spheres, and a sphere of its radius at each core
+// point nearest a triangle that lies inside the segment (the least distance of a segment
+// and a triangle apart is at an end of the segment or at its closest point to an edge, so
+// these cover every local minimum; on a flat face the ends are nearest), one contact per
+// triangle and sub-feature (collide_capsule_mesh). A moving mesh keeps its AABB tree in
+// its reference frame: the sphere centre is mapped into it and the normal back. Cone and
+// orifice walls: core/thin_walls.hpp (up to three contacts per sphere, four at a
+// rectangular hole). Capsules near a cone or an orifice, and ellipsoids near a mesh, a
+// cone or an orifice are reported in NarrowPhaseScratch::unsupported_mesh / unsupported_thin.
 // Every wall is at the pose given by its WallState; a wall contact carries the wall's
 // velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
 // contacts at its own point).
@@ -802,6 +806,114 @@ int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& 
     return int(out.size());
 }
 
+namespace {
+
+/// Closest points of segments p0 + s (p1 − p0) and q0 + u (q1 − q0), s, u in [0, 1]:
+/// the unconstrained minimiser clamped, u recomputed for the clamped s and s again for a
+/// clamped u (exact for segments; parallel ones take s = 0). Returns the squared distance.
+double segment_pair(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, double& s, double& u) {
+    const Vec3 d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
+    const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
+    const double c = d1.dot(r), b = d1.dot(d2), denom = a * e - b * b;
+    s = denom > 1e-14 * a * e ? std::clamp((b * f - c * e) / denom, 0.0, 1.0) : 0.0;
+    u = (b * s + f) / e;
+    if (u < 0.0) {
+        u = 0.0;
+        s = std::clamp(-c / a, 0.0, 1.0);
+    } else if (u > 1.0) {
+        u = 1.0;
+        s = std::clamp((b - c) / a, 0.0, 1.0);
+    }
+    return (p0 + s * d1 - (q0 + u * d2)).squaredNorm();
+}
+
+/// The point of segment p0 p1 nearest triangle (a, b, c), as its parameter s in [0, 1], and
+/// their distance: 0 where the segment crosses the triangle; otherwise the nearest of its
+/// ends to the triangle and of its closest points to the three edges (one of these holds
+/// the least distance of a segment and a triangle apart). An end wins a tie.
+double segment_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b, const Vec3& c, double& s) {
+    const Vec3 n = (b - a).cross(c - a);
+    const double h0 = n.dot(p0 - a), h1 = n.dot(p1 - a);
+    if ((h0 <= 0.0) != (h1 <= 0.0)) {  // the segment crosses the plane: inside the triangle?
+        const double t = h0 / (h0 - h1);
+        const Vec3 x = p0 + t * (p1 - p0);
+        if (n.dot((b - a).cross(x - a)) >= 0.0 && n.dot((c - b).cross(x - b)) >= 0.0 &&
+            n.dot((a - c).cross(x - c)) >= 0.0) {
+            s = t;
+            return 0.0;
+        }
+    }
+    const double e0 = (p0 - closest_point_on_triangle(p0, a, b, c).point).squaredNorm();
+    const double e1 = (p1 - closest_point_on_triangle(p1, a, b, c).point).squaredNorm();
+    double best = std::min(e0, e1);
+    s = e0 <= e1 ? 0.0 : 1.0;
+    const std::array<std::pair<const Vec3*, const Vec3*>, 3> edges{{{&a, &b}, {&b, &c}, {&c, &a}}};
+    for (const auto& [q0, q1] : edges) {
+        double se, ue;
+        const double d2 = segment_pair(p0, p1, *q0, *q1, se, ue);
+        if (d2 < best * (1.0 - 1e-12)) {
+            best = d2;
+            s = se;
+        }
+    }
+    return std::sqrt(best);
+}
+
+}  // namespace
+
+int collide_capsule_mesh(const BodyStore& bodies, std::size_t i, const Wall& wall, const WallState& state,
+                         double envelope, std::vector<MeshContact>& out, CapsuleMeshScratch& scratch) {
+    out.clear();
+    const TriangleMesh& mesh = *wall.mesh;
+    const double r = bodies.shape_param[i].x();
+    const Vec3 half = bodies.shape_param[i].y() * (bodies.orientation[i] * Vec3::UnitX());
+    const Vec3& x = bodies.position[i];
+    const bool moving = wall.motion.moving();
+    // a sphere of the capsule's radius at core point p (world), as a sphere body meets a mesh
+    const auto sphere = [&](const Vec3& p, uint32_t sub) {
+        mesh.collide_sphere(state.to_reference(p), r, envelope, scratch.sphere, scratch.mesh);
+        for (MeshContact m : scratch.sphere) {
+            if (moving) {
+                m.normal = state.dir_to_world(m.normal);
+                m.point = p - r * m.normal;
+            }
+            m.triangle |= sub << kMeshSubFeatureShift;
+            out.push_back(m);
+        }
+    };
+    sphere(x + half, 0);
+    if (half.squaredNorm() == 0.0) return int(out.size());
+    sphere(x - half, 1);
+    // Where the core's point nearest a triangle lies inside the segment (across a ridge or a
+    // rim), that point too, as a sphere (sub-feature 2); on a flat face the ends are nearest.
+    const Vec3 p0 = state.to_reference(x + half), p1 = state.to_reference(x - half);
+    mesh.query(0.5 * (p0 + p1), half.norm() + r + envelope, scratch.found);
+    const double length = 2.0 * half.norm();
+    scratch.along.clear();
+    for (uint32_t t : scratch.found) {
+        const auto& v = mesh.triangle(t);
+        double s;
+        const double d = segment_triangle(p0, p1, mesh.vertices()[v[0]], mesh.vertices()[v[1]], mesh.vertices()[v[2]], s);
+        if (d - r > envelope || s * length <= 1e-9 * r || (1.0 - s) * length <= 1e-9 * r) continue;
+        scratch.along.push_back(s);
+    }
+    std::sort(scratch.along.begin(), scratch.along.end());
+    double last = -1.0;
+    for (double s : scratch.along) {
+        if ((s - last) * length <= 1e-9 * r) continue;  // the same point from another triangle
+        last = s;
+        sphere(x + half - 2.0 * s * half, 2);
+    }
+    // one contact per feature (triangle and sub-feature): the deepest
+    std::sort(out.begin(), out.end(), [](const MeshContact& a, const MeshContact& b) {
+        return a.triangle != b.triangle ? a.triangle < b.triangle : a.gap < b.gap;
+    });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const MeshContact& a, const MeshContact& b) { return a.triangle == b.triangle; }),
+              out.end());
+    return int(out.size());
+}
+
 /// collide_pair for a periodic image: bodies a and b + shift. A zero shift is the pair
 /// itself; otherwise the two bodies are copied (b displaced) into a per-thread two-body
 /// store, so every shape routine works on images unchanged (a clump's template is copied
@@ -824,6 +936,7 @@ namespace {
 struct MeshBuffers {
     std::vector<MeshContact> contacts;
     TriangleMesh::Scratch scratch;
+    CapsuleMeshScratch capsule;
     std::vector<ShapeContact> shape;  ///< contacts of one body with one face, cylinder or body
 };
 MeshBuffers& mesh_buffers() {
@@ -831,10 +944,12 @@ MeshBuffers& mesh_buffers() {
     return b;
 }
 
-/// Spheres and clumps collide with meshes; a clump's mesh features need triangle < 2²⁴.
+/// Spheres, clumps and capsules collide with meshes; a clump's or a capsule's mesh
+/// features need triangle < 2²⁴.
 bool mesh_supported(const BodyStore& bodies, std::size_t i, const TriangleMesh& mesh) {
     if (bodies.shape[i] == Shape::Sphere) return true;
-    return bodies.shape[i] == Shape::Clump && mesh.size() <= (std::size_t(1) << kMeshSubFeatureShift);
+    return (bodies.shape[i] == Shape::Clump || bodies.shape[i] == Shape::Capsule) &&
+           mesh.size() <= (std::size_t(1) << kMeshSubFeatureShift);
 }
 
 /// Calls f(centre, radius, sub-feature) for the sphere of a sphere body or each sphere of
@@ -973,6 +1088,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
                 if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
                 continue;
             }
+            if (bodies.shape[i] == Shape::Capsule) {
+                c += uint32_t(collide_capsule_mesh(bodies, i, walls[w], states[w], envelope, mb.contacts, mb.capsule));
+                continue;
+            }
             for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
                 collide_mesh(w, x, r, envelope, mb);
                 c += uint32_t(mb.contacts.size());
@@ -1062,13 +1181,18 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (bodies.shape[i] != Shape::Sphere && bodies.shape[i] != Shape::Clump) return;
-        for (const Thin& tw : thin) {
-            const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
-            for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
-        }
+        if (bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump)
+            for (const Thin& tw : thin) {
+                const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
+                for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+            }
         for (uint32_t w : meshes) {
             if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;
+            if (bodies.shape[i] == Shape::Capsule) {
+                collide_capsule_mesh(bodies, i, walls[w], states[w], envelope, mb.contacts, mb.capsule);
+                for (const MeshContact& m : mb.contacts) put(w, m.triangle, m.point, m.normal, m.gap);
+                continue;
+            }
             for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
                 collide_mesh(w, x, r, envelope, mb);
                 for (const MeshContact& m : mb.contacts)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collision/mesh.hpp"
 #include "core/body_store.hpp"
 #include "core/contacts.hpp"
 #include "core/thin_walls.hpp"
@@ -21,10 +22,10 @@ struct NarrowPhaseScratch {
     /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
     /// (clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
-    /// Bodies other than spheres and clumps whose bounding sphere (with envelope) reaches a
-    /// mesh wall (and clumps near a mesh of more than 2²⁴ triangles), or a cone or orifice
-    /// wall: those walls collide with spheres and clumps only. Callers must not ignore them
-    /// either. (Cylinders collide with every shape.)
+    /// Ellipsoids whose bounding sphere (with envelope) reaches a mesh wall (and clumps and
+    /// capsules near a mesh of more than 2²⁴ triangles), and capsules and ellipsoids whose
+    /// bounding sphere reaches a cone or orifice wall: no contact routine for them. Callers
+    /// must not ignore them either. (Cylinders collide with every shape.)
     std::vector<uint32_t> unsupported_mesh, unsupported_thin;
     std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 4 cone or orifice
 };
@@ -92,6 +93,23 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      std::vector<ShapeContact>& out);
 
+/// Reusable buffers of collide_capsule_mesh.
+struct CapsuleMeshScratch {
+    std::vector<MeshContact> sphere;
+    TriangleMesh::Scratch mesh;
+    std::vector<uint32_t> found;
+    std::vector<double> along;
+};
+/// Contacts of capsule i with the mesh wall `wall` (its triangles fewer than 2²⁴) at pose
+/// `state`, each with gap ≤ envelope [m], into `out` (cleared first): its end spheres as
+/// spheres meet a mesh (sub-feature 0 = +x end, 1 = −x end), and, where the core's point
+/// nearest a triangle lies inside the segment (across a ridge, an edge or a rim), a sphere
+/// of the capsule's radius there (sub-feature 2). Feature = triangle | sub-feature <<
+/// kMeshSubFeatureShift; one contact per feature (the deepest), ascending. Normals from
+/// the mesh to the capsule, points on the capsule. Returns the count.
+int collide_capsule_mesh(const BodyStore& bodies, std::size_t i, const Wall& wall, const WallState& state,
+                         double envelope, std::vector<MeshContact>& out, CapsuleMeshScratch& scratch);
+
 /// Contacts of sphere or clump i with a cone or orifice wall (core/thin_walls.hpp), each
 /// with gap ≤ envelope [m]: feature = the wall's feature | sphere << kSubFeatureShift; `out`
 /// is cleared first. Returns the count (0 for capsules and ellipsoids).
@@ -105,10 +123,11 @@ int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& 
 /// Φ ≤ (reach_i − r_i) + wall_margin. A wall contact's velocity_a is the wall's velocity at
 /// the contact point, states[w].velocity_at(p).
 /// `reach` is the per-body bounding radius plus envelope share given to the broad phase.
-/// Cylinder and mesh walls (spheres and clumps) give their contacts after the plane and
-/// box faces of the body. Cylinder feature = clump sphere << kSubFeatureShift (0 for a
-/// sphere); mesh feature = triangle index (collision/mesh.hpp), | sphere <<
-/// kMeshSubFeatureShift for a clump.
+/// Cylinder and mesh walls give their contacts after the plane and box faces of the body.
+/// Cylinder feature = clump sphere or capsule end << kSubFeatureShift (0 for a sphere or an
+/// ellipsoid); mesh feature = triangle index (collision/mesh.hpp), | sphere <<
+/// kMeshSubFeatureShift for a clump, | sub-feature << kMeshSubFeatureShift for a capsule
+/// (collide_capsule_mesh).
 /// Order: body–body in pair order (then sub-feature), then body–wall by (body, wall, face,
 /// sub-feature), then body–cylinder by (body, wall, sphere), then body–cone and body–orifice
 /// by (body, wall, sphere, feature), then body–mesh by (body, wall, sphere, triangle);

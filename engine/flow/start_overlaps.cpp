@@ -71,7 +71,9 @@ void wall_faces_of(const BodyStore& bodies, const std::vector<Wall>& walls, cons
 }
 
 /// Mesh walls: the nearest triangle within the radius (each sphere of a clump, the first
-/// that reaches the mesh), at the mesh's pose at t = 0 (WallClearance::reach).
+/// that reaches the mesh), at the mesh's pose at t = 0 (WallClearance::reach); a capsule
+/// by the narrow phase's contacts (collide_capsule_mesh), its deepest, against its radius;
+/// other shapes by their bounding radius.
 void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
                double rel_tol, StartOverlaps& out) {
     for (std::size_t w = 0; w < walls.size(); ++w) {
@@ -80,6 +82,20 @@ void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const Wa
             if (bodies.kinematic(i)) continue;
             double r_i = bodies.radius[i];
             std::optional<WallClearance::Reach> hit;
+            if (bodies.shape[i] == Shape::Capsule && walls[w].active && walls[w].mesh &&
+                walls[w].mesh->size() <= (std::size_t(1) << kMeshSubFeatureShift)) {
+                std::vector<MeshContact> c;
+                CapsuleMeshScratch scratch;
+                collide_capsule_mesh(bodies, i, walls[w], wall_state(walls[w].motion, 0.0, 0.0, 1.0), 0.0, c, scratch);
+                const MeshContact* deepest = nullptr;
+                for (const MeshContact& m : c)
+                    if (!deepest || m.gap < deepest->gap) deepest = &m;
+                r_i = bodies.shape_param[i].x();
+                if (deepest && -deepest->gap > rel_tol * r_i)
+                    out.meshes.push_back({i, w, deepest->triangle & ((1u << kMeshSubFeatureShift) - 1), r_i,
+                                          r_i + deepest->gap});
+                continue;
+            }
             if (bodies.shape[i] == Shape::Clump) {
                 const ClumpTable& t = bodies.clumps;
                 const uint32_t id = bodies.clump_of(i);

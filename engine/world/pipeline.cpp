@@ -329,8 +329,8 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
         std::ostringstream m;
         m << "no contact routine for these bodies and a " << kind << " wall at t = " << at.time
           << " s (step " << at.step << "): " << kind
-          << (mesh ? " walls collide with spheres and clumps only (clumps: meshes of at most 2^24 "
-                     "triangles); bodies with id"
+          << (mesh ? " walls collide with spheres, clumps and capsules only (clumps and capsules: meshes "
+                     "of at most 2^24 triangles); bodies with id"
                    : " walls collide with spheres and clumps only; bodies with id");
         std::vector<uint64_t> named;
         for (uint32_t i : list)

@@ -21,7 +21,7 @@ enum class StepFault : uint32_t {
     Crowded = 1u << 2,
     /// a candidate pair of shapes with no contact routine (collision/narrow_phase.hpp)
     UnsupportedPair = 1u << 3,
-    /// bodies near a mesh, cone or orifice wall, which collide with spheres and clumps only
+    /// bodies near a cone or orifice wall (spheres and clumps only) or a mesh wall (not ellipsoids)
     UnsupportedWall = 1u << 4,
     /// kinematic bodies with periodic boundaries (collision/kinematic_contacts.hpp)
     KinematicPeriodic = 1u << 5,

@@ -112,15 +112,15 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                                 : fmt::format("body {} crosses the {} face of {} by {:.3g} m", o.body,
                                               kFaceName[o.face], wall_name(o.wall), o.depth);
         });
-    // mesh contacts are for spheres and clumps only
+    // mesh contacts are for spheres, clumps and capsules only
     for (const MeshOverlap& m : found.meshes)
         report(m.body, [&] {
             const Shape shape = bodies.shape[m.body];
-            return shape == Shape::Sphere || shape == Shape::Clump
+            return shape != Shape::Ellipsoid
                        ? fmt::format("body {} overlaps {} (triangle {}) by {:.3g} m", m.body,
                                      wall_name(m.wall), m.triangle, m.radius - m.distance)
                        : fmt::format("body {} is within its bounding radius of {} (triangle "
-                                     "{}): mesh walls collide with spheres and clumps only",
+                                     "{}): mesh walls collide with spheres, clumps and capsules only",
                                      m.body, wall_name(m.wall), m.triangle);
         });
     // cone and orifice contacts are for spheres and each sphere of a clump (the deepest is

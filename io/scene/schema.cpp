@@ -299,8 +299,8 @@ const Fields kWallKeys{
     value("min", Type::Vec3, "m", kAny, "required", "box: the lower corner"),
     value("max", Type::Vec3, "m", kAny, "required", "box: the upper corner, > min on every axis"),
     value("file", Type::String, "", kAny, "required",
-          "mesh: an ASCII or binary STL file, relative to the scene file (spheres and clumps only "
-          "collide with meshes)"),
+          "mesh: an ASCII or binary STL file, relative to the scene file (spheres, clumps and "
+          "capsules collide with meshes; ellipsoids do not)"),
     value("scale", Type::Number, "", kPositive, "1", "mesh: vertices are multiplied by it"),
     value("translate", Type::Vec3, "m", kAny, "[0, 0, 0]", "mesh: then moved by it"),
     value("axis", Type::Vec3, "", kAny, "required", "cylinder: the axis direction (normalised, not zero)"),

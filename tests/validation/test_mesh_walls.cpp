@@ -11,14 +11,20 @@
 //  * Where edges and corners do matter (a convex box edge, a corner) the contact normal is
 //    (centre − closest point)/‖…‖, and a frictionless sphere balanced on an edge starts to
 //    slide off it with the velocity the constraint allows (gravity minus its normal part).
-//  * A capsule that comes near a mesh stops the run with a message (spheres only).
+//  * Capsules: near a closed box at random poses their deepest contact is the brute-force
+//    least distance from the core to the mesh less r (1e-9 m), and a rod lying across a
+//    bar rests on its two top edges, points inside its segment. An ellipsoid that comes
+//    near a mesh stops the run with a message.
 //  * The same mesh scene gives the same bits on 1 and 2 threads.
 #include <gtest/gtest.h>
 #include <oneapi/tbb/global_control.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 
+#include "collision/narrow_phase.hpp"
 #include "tests/support/mesh_builder.hpp"
 #include "tests/support/world_builder.hpp"
 
@@ -210,20 +216,96 @@ TEST(MeshWalls, SphereDroppedOnACornerIsPushedAlongCentreMinusCorner) {
     EXPECT_LT(w.bodies.position[0].z(), 0.0);
 }
 
-TEST(MeshWalls, CapsuleNearAMeshStopsTheRunWithAMessage) {
+TEST(MeshWalls, EllipsoidNearAMeshStopsTheRunWithAMessage) {
     World w = make_world(kH, Vec3(0, 0, -kG));
     const uint32_t m = add_material(w, 2500.0, 0.3);
     add_mesh(w, two_triangle_floor(), m);
-    w.bodies.add_capsule(7, Vec3(0.0, 0.0, 0.2), 0.02, 0.05, 2500.0, m);
+    w.bodies.add_ellipsoid(7, Vec3(0.0, 0.0, 0.2), Vec3(0.07, 0.04, 0.02), 2500.0, m);
     int steps = 0;
     StepStatus s;
     while (steps < 1000 && (s = w.step()).ok) ++steps;
     ASSERT_FALSE(s.ok);
-    EXPECT_NE(s.message.find("mesh walls collide with spheres and clumps only"), std::string::npos) << s.message;
+    EXPECT_NE(s.message.find("mesh walls collide with spheres, clumps and capsules only"), std::string::npos)
+        << s.message;
     EXPECT_EQ(s.bad_bodies, std::vector<uint64_t>{7});
-    // It stops before the capsule's surface reaches the floor: when its bounding sphere
+    // It stops before the ellipsoid's surface reaches the floor: when its bounding sphere
     // plus the envelope first does.
     EXPECT_GT(w.bodies.position[0].z(), 0.05);
+}
+
+// Capsules at random poses near a closed box mesh (convex: edges and corners where the
+// core's nearest point lies inside the segment), the core outside the box: the deepest of
+// their contacts is the brute-force least distance from the core to the mesh, less r
+// (20,001 points along the segment, each against every triangle, then 2,001 around the
+// best; the distance to a convex box is convex along the segment: 1e-9 m), and no contact
+// is deeper than that. Without the core's inner points a rod across an edge has no contact.
+TEST(MeshWalls, CapsuleGapsMatchBruteForceNearABox) {
+    const TriangleSoup soup = box_mesh(Vec3(-0.05, -0.04, -0.03), Vec3(0.05, 0.04, 0.03));
+    const std::shared_ptr<const TriangleMesh> mesh = make_mesh(soup);
+    Wall wall;
+    wall.type = WallType::Mesh;
+    wall.mesh = mesh;
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> g;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const auto to_mesh = [&](const Vec3& p) {
+        double d = std::numeric_limits<double>::infinity();
+        for (std::size_t t = 0; t < mesh->size(); ++t) d = std::min(d, mesh->distance(t, p));
+        return d;
+    };
+    int tested = 0, inner = 0;
+    for (int trial = 0; tested < 40 && trial < 400; ++trial) {
+        BodyStore b;
+        const double r = 0.005 + 0.01 * unit(rng), half = 0.06 * unit(rng);
+        const Vec3 x = Vec3(0.07 * g(rng), 0.06 * g(rng), 0.05 * g(rng));
+        const Quat q = Quat(g(rng), g(rng), g(rng), g(rng)).normalized();
+        b.add_capsule(0, x, r, half, 1000.0, 0, Vec3::Zero(), Vec3::Zero(), q);
+        const Vec3 a = q * Vec3::UnitX();
+        double best = 0.0, brute = std::numeric_limits<double>::infinity();
+        const auto scan = [&](double lo, double hi, int n) {
+            for (int k = 0; k <= n; ++k) {
+                const double t = lo + (hi - lo) * k / n;
+                const double d = to_mesh(x + t * a);
+                if (d < brute) {
+                    brute = d;
+                    best = t;
+                }
+            }
+        };
+        scan(-half, half, 20000);
+        if (!(brute > 1e-4) || brute - r > 0.02) continue;  // the core outside, the capsule near
+        scan(std::max(-half, best - half / 10000), std::min(half, best + half / 10000), 2000);
+        const bool inside_segment = std::abs(best) < half * (1.0 - 1e-6);
+        std::vector<MeshContact> c;
+        CapsuleMeshScratch scratch;
+        collide_capsule_mesh(b, 0, wall, WallState{}, 0.05, c, scratch);
+        ASSERT_FALSE(c.empty()) << "trial " << trial;
+        double deepest = std::numeric_limits<double>::infinity();
+        for (const MeshContact& m : c) deepest = std::min(deepest, m.gap);
+        EXPECT_NEAR(deepest, brute - r, 1e-9) << "trial " << trial << (inside_segment ? " (inner point)" : "");
+        ++tested;
+        inner += inside_segment;
+    }
+    EXPECT_EQ(tested, 40);
+    EXPECT_GT(inner, 5) << "too few poses test the core's inner points";
+}
+
+// A rod lying across a bar (a box mesh 2 cm wide) with both ends overhanging: it rests on
+// the bar's two top edges, points inside its segment (sub-feature 2), at z = top + r
+// (1e-9 m), still and carrying its weight, where its end spheres alone would fall through.
+TEST(MeshWalls, RodAcrossABarRestsOnItsEdges) {
+    World w = make_world(kH, Vec3(0, 0, -kG), 1e-10, 500);
+    const uint32_t m = add_material(w, 2500.0, 0.5);
+    add_mesh(w, box_mesh(Vec3(-0.01, -0.5, 0.0), Vec3(0.01, 0.5, 0.1)), m);
+    const double r = 0.01;
+    w.bodies.add_capsule(0, Vec3(0.0, 0.0, 0.1 + r + 0.002), r, 0.1, 2500.0, m);
+    for (int k = 0; k < 400; ++k) ASSERT_TRUE(w.step().ok) << "step " << k;
+    EXPECT_NEAR(w.bodies.position[0].z(), 0.1 + r, 1e-9);
+    EXPECT_LT(w.bodies.velocity[0].norm(), 1e-8);
+    std::size_t inner = 0;
+    for (std::size_t i = 0; i < w.contacts().size(); ++i)
+        inner += (w.contacts().feature[i] >> kMeshSubFeatureShift) == 2 && w.contacts().gap[i] < 1e-9;
+    EXPECT_GE(inner, 2u);
 }
 
 std::vector<double> bumpy_run(int threads) {

@@ -351,10 +351,21 @@ TEST_F(SceneMesh, BadMeshWallsAreRefusedWithFileLineAndKey) {
     e = error_of(scene("file = \"meshes/floor.stl\"\nnormal = [0, 0, 1]"));
     EXPECT_NE(e.find("wall.0.normal: not used by a mesh wall"), std::string::npos) << e;
 
-    std::string capsule = scene("file = \"meshes/floor.stl\"", 0.06);
+    // a capsule is measured as the step measures it: 0.02 m into the floor, refused by its
+    // depth; 0.01 m clear of it, accepted
+    std::string capsule = scene("file = \"meshes/floor.stl\"", 0.03);
     capsule.replace(capsule.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
     e = error_of(capsule);
-    EXPECT_NE(e.find("mesh walls collide with spheres and clumps only"), std::string::npos) << e;
+    EXPECT_NE(e.find("body 0 overlaps mesh wall.0 (line 10) (triangle"), std::string::npos) << e;
+    EXPECT_NE(e.find(") by 0.02 m"), std::string::npos) << e;
+    capsule = scene("file = \"meshes/floor.stl\"", 0.06);
+    capsule.replace(capsule.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
+    EXPECT_NO_THROW(parse_scene(capsule, scene_name));
+    std::string ellipsoid = scene("file = \"meshes/floor.stl\"", 0.04);
+    const std::string sphere = "shape = \"sphere\"\nradius = 0.05";
+    ellipsoid.replace(ellipsoid.find(sphere), sphere.size(), "shape = \"ellipsoid\"\nsemi_axes = [0.05, 0.05, 0.05]");
+    e = error_of(ellipsoid);
+    EXPECT_NE(e.find("mesh walls collide with spheres, clumps and capsules only"), std::string::npos) << e;
 
     e = error_of(scene("file = \"meshes/floor.stl\"", 0.03));
     EXPECT_NE(e.find("body 0 overlaps mesh wall.0 (line 10)"), std::string::npos) << e;
