@@ -3,7 +3,7 @@
 
 Issue 22 says another bed, which nobody has seen, will be checked with the defaults. This
 script writes small scenes that each change one thing from a base pour (grain size,
-gravity, density, restitution, friction, rolling resistance, ellipsoids) or the container
+gravity, density, restitution, friction, rolling resistance, ellipsoids, rods) or the container
 (a cylinder, periodic axes, a cone hopper, two materials with a [[friction_pair]], a
 descending piston, a rotating drum of ellipsoids),
 runs them with the defaults, and prints what the goals ask of every bed: the run's exit
@@ -190,6 +190,10 @@ seed = 3
     # and oblate "lentils" 5 × 5 × 2 mm, poured into a box at random orientations
     "ellipsoids": lambda n: ellipsoid_pour(n, "[0.003, 0.002, 0.0015]", 0.003, 1500),
     "lentils": lambda n: ellipsoid_pour(n, "[0.0025, 0.0025, 0.001]", 0.0025, 1500),
+    # rods (session 66: capsule fills): 1,500 capsules of 2 mm diameter and 6 mm overall,
+    # poured into the ellipsoids' box at random orientations
+    "rods": lambda n: box_pour(n, 0.003, 0.05, 0.2, 1500, 0.5, pad=1.05,
+                               grain='shape = "capsule"\nradius = 0.001\nlength = 0.004\nmaterial = "m"'),
     # a rotating drum of ellipsoids (session 66: cylinders collide with every shape): radius
     # 4 cm, 4 cm long between two planes, turning at 2 rad/s; flowing, so not at rest
     "drum_ellipsoids": lambda n: header(n, 1.0) + GLASS + """

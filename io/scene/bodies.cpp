@@ -194,28 +194,17 @@ void warn_large_radius(Reader& r, const Ctx& c, double radius) {
 }
 
 /// The fields [[particles]] and [[body]] share; false if any is missing or wrong.
-/// `single`: a [[body]] entry, which may be a capsule; fills take spheres, clumps and
-/// ellipsoids.
+/// `single`: a [[body]] entry; a fill places bounding spheres (a random fill turns each
+/// clump, capsule or ellipsoid at random).
 static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials, BodyEntry& e,
                  bool single) {
     bool ok = true;
     if (auto shape = r.string(c, "shape", Need::Required)) {
-        // fills place bounding spheres: spheres, clumps and ellipsoids (a random fill turns
-        // each clump or ellipsoid at random)
-        const auto fills = [](Shape s) { return s != Shape::Capsule; };
-        const std::optional<Shape> named = value_of<Shape>(*shape);
-        if (named && (single || fills(*named))) {
+        if (const std::optional<Shape> named = value_of<Shape>(*shape)) {
             e.shape = *named;
-        } else if (named) {
-            r.problem_at(c, "shape",
-                         fmt::format("[[particles]] fills take only spheres, clumps and ellipsoids; "
-                                     "give each {} as a [[body]]", *shape));
-            return false;
         } else {
-            std::vector<std::string_view> known = names_of<Shape>();
-            if (!single)
-                std::erase_if(known, [&](std::string_view n) { return !fills(*value_of<Shape>(n)); });
-            r.problem_at(c, "shape", fmt::format("unknown shape '{}'{}", *shape, suggest(*shape, known, "known")));
+            r.problem_at(c, "shape",
+                         fmt::format("unknown shape '{}'{}", *shape, suggest(*shape, names_of<Shape>(), "known")));
             return false;
         }
     } else {
@@ -266,6 +255,9 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
     const toml::node* radius_node = r.find(c, "radius");
     if (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid) {
         // no `radius` (reported above): the spheres or the semi-axes give the bounding radius
+    } else if (!single && e.shape == Shape::Capsule && radius_node && radius_node->is_table()) {
+        r.problem_at(c, "radius", "a fill of capsules takes one radius, not a distribution");
+        ok = false;
     } else if (!single && radius_node && radius_node->is_table()) {
         if ((e.size = read_size(r, c, "radius")))
             e.radius = e.size->max;  // spacing and reach checks use the largest radius
@@ -276,6 +268,10 @@ static bool read_common(Reader& r, const Ctx& c, const MaterialTable& materials,
             e.radius = *v;
         else
             ok = false;
+    }
+    if (ok && !single && e.shape == Shape::Capsule) {  // the fill spaces bounding spheres
+        e.capsule_radius = e.radius;
+        e.radius += e.half_length;
     }
     if (ok && e.shape != Shape::Clump && e.radius > 1.0)
         warn_large_radius(r, c, e.radius);
@@ -381,6 +377,7 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                                          e.spacing[a],
                                          e.shape == Shape::Clump       ? "clump's bounding"
                                          : e.shape == Shape::Ellipsoid ? "ellipsoid's bounding"
+                                         : e.shape == Shape::Capsule   ? "capsule's bounding"
                                                                        : "sphere",
                                          2.0 * e.radius));
                 return std::nullopt;
@@ -397,9 +394,10 @@ std::optional<BodyEntry> read_particles(Reader& r, const Ctx& c, const MaterialT
                                   "the largest radius)");
             return std::nullopt;
         }
-        if (has_fraction && (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid)) {
+        if (has_fraction && e.shape != Shape::Sphere) {
             // the fill measures its solid fraction with sphere volumes of each body's radius,
-            // which for a clump or an ellipsoid is the bounding radius, not its own volume
+            // which for a clump, a capsule or an ellipsoid is the bounding radius, not its own
+            // volume
             r.problem_at(*f, "volume_fraction",
                          fmt::format("{} fills take 'count', not 'volume_fraction' (the fill measures "
                                      "sphere volumes)", name_of(e.shape)));
@@ -602,9 +600,9 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
         }
         uint32_t tmpl = 0;
         if (e.shape == Shape::Clump) tmpl = bodies.clumps.append(e.clump, 0);
-        if (e.fill != BodyEntry::Fill::Single && (e.shape == Shape::Clump || e.shape == Shape::Ellipsoid)) {
-            // Clump centres of mass (ellipsoid centres) at the fill's points. Lattice: the
-            // spheres' frame (the ellipsoid's axes) keeps the world axes; random: a uniform
+        if (e.fill != BodyEntry::Fill::Single && e.shape != Shape::Sphere) {
+            // Clump centres of mass (capsule and ellipsoid centres) at the fill's points.
+            // Lattice: the spheres' frame (the body axes) keeps the world axes; random: a uniform
             // random rotation per body, from its own stream seeded by the fill's seed
             // (Shoemake's method from raw mt19937_64 bits).
             std::mt19937_64 rng(e.seed ^ 0x9e3779b97f4a7c15ULL);
@@ -623,6 +621,9 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                     e.shape == Shape::Ellipsoid
                         ? bodies.add_ellipsoid(bodies.size(), x, e.semi_axes, density, e.material, e.velocity,
                                                Vec3::Zero(), q_user)
+                    : e.shape == Shape::Capsule
+                        ? bodies.add_capsule(bodies.size(), x, e.capsule_radius, e.half_length, density, e.material,
+                                             e.velocity, Vec3::Zero(), q_user)
                         : bodies.add_clump(bodies.size(), x, tmpl, density, e.material, e.velocity, Vec3::Zero(),
                                            q_user * bodies.clumps.principal[tmpl]);
                 if (e.fixed) bodies.set_motion(i, WallMotion{});

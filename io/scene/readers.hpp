@@ -77,8 +77,10 @@ struct BodyEntry {
     Place fill_place;  ///< its lattice or random table
     Fill fill = Fill::Single;
     Shape shape = Shape::Sphere;
-    double radius = 0.0;                                                  ///< sphere, capsule
+    /// sphere, capsule; in a fill of capsules or ellipsoids the bounding radius it spaces
+    double radius = 0.0;
     double half_length = 0.0;                                             ///< capsule
+    double capsule_radius = 0.0;  ///< a fill of capsules: their own radius
     Vec3 semi_axes = Vec3::Zero();                                        ///< ellipsoid
     ClumpTable clump;  ///< clump: its one template (spheres in the user's frame → principal)
     Quat orientation = Quat::Identity();                                  ///< single body

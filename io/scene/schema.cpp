@@ -44,7 +44,7 @@ std::vector<std::string_view> solver_names() {
     for (const SolverCapabilities& c : kSolverTable) out.push_back(c.name);
     return out;
 }
-std::vector<std::string_view> fill_shapes() { return {"sphere", "clump", "ellipsoid"}; }
+std::vector<std::string_view> fill_shapes() { return {"sphere", "clump", "capsule", "ellipsoid"}; }
 std::vector<std::string_view> push_outs() { return {"position", "velocity"}; }
 
 constexpr std::string_view kMaterialRef = "a [[material]]'s name";
@@ -366,11 +366,15 @@ const Fields kRadiusKeys{
 
 const Fields kParticlesKeys{
     word("shape", fill_shapes, "required",
-         "\"sphere\", \"clump\" or \"ellipsoid\" (a clump fill takes `spheres` and an ellipsoid fill "
-         "`semi_axes` instead of `radius`, both `count` in a random fill, which turns each body at "
-         "random; a lattice keeps the body axes along the world's)"),
+         "\"sphere\", \"clump\", \"capsule\" or \"ellipsoid\" (a clump fill takes `spheres` and an "
+         "ellipsoid fill `semi_axes` instead of `radius`, a capsule fill `radius` and `length`; all "
+         "but spheres `count` in a random fill, which turns each body at random; a lattice keeps "
+         "the body axes along the world's)"),
     Field{"radius", Kind::Table, &kRadiusKeys, Type::NumberOrTable, "m", kPositive, "required",
-          "spheres: the radius, or a distribution table (below)", nullptr},
+          "spheres: the radius, or a distribution table (below); capsules: their radius", nullptr},
+    value("length", Type::Number, "m", kNonNegative, "required",
+          "capsules: the distance between their end spheres' centres (the fill spaces their "
+          "bounding spheres, of radius + length/2)"),
     value("spheres", Type::Array, "m", kAny, "required",
           "clumps: [[x, y, z, r], …] as in [[body]]"),
     value("semi_axes", Type::Vec3, "m", kAny, "required",
@@ -495,7 +499,7 @@ const Fields kRootKeys{
     tables("material", &kMaterialKeys, "at least one; referenced by name"),
     tables("friction_pair", &kFrictionPairKeys, "an explicit μ (and e) for a pair of materials"),
     tables("wall", &kWallKeys, "a plane, a box, a cylinder or a triangle mesh, optionally moving"),
-    tables("particles", &kParticlesKeys, "a set of spheres or clumps, filled by exactly one of lattice and random"),
+    tables("particles", &kParticlesKeys, "a set of spheres, clumps, capsules or ellipsoids, filled by exactly one of lattice and random"),
     tables("body", &kBodyKeys, "a single body: sphere, capsule, ellipsoid or clump"),
     tables("joint", &kJointKeys,
            "a bilateral constraint between two bodies, or a body and the world, kept with "

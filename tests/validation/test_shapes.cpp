@@ -733,12 +733,10 @@ TEST(Shapes, ABedOfEllipsoidsSettles) {
     for (std::size_t i = 0; i < w.bodies.size(); ++i) EXPECT_LT(w.bodies.position[i].z(), 0.08) << "body " << i;
 }
 
-// [[particles]] fills of ellipsoids: a random fill turns each at random and spaces their
-// bounding spheres, and its pour settles with the defaults (largest overlap under 1 % of
-// the smallest diameter, at rest); a lattice keeps the world's axes; `volume_fraction`,
-// which counts sphere volumes, is refused at its key.
-TEST(Shapes, EllipsoidFillsArePlacedAndPoured) {
-    const std::string head = R"([simulation]
+/// A scene of glass grains poured for 0.6 s into a 3 × 3 × 20 cm box, up to its
+/// [[particles]] entry's shape lines (`grain`) and material; the fill's table follows.
+std::string fill_in_a_box(const std::string& grain) {
+    return R"([simulation]
 duration = 0.6
 [[material]]
 name = "glass"
@@ -751,10 +749,15 @@ min = [-0.015, -0.015, 0.0]
 max = [0.015, 0.015, 0.2]
 material = "glass"
 [[particles]]
-shape = "ellipsoid"
-semi_axes = [0.003, 0.002, 0.0015]
-material = "glass"
-)";
+)" + grain + "material = \"glass\"\n";
+}
+
+// [[particles]] fills of ellipsoids: a random fill turns each at random and spaces their
+// bounding spheres, and its pour settles with the defaults (largest overlap under 1 % of
+// the smallest diameter, at rest); a lattice keeps the world's axes; `volume_fraction`,
+// which counts sphere volumes, is refused at its key.
+TEST(Shapes, EllipsoidFillsArePlacedAndPoured) {
+    const std::string head = fill_in_a_box("shape = \"ellipsoid\"\nsemi_axes = [0.003, 0.002, 0.0015]\n");
     Scene scene = parse_scene(head + "random = { min = [-0.011, -0.011, 0.004], max = [0.011, 0.011, 0.1], "
                                      "count = 150, seed = 3 }\n",
                               "mem/ellipsoid_fill.toml");
@@ -814,6 +817,56 @@ position = [0, 0, 0.05]
         FAIL() << "accepted";
     } catch (const SceneError& e) {
         EXPECT_NE(std::string(e.what()).find("overlaps plane wall.0"), std::string::npos) << e.what();
+    }
+}
+
+// [[particles]] fills of capsules: `radius` and `length` as for a [[body]]; a random fill
+// spaces their bounding spheres (radius + length/2) and turns each at random, and its pour
+// settles with the defaults (largest overlap under 1 % of the diameter, at rest); a
+// lattice keeps the world's axes; a radius distribution and `volume_fraction` are refused
+// at their keys.
+TEST(Shapes, CapsuleFillsArePlacedAndPoured) {
+    const std::string head = fill_in_a_box("shape = \"capsule\"\nlength = 0.004\n");
+    Scene scene = parse_scene(head + "radius = 0.001\nrandom = { min = [-0.011, -0.011, 0.004], max = [0.011, 0.011, 0.1], "
+                                     "count = 150, seed = 3 }\n",
+                              "mem/capsule_fill.toml");
+    World& w = scene.world;
+    ASSERT_EQ(w.bodies.size(), 150u);
+    std::size_t turned = 0;
+    for (std::size_t i = 0; i < w.bodies.size(); ++i) {
+        ASSERT_EQ(w.bodies.shape[i], Shape::Capsule);
+        EXPECT_EQ(w.bodies.shape_param[i].x(), 0.001);
+        EXPECT_EQ(w.bodies.shape_param[i].y(), 0.002);
+        turned += std::abs(w.bodies.orientation[i].w()) < 0.999;
+        for (std::size_t j = 0; j < i; ++j)  // bounding spheres apart
+            EXPECT_GE((w.bodies.position[i] - w.bodies.position[j]).norm(), 0.006 * (1 - 1e-9));
+    }
+    EXPECT_GT(turned, 140u);
+    expect_settled_within(w, 0.6, 0.01 * 2 * 0.001);
+    const Scene lattice = parse_scene(head + "radius = 0.001\nlattice = { min = [-0.01, -0.01, 0.004], "
+                                             "max = [0.01, 0.01, 0.02], spacing = [0.0065, 0.0065, 0.0065] }\n",
+                                      "mem/capsule_lattice.toml");
+    ASSERT_GT(lattice.world.bodies.size(), 8u);
+    for (std::size_t i = 0; i < lattice.world.bodies.size(); ++i)
+        EXPECT_EQ(lattice.world.bodies.orientation[i].coeffs(), Quat::Identity().coeffs());
+    const std::vector<std::pair<std::string, std::string>> refused{
+        {"radius = 0.001\nrandom = { min = [-0.01, -0.01, 0.004], max = [0.01, 0.01, 0.1], volume_fraction = 0.2, "
+         "seed = 1 }\n",
+         "particles.0.random.volume_fraction: capsule fills take 'count'"},
+        {"radius = { distribution = \"uniform\", min = 0.001, max = 0.002 }\n"
+         "random = { min = [-0.01, -0.01, 0.004], max = [0.01, 0.01, 0.1], count = 10, seed = 1 }\n",
+         "particles.0.radius: a fill of capsules takes one radius, not a distribution"},
+        {"radius = 0.001\nlattice = { min = [-0.01, -0.01, 0.004], max = [0.01, 0.01, 0.02], "
+         "spacing = [0.005, 0.0065, 0.0065] }\n",
+         "less than the capsule's bounding diameter 0.006"},
+    };
+    for (const auto& [tail, expected] : refused) {
+        try {
+            parse_scene(head + tail, "mem/refused.toml");
+            ADD_FAILURE() << "accepted: " << tail;
+        } catch (const SceneError& e) {
+            EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+        }
     }
 }
 
