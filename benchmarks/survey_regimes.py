@@ -14,7 +14,7 @@ diameter and the final kinetic energy. It looks for defects (an exit 3, an overl
     /usr/bin/python3 benchmarks/survey_regimes.py                      # every bed, build/bin/talus
     /usr/bin/python3 benchmarks/survey_regimes.py --only base periodic --binary /tmp/talus_old
 
-Results of 2026-12-07: benchmarks/README.md, "Session 64" and "Session 65".
+Results of 2026-12-07: benchmarks/README.md, "Session 64", "Session 65" and "Session 66".
 """
 import argparse
 import os
