@@ -77,6 +77,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -675,22 +676,28 @@ Vec3 cylinder_support_direction(const Vec3& c, const Mat3& q_full, const Vec3& u
     return std::cos(t) * u + std::sin(t) * v;
 }
 
+/// Contact of a sphere (centre c, radius r) with the cylinder into `out`, when c lies
+/// between the cylinder's ends and the gap is ≤ envelope; false otherwise. Spheres, capsule
+/// end spheres and clump spheres all meet a cylinder through it.
+bool cylinder_sphere(const CylinderAt& cyl, const Vec3& c, double r, double envelope, uint32_t feature,
+                     ShapeContact& out) {
+    double dist;
+    Vec3 n;
+    if (!cyl.distance(c, dist, n)) return false;
+    const double gap = dist - r;
+    if (gap > envelope) return false;
+    out = {c - r * n, n, gap, feature};
+    return true;
+}
+
 }  // namespace
 
 int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& cyl, double envelope,
                      ShapeContact* out) {
     const Vec3& x = bodies.position[i];
     switch (bodies.shape[i]) {
-        case Shape::Sphere: {
-            const double r = bodies.radius[i];
-            double dist;
-            Vec3 n;
-            if (!cyl.distance(x, dist, n)) return 0;
-            const double gap = dist - r;
-            if (gap > envelope) return 0;
-            out[0] = {x - r * n, n, gap, 0};
-            return 1;
-        }
+        case Shape::Sphere:
+            return cylinder_sphere(cyl, x, bodies.radius[i], envelope, 0, out[0]) ? 1 : 0;
         case Shape::Capsule: {
             // The radial distance ρ is convex along the core segment. Inside a drum its
             // largest value, the deepest point, is at an end: each end sphere is collided as
@@ -702,12 +709,7 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
             const double r = param.x();
             const Vec3 half = param.y() * (bodies.orientation[i] * Vec3::UnitX());
             const auto end_sphere = [&](const Vec3& c, uint32_t sub, int& count) {
-                double dist;
-                Vec3 n;
-                if (!cyl.distance(c, dist, n)) return;
-                const double gap = dist - r;
-                if (gap > envelope) return;
-                out[count++] = {c - r * n, n, gap, sub << kSubFeatureShift};
+                count += cylinder_sphere(cyl, c, r, envelope, sub << kSubFeatureShift, out[count]) ? 1 : 0;
             };
             int count = 0;
             const Vec3 ph = half - half.dot(cyl.axis) * cyl.axis;  // half's part normal to the axis
@@ -772,16 +774,10 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
     // each sphere of the clump as a sphere: its centre's radial distance, its own radius
     const ClumpTable& t = bodies.clumps;
     const uint32_t id = bodies.clump_of(i);
-    for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
-        const Vec3 x = clump_sphere(bodies, i, k);
-        const double r = t.radius[k];
-        double dist;
-        Vec3 n;
-        if (!cyl.distance(x, dist, n)) continue;
-        const double gap = dist - r;
-        if (gap > envelope) continue;
-        out.push_back({x - r * n, n, gap, (k - t.begin(id)) << kSubFeatureShift});
-    }
+    ShapeContact c;
+    for (uint32_t k = t.begin(id); k < t.end(id); ++k)
+        if (cylinder_sphere(cyl, clump_sphere(bodies, i, k), t.radius[k], envelope, (k - t.begin(id)) << kSubFeatureShift, c))
+            out.push_back(c);
     return int(out.size());
 }
 
@@ -808,55 +804,56 @@ int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& 
 
 namespace {
 
-/// Closest points of segments p0 + s (p1 − p0) and q0 + u (q1 − q0), s, u in [0, 1]:
-/// the unconstrained minimiser clamped, u recomputed for the clamped s and s again for a
-/// clamped u (exact for segments; parallel ones take s = 0). Returns the squared distance.
-double segment_pair(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, double& s, double& u) {
-    const Vec3 d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
-    const double a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
-    const double c = d1.dot(r), b = d1.dot(d2), denom = a * e - b * b;
-    s = denom > 1e-14 * a * e ? std::clamp((b * f - c * e) / denom, 0.0, 1.0) : 0.0;
-    u = (b * s + f) / e;
-    if (u < 0.0) {
-        u = 0.0;
-        s = std::clamp(-c / a, 0.0, 1.0);
-    } else if (u > 1.0) {
-        u = 1.0;
-        s = std::clamp((b - c) / a, 0.0, 1.0);
-    }
-    return (p0 + s * d1 - (q0 + u * d2)).squaredNorm();
-}
-
-/// The point of segment p0 p1 nearest triangle (a, b, c), as its parameter s in [0, 1], and
-/// their distance: 0 where the segment crosses the triangle; otherwise the nearest of its
-/// ends to the triangle and of its closest points to the three edges (one of these holds
-/// the least distance of a segment and a triangle apart). An end wins a tie.
-double segment_triangle(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b, const Vec3& c, double& s) {
+/// The point of segment `seg` nearest triangle (a, b, c), as its parameter u in
+/// [−half, half], and their distance: 0 where the segment crosses the triangle; otherwise
+/// the nearest of its ends to the triangle and of its closest points to the three edges
+/// (segment_segment; one of these holds the least distance of a segment and a triangle
+/// apart). An end wins a tie, the +x end first.
+double segment_triangle(const Segment& seg, const Vec3& a, const Vec3& b, const Vec3& c, double& u) {
     const Vec3 n = (b - a).cross(c - a);
+    const Vec3 p0 = seg.centre + seg.half * seg.axis, p1 = seg.centre - seg.half * seg.axis;
     const double h0 = n.dot(p0 - a), h1 = n.dot(p1 - a);
     if ((h0 <= 0.0) != (h1 <= 0.0)) {  // the segment crosses the plane: inside the triangle?
         const double t = h0 / (h0 - h1);
         const Vec3 x = p0 + t * (p1 - p0);
         if (n.dot((b - a).cross(x - a)) >= 0.0 && n.dot((c - b).cross(x - b)) >= 0.0 &&
             n.dot((a - c).cross(x - c)) >= 0.0) {
-            s = t;
+            u = seg.half * (1.0 - 2.0 * t);
             return 0.0;
         }
     }
     const double e0 = (p0 - closest_point_on_triangle(p0, a, b, c).point).squaredNorm();
     const double e1 = (p1 - closest_point_on_triangle(p1, a, b, c).point).squaredNorm();
     double best = std::min(e0, e1);
-    s = e0 <= e1 ? 0.0 : 1.0;
-    const std::array<std::pair<const Vec3*, const Vec3*>, 3> edges{{{&a, &b}, {&b, &c}, {&c, &a}}};
-    for (const auto& [q0, q1] : edges) {
-        double se, ue;
-        const double d2 = segment_pair(p0, p1, *q0, *q1, se, ue);
-        if (d2 < best * (1.0 - 1e-12)) {
-            best = d2;
-            s = se;
+    u = e0 <= e1 ? seg.half : -seg.half;
+    for (const auto& [q0, q1] : std::array<std::pair<const Vec3*, const Vec3*>, 3>{{{&a, &b}, {&b, &c}, {&c, &a}}}) {
+        const Vec3 along = *q1 - *q0;
+        const double length = along.norm();
+        const Segment edge{0.5 * (*q0 + *q1), along / length, 0.5 * length};
+        Vec3 on_seg[2], on_edge[2];
+        const int m = segment_segment(seg, edge, on_seg, on_edge);
+        for (int k = 0; k < m; ++k) {
+            const double d2 = (on_seg[k] - on_edge[k]).squaredNorm();
+            if (d2 < best * (1.0 - 1e-12)) {
+                best = d2;
+                u = (on_seg[k] - seg.centre).dot(seg.axis);
+            }
         }
     }
     return std::sqrt(best);
+}
+
+/// Contacts of a sphere (world centre x, radius r) with mesh wall `wall` at pose `state`
+/// into `out`: the mesh's sphere rules in its reference frame, the normals and points taken
+/// back to the world when it moves.
+void mesh_sphere(const Wall& wall, const WallState& state, const Vec3& x, double r, double envelope,
+                 std::vector<MeshContact>& out, TriangleMesh::Scratch& scratch) {
+    wall.mesh->collide_sphere(state.to_reference(x), r, envelope, out, scratch);
+    if (!wall.motion.moving()) return;
+    for (MeshContact& m : out) {
+        m.normal = state.dir_to_world(m.normal);
+        m.point = x - r * m.normal;
+    }
 }
 
 }  // namespace
@@ -868,15 +865,10 @@ int collide_capsule_mesh(const BodyStore& bodies, std::size_t i, const Wall& wal
     const double r = bodies.shape_param[i].x();
     const Vec3 half = bodies.shape_param[i].y() * (bodies.orientation[i] * Vec3::UnitX());
     const Vec3& x = bodies.position[i];
-    const bool moving = wall.motion.moving();
     // a sphere of the capsule's radius at core point p (world), as a sphere body meets a mesh
     const auto sphere = [&](const Vec3& p, uint32_t sub) {
-        mesh.collide_sphere(state.to_reference(p), r, envelope, scratch.sphere, scratch.mesh);
+        mesh_sphere(wall, state, p, r, envelope, scratch.sphere, scratch.mesh);
         for (MeshContact m : scratch.sphere) {
-            if (moving) {
-                m.normal = state.dir_to_world(m.normal);
-                m.point = p - r * m.normal;
-            }
             m.triangle |= sub << kMeshSubFeatureShift;
             out.push_back(m);
         }
@@ -886,23 +878,24 @@ int collide_capsule_mesh(const BodyStore& bodies, std::size_t i, const Wall& wal
     sphere(x - half, 1);
     // Where the core's point nearest a triangle lies inside the segment (across a ridge or a
     // rim), that point too, as a sphere (sub-feature 2); on a flat face the ends are nearest.
-    const Vec3 p0 = state.to_reference(x + half), p1 = state.to_reference(x - half);
-    mesh.query(0.5 * (p0 + p1), half.norm() + r + envelope, scratch.found);
-    const double length = 2.0 * half.norm();
+    const double h = half.norm();
+    const Vec3 centre = state.to_reference(x);
+    const Segment core{centre, (state.to_reference(x + half) - centre) / h, h};  // in the mesh's frame
+    mesh.query(core.centre, h + r + envelope, scratch.found);
     scratch.along.clear();
     for (uint32_t t : scratch.found) {
         const auto& v = mesh.triangle(t);
-        double s;
-        const double d = segment_triangle(p0, p1, mesh.vertices()[v[0]], mesh.vertices()[v[1]], mesh.vertices()[v[2]], s);
-        if (d - r > envelope || s * length <= 1e-9 * r || (1.0 - s) * length <= 1e-9 * r) continue;
-        scratch.along.push_back(s);
+        double u;
+        const double d = segment_triangle(core, mesh.vertices()[v[0]], mesh.vertices()[v[1]], mesh.vertices()[v[2]], u);
+        if (d - r > envelope || h - std::abs(u) <= 1e-9 * r) continue;
+        scratch.along.push_back(u);
     }
-    std::sort(scratch.along.begin(), scratch.along.end());
-    double last = -1.0;
-    for (double s : scratch.along) {
-        if ((s - last) * length <= 1e-9 * r) continue;  // the same point from another triangle
-        last = s;
-        sphere(x + half - 2.0 * s * half, 2);
+    std::sort(scratch.along.begin(), scratch.along.end(), std::greater<>());  // from the +x end
+    double last = kInf;
+    for (double u : scratch.along) {
+        if (last - u <= 1e-9 * r) continue;  // the same point from another triangle
+        last = u;
+        sphere(x + (u / h) * half, 2);
     }
     // one contact per feature (triangle and sub-feature): the deepest
     std::sort(out.begin(), out.end(), [](const MeshContact& a, const MeshContact& b) {
@@ -1011,13 +1004,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
     // invariant under the rigid motion).
     auto collide_mesh = [&](uint32_t w, const Vec3& x, double r, double envelope, MeshBuffers& mb) {
-        const WallState& st = states[w];
-        walls[w].mesh->collide_sphere(st.to_reference(x), r, envelope, mb.contacts, mb.scratch);
-        if (!walls[w].motion.moving()) return;
-        for (MeshContact& m : mb.contacts) {
-            m.normal = st.dir_to_world(m.normal);
-            m.point = x - r * m.normal;
-        }
+        mesh_sphere(walls[w], states[w], x, r, envelope, mb.contacts, mb.scratch);
     };
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
