@@ -63,8 +63,10 @@
 // triangle and sub-feature (collide_capsule_mesh). A moving mesh keeps its AABB tree in
 // its reference frame: the sphere centre is mapped into it and the normal back. Cone and
 // orifice walls: core/thin_walls.hpp (up to three contacts per sphere, four at a
-// rectangular hole). Capsules near a cone or an orifice, and ellipsoids near a mesh, a
-// cone or an orifice are reported in NarrowPhaseScratch::unsupported_mesh / unsupported_thin.
+// rectangular hole); a capsule's end spheres as spheres, and a sphere of its radius at each
+// minimum of the wall's distance inside its core (across a rim or a hole's edge, on the
+// outside of a cone; capsule_thin_wall). Ellipsoids near a mesh, a cone or an orifice are
+// reported in NarrowPhaseScratch::unsupported_mesh / unsupported_thin.
 // Every wall is at the pose given by its WallState; a wall contact carries the wall's
 // velocity at the contact point, v_lin + ω × (p − c) (for a clump too: each of its
 // contacts at its own point).
@@ -781,6 +783,83 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
     return int(out.size());
 }
 
+namespace {
+
+/// A capsule (core `seg`, radius r) against a cone or orifice wall. Its end spheres are
+/// collided as spheres by `sphere(x, r, sub)` (sub-feature 0 = +x end, 1 = −x end, each with
+/// its turned generators in a funnel or a hole). The distance f(u) from the core point u to
+/// the wall is 1-Lipschitz in u; inside a funnel it is concave (the ends are deepest), but
+/// across a rim, a hole's edge or the outside of a cone it has minima inside the segment.
+/// Those are found by sampling f at spacing ≤ r/2 and a golden-section search between the
+/// neighbours of each sampled minimum (an end and its one neighbour for an end). Each one
+/// below its bracket's ends (a strict minimum: a flat stretch, a rod lying along the wall,
+/// is held by the end spheres) and within r + envelope gives a contact of a sphere of
+/// radius r there, at the wall's nearest point (sub-features 2 … 5 in ascending u).
+template <class SphereContacts>
+void capsule_thin_wall(const Segment& seg, double r, const ThinWallAt& wall, double envelope,
+                       const SphereContacts& sphere, std::vector<ShapeContact>& out) {
+    const double h = seg.half;
+    if (wall.distance(seg.centre) > h + r + envelope) return;  // (f is 1-Lipschitz)
+    sphere(seg.centre + h * seg.axis, r, 0);
+    if (h <= 0.0) return;
+    sphere(seg.centre - h * seg.axis, r, 1);
+    const auto f = [&](double u) { return wall.distance(seg.centre + u * seg.axis); };
+    constexpr int kMost = 64;
+    const int n = std::clamp(int(std::ceil(4.0 * h / r)), 4, kMost);
+    const double du = 2.0 * h / n;
+    std::array<double, kMost + 1> fs;
+    for (int k = 0; k <= n; ++k) fs[std::size_t(k)] = f(-h + k * du);
+    const double tol = 1e-9 * r;  // below this a minimum is a flat stretch, held by the ends
+    // a sphere of radius r at core point u, against the wall's nearest point
+    const auto at = [&](double u, uint32_t sub) {
+        const Vec3 x = seg.centre + u * seg.axis;
+        std::array<ThinWallPoint, 4> c;
+        const int m = wall.contacts(x, kInf, c);
+        int best = 0;
+        for (int j = 1; j < m; ++j)
+            if (c[std::size_t(j)].distance < c[std::size_t(best)].distance) best = j;
+        const ThinWallPoint& p = c[std::size_t(best)];
+        out.push_back({x - r * p.normal, p.normal, p.distance - r, p.feature | (sub << kSubFeatureShift)});
+    };
+    uint32_t sub = 2;
+    for (int k = 0; k <= n && sub < 6; ++k) {
+        // a sampled minimum (an end too: the core may cross the wall just inside it)
+        const double fk = fs[std::size_t(k)];
+        const int below = std::max(k - 1, 0), above = std::min(k + 1, n);
+        if ((k > 0 && !(fk < fs[std::size_t(below)])) || (k < n && !(fk <= fs[std::size_t(above)]))) continue;
+        if (fk - du > r + envelope) continue;  // nothing between the neighbours comes within reach
+        double lo = -h + below * du, hi = -h + above * du;
+        constexpr double kGold = 0.61803398874989484820;
+        double x1 = hi - kGold * (hi - lo), x2 = lo + kGold * (hi - lo);
+        double f1 = f(x1), f2 = f(x2);
+        for (int it = 0; it < 80 && hi - lo > 1e-12 * h; ++it) {
+            if (f1 <= f2) {
+                hi = x2, x2 = x1, f2 = f1;
+                x1 = hi - kGold * (hi - lo), f1 = f(x1);
+            } else {
+                lo = x1, x1 = x2, f1 = f2;
+                x2 = lo + kGold * (hi - lo), f2 = f(x2);
+            }
+        }
+        const double u = 0.5 * (lo + hi), fu = f(u);
+        if (fu > r + envelope || fu > fs[std::size_t(below)] - tol || fu > fs[std::size_t(above)] - tol)
+            continue;
+        at(u, sub++);
+    }
+    // A rod crossing a rim or an edge at a small angle: the point where its core passes the
+    // edge sweeps along it many times faster than the rod moves, so one contact at today's
+    // nearest point does not hold it through the step. Every sample within reach where f
+    // bends upwards (a rim or an edge, not a flat face: there f is linear along the core and
+    // the ends hold it) gets a sphere of its own (sub-feature 6 + its index along the core).
+    for (int k = 1; k < n; ++k) {
+        const double fk = fs[std::size_t(k)];
+        if (fk > r + envelope || 0.5 * (fs[std::size_t(k - 1)] + fs[std::size_t(k + 1)]) - fk < 1e-3 * r) continue;
+        at(-h + k * du, uint32_t(6 + k));
+    }
+}
+
+}  // namespace
+
 int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& wall, double envelope,
                       std::vector<ShapeContact>& out) {
     out.clear();
@@ -794,6 +873,8 @@ int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& 
     };
     if (bodies.shape[i] == Shape::Sphere) {
         sphere(bodies.position[i], bodies.radius[i], 0);
+    } else if (bodies.shape[i] == Shape::Capsule) {
+        capsule_thin_wall(segment_of(bodies, i), bodies.shape_param[i].x(), wall, envelope, sphere, out);
     } else if (bodies.shape[i] == Shape::Clump) {
         const ClumpTable& t = bodies.clumps;
         const uint32_t id = bodies.clump_of(i);
@@ -1058,10 +1139,10 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             ShapeContact few[kMaxShapeContacts];
             for (const Face& f : faces) c += uint32_t(face_contacts(i, f, envelope, few, mb.shape).second);
         }
-        const bool spheres = bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump;
+        const bool ellipsoid = bodies.shape[i] == Shape::Ellipsoid;
         for (const Cyl& cy : cylinders) c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
         for (const Thin& tw : thin) {
-            if (!spheres) {  // bounding sphere near the wall: no contact routine
+            if (ellipsoid) {  // bounding sphere near the wall: no contact routine
                 if (tw.geom.distance(bodies.position[i]) <= reach[i] + wall_margin)
                     scratch.wall_flag[i] |= kNearThin;
                 continue;
@@ -1168,7 +1249,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
             for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
         }
-        if (bodies.shape[i] == Shape::Sphere || bodies.shape[i] == Shape::Clump)
+        if (bodies.shape[i] != Shape::Ellipsoid)
             for (const Thin& tw : thin) {
                 const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
                 for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);

@@ -23,8 +23,8 @@ struct NarrowPhaseScratch {
     /// (clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
     std::vector<uint32_t> unsupported;
     /// Ellipsoids whose bounding sphere (with envelope) reaches a mesh wall (and clumps and
-    /// capsules near a mesh of more than 2²⁴ triangles), and capsules and ellipsoids whose
-    /// bounding sphere reaches a cone or orifice wall: no contact routine for them. Callers
+    /// capsules near a mesh of more than 2²⁴ triangles), and ellipsoids whose bounding
+    /// sphere reaches a cone or orifice wall: no contact routine for them. Callers
     /// must not ignore them either. (Cylinders collide with every shape.)
     std::vector<uint32_t> unsupported_mesh, unsupported_thin;
     std::vector<uint8_t> wall_flag;  ///< per body: bit 1 mesh, bit 4 cone or orifice
@@ -110,9 +110,12 @@ struct CapsuleMeshScratch {
 int collide_capsule_mesh(const BodyStore& bodies, std::size_t i, const Wall& wall, const WallState& state,
                          double envelope, std::vector<MeshContact>& out, CapsuleMeshScratch& scratch);
 
-/// Contacts of sphere or clump i with a cone or orifice wall (core/thin_walls.hpp), each
-/// with gap ≤ envelope [m]: feature = the wall's feature | sphere << kSubFeatureShift; `out`
-/// is cleared first. Returns the count (0 for capsules and ellipsoids).
+/// Contacts of sphere, clump or capsule i with a cone or orifice wall (core/thin_walls.hpp),
+/// each with gap ≤ envelope [m]: feature = the wall's feature | sub << kSubFeatureShift, sub
+/// = the clump's sphere, or for a capsule 0 = +x end, 1 = −x end (each collided as a
+/// sphere) and 2, 3, … = the minima of the wall's distance inside its core segment (across
+/// a rim or a hole's edge, on the outside of a cone), in ascending order along it; `out` is
+/// cleared first. Returns the count (0 for an ellipsoid).
 int collide_thin_wall(const BodyStore& bodies, std::size_t i, const ThinWallAt& wall, double envelope,
                       std::vector<ShapeContact>& out);
 

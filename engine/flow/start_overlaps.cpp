@@ -114,9 +114,10 @@ void meshes_of(const BodyStore& bodies, const std::vector<Wall>& walls, const Wa
 
 /// Cylinder, cone and orifice walls: the distance at t = 0 (a cylinder's radial, signed; a
 /// thin wall's to its nearest point), for a sphere or the deepest sphere of a clump; for a
-/// capsule or an ellipsoid against a cylinder the narrow phase's gap, reported against its
-/// thickness (the capsule's radius, the smallest semi-axis); against a cone or an orifice
-/// by their bounding radius (those walls have no routine for them).
+/// capsule or an ellipsoid against a cylinder, and a capsule against a cone or an orifice,
+/// the narrow phase's gap, reported against its thickness (the capsule's radius, the
+/// smallest semi-axis); an ellipsoid against a cone or an orifice by its bounding radius
+/// (those walls have no routine for it).
 void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const WallClearance& clearance,
                   double rel_tol, StartOverlaps& out) {
     constexpr double kAny = -std::numeric_limits<double>::infinity();  // the distance, whatever it is
@@ -143,14 +144,18 @@ void cylinders_of(const BodyStore& bodies, const std::vector<Wall>& walls, const
                     }
                 }
                 if (!found) continue;
-            } else if (type == WallType::Cylinder && walls[w].active &&
-                       (bodies.shape[i] == Shape::Capsule || bodies.shape[i] == Shape::Ellipsoid)) {
-                const CylinderAt cyl(walls[w], wall_state(walls[w].motion, 0.0, 0.0, 1.0));
-                ShapeContact c[kMaxShapeContacts];
-                const int m = collide_cylinder(bodies, i, cyl, std::numeric_limits<double>::infinity(), c);
-                if (m == 0) continue;
+            } else if (walls[w].active && (bodies.shape[i] == Shape::Capsule ||
+                                           (type == WallType::Cylinder && bodies.shape[i] == Shape::Ellipsoid))) {
+                const WallState at = wall_state(walls[w].motion, 0.0, 0.0, 1.0);
+                constexpr double kAll = std::numeric_limits<double>::infinity();
+                std::vector<ShapeContact> c;
+                if (type == WallType::Cylinder)
+                    collide_cylinder(bodies, i, CylinderAt(walls[w], at), kAll, c);
+                else
+                    collide_thin_wall(bodies, i, ThinWallAt(walls[w], at), kAll, c);
+                if (c.empty()) continue;
                 double gap = std::numeric_limits<double>::infinity();
-                for (int k = 0; k < m; ++k) gap = std::min(gap, c[k].gap);
+                for (const ShapeContact& k : c) gap = std::min(gap, k.gap);
                 const Vec3& p = bodies.shape_param[i];
                 r_i = bodies.shape[i] == Shape::Capsule ? p.x() : p.minCoeff();
                 dist = r_i + gap;

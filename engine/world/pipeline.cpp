@@ -331,7 +331,7 @@ StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
           << " s (step " << at.step << "): " << kind
           << (mesh ? " walls collide with spheres, clumps and capsules only (clumps and capsules: meshes "
                      "of at most 2^24 triangles); bodies with id"
-                   : " walls collide with spheres and clumps only; bodies with id");
+                   : " walls collide with spheres, clumps and capsules only; bodies with id");
         std::vector<uint64_t> named;
         for (uint32_t i : list)
             if (bad.size() < 20) {

@@ -21,7 +21,7 @@ enum class StepFault : uint32_t {
     Crowded = 1u << 2,
     /// a candidate pair of shapes with no contact routine (collision/narrow_phase.hpp)
     UnsupportedPair = 1u << 3,
-    /// bodies near a cone or orifice wall (spheres and clumps only) or a mesh wall (not ellipsoids)
+    /// bodies near a cone or orifice wall (not ellipsoids) or a mesh wall (not ellipsoids)
     UnsupportedWall = 1u << 4,
     /// kinematic bodies with periodic boundaries (collision/kinematic_contacts.hpp)
     KinematicPeriodic = 1u << 5,

@@ -123,15 +123,15 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
                                      "{}): mesh walls collide with spheres, clumps and capsules only",
                                      m.body, wall_name(m.wall), m.triangle);
         });
-    // cone and orifice contacts are for spheres and each sphere of a clump (the deepest is
-    // reported); cylinders collide with every shape
+    // cone and orifice contacts are for spheres, each sphere of a clump (the deepest is
+    // reported) and capsules; cylinders collide with every shape
     for (const CylinderOverlap& c : found.cylinders)
         report(c.body, [&] {
             const Shape shape = bodies.shape[c.body];
             const bool round = shape == Shape::Sphere || shape == Shape::Clump;
-            if (!round && world.walls[c.wall].type != WallType::Cylinder)
+            if (shape == Shape::Ellipsoid && world.walls[c.wall].type != WallType::Cylinder)
                 return fmt::format("body {} is within its bounding radius of {}: {} walls "
-                                   "collide with spheres and clumps only", c.body, wall_name(c.wall),
+                                   "collide with spheres, clumps and capsules only", c.body, wall_name(c.wall),
                                    name_of(world.walls[c.wall].type));
             if (round && c.distance < 0.0)
                 return fmt::format("the centre of {} {} is {} {}",

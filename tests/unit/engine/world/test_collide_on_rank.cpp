@@ -213,7 +213,7 @@ TEST(CollideOnRank, TheOverflowColourIsCutIntoTheOneProcessLevels) {
     }
 }
 
-// A capsule against a cone wall (cones collide with spheres and clumps only) fails the
+// An ellipsoid against a cone wall (cones collide with spheres, clumps and capsules) fails the
 // step on the rank that holds it: every rank returns that rank's error, the one-process
 // message, and none is left waiting in a collective.
 TEST(CollideOnRank, AFailureOnOneRankIsEveryRanksError) {
@@ -224,8 +224,8 @@ TEST(CollideOnRank, AFailureOnOneRankIsEveryRanksError) {
     uint64_t id = 1;
     for (int i = -3; i <= 3; ++i)
         for (int j = -3; j <= 3; ++j) w.bodies.add_sphere(id++, Vec3(0.011 * i, 0.011 * j, 0.0), 0.005, 2500.0, m);
-    const uint64_t capsule = id;
-    w.bodies.add_capsule(capsule, Vec3(0.0, 0.0448, 0.0), 0.005, 0.002, 2500.0, m);
+    const uint64_t ellipsoid = id;
+    w.bodies.add_ellipsoid(ellipsoid, Vec3(0.0, 0.0465, 0.0), Vec3(0.005, 0.004, 0.003), 2500.0, m);
 
     World one = w;
     const StepStatus whole = one.step();
@@ -256,7 +256,7 @@ TEST(CollideOnRank, AFailureOnOneRankIsEveryRanksError) {
             const StepError& e = errors[std::size_t(r)];
             EXPECT_EQ(e.faults, whole.faults) << ranks << " ranks, rank " << r;
             EXPECT_EQ(e.message, "rank " + std::to_string(holder) + ": " + whole.message) << ranks << " ranks, rank " << r;
-            EXPECT_EQ(e.bad_bodies, std::vector<uint64_t>{capsule});
+            EXPECT_EQ(e.bad_bodies, std::vector<uint64_t>{ellipsoid});
         }
     }
 }

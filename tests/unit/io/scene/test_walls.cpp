@@ -145,13 +145,27 @@ TEST(SceneWalls, ACapsuleInACylinderIsCheckedByItsShape) {
     EXPECT_NO_THROW(parse_scene(text, "mem/scene.toml"));
 }
 
-TEST(SceneWalls, ACapsuleNearAConeIsRefused) {
-    std::string text = kHead + "type = \"cone\"\nstart = [0, 0, 0.3]\nend = [0, 0, 0.7]\nstart_radius = 0.1\nend_radius = 0.1\n";
-    text.replace(text.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.1");
-    text.replace(text.find("position = [0, 0, 0.5]"), 22, "position = [0.01, 0, 0.5]");  // bounding sphere 0.01 m past the shell
-    const std::string e = error_of_text(text);
-    EXPECT_NE(e.find("body 0 is within its bounding radius of cone wall.0 (line 13): cone walls "
-                     "collide with spheres and clumps only"),
+// A capsule in a hopper is measured as the step measures it: refused by its depth when an
+// end overlaps the shell, accepted when clear though within its bounding radius. An
+// ellipsoid (no cone routine) is refused within its bounding radius.
+TEST(SceneWalls, ACapsuleInAConeIsCheckedByItsShapeAndAnEllipsoidRefused) {
+    const std::string cone = kHead + "type = \"cone\"\nstart = [0, 0, 0.3]\nend = [0, 0, 0.7]\nstart_radius = 0.1\nend_radius = 0.1\n";
+    std::string text = cone;
+    text.replace(text.find("shape = \"sphere\""), 16, "shape = \"capsule\"\nlength = 0.08");
+    // along x, its +x end 0.06 m from the axis, radius 0.05 m: 0.01 m into the shell
+    std::string deep = text;
+    deep.replace(deep.find("position = [0, 0, 0.5]"), 22, "position = [0.02, 0, 0.5]");
+    std::string e = error_of_text(deep);
+    EXPECT_NE(e.find("body 0 overlaps cone wall.0 (line 13) by 0.01 m"), std::string::npos) << e;
+    // on the axis: both ends 0.01 m clear, its bounding sphere (0.09 m) past the shell
+    EXPECT_NO_THROW(parse_scene(text, "mem/scene.toml"));
+    std::string ellipsoid = cone;
+    ellipsoid.replace(ellipsoid.find("shape = \"sphere\"\nradius = 0.05"), 30,
+                      "shape = \"ellipsoid\"\nsemi_axes = [0.05, 0.03, 0.03]");
+    ellipsoid.replace(ellipsoid.find("position = [0, 0, 0.5]"), 22, "position = [0.06, 0, 0.5]");
+    e = error_of_text(ellipsoid);
+    EXPECT_NE(e.find("body 0 is within its bounding radius of cone wall.0 (line 12): cone walls "
+                     "collide with spheres, clumps and capsules only"),
               std::string::npos)
         << e;
 }
