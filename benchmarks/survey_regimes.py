@@ -88,6 +88,29 @@ x = [0.0, 0.04]
 y = [0.0, 0.04]
 """
 
+# a conical hopper (outlet 16 mm across at z = 2 cm) under a cylinder, grains leaving below
+HOPPER = """
+[[wall]]
+type = "cone"
+start = [0.0, 0.0, 0.02]
+end = [0.0, 0.0, 0.08]
+start_radius = 0.008
+end_radius = 0.04
+material = "m"
+[[wall]]
+type = "cylinder"
+point = [0.0, 0.0, 0.15]
+axis = [0.0, 0.0, 1.0]
+radius = 0.04
+length = 0.14
+inside = true
+material = "m"
+[[outlet]]
+type = "plane"
+point = [0.0, 0.0, -0.05]
+normal = [0.0, 0.0, 1.0]
+"""
+
 SCENES = {
     "base": lambda n: base(n),
     "fine": lambda n: box_pour(n, 0.00025, 0.016, 0.05, 6000, 0.2),
@@ -119,31 +142,20 @@ material = "m"
 radius = { distribution = "uniform", min = 0.001, max = 0.002 }
 random = { min = [0.0, 0.0, 0.003], max = [0.04, 0.04, 0.15], count = 3000, seed = 1 }
 """,
-    "hopper": lambda n: header(n, 0.8) + GLASS + """
-[[wall]]
-type = "cone"
-start = [0.0, 0.0, 0.02]
-end = [0.0, 0.0, 0.08]
-start_radius = 0.008
-end_radius = 0.04
-material = "m"
-[[wall]]
-type = "cylinder"
-point = [0.0, 0.0, 0.15]
-axis = [0.0, 0.0, 1.0]
-radius = 0.04
-length = 0.14
-inside = true
-material = "m"
-[[outlet]]
-type = "plane"
-point = [0.0, 0.0, -0.05]
-normal = [0.0, 0.0, 1.0]
-[[particles]]
+    "hopper": lambda n: header(n, 0.8) + GLASS + HOPPER + """[[particles]]
 shape = "sphere"
 material = "m"
 radius = 0.0015
 random = { min = [-0.025, -0.025, 0.09], max = [0.025, 0.025, 0.21], count = 4000, seed = 1 }
+""",
+    # rods through the same hopper (session 67: capsules collide with cones and orifices):
+    # 1,200 capsules of 2 mm diameter and 6 mm overall; the outlet is 16 mm across
+    "hopper_rods": lambda n: header(n, 0.8) + GLASS + HOPPER + """[[particles]]
+shape = "capsule"
+material = "m"
+radius = 0.001
+length = 0.004
+random = { min = [-0.025, -0.025, 0.09], max = [0.025, 0.025, 0.21], count = 1200, seed = 1 }
 """,
     "two_materials": lambda n: header(n, 0.3) + """[[material]]
 name = "glass"

@@ -785,12 +785,59 @@ int collide_cylinder(const BodyStore& bodies, std::size_t i, const CylinderAt& c
 
 namespace {
 
+/// The least value of f on [a, b] near x (a ≤ x ≤ b, fx = f(x)), by Brent's method: a
+/// parabola through the three best points while its step stays inside the bracket and
+/// shrinks, a golden-section step otherwise, until the bracket is within about 4 tol [m].
+/// A smooth minimum takes some ten evaluations where golden section alone takes sixty.
+template <class F>
+std::pair<double, double> brent_minimum(const F& f, double a, double b, double x, double fx, double tol) {
+    constexpr double kGold = 0.38196601125010515180;  // 2 − golden ratio
+    double w = x, v = x, fw = fx, fv = fx;
+    double step = 0.0, before = 0.0;  // the last step and the one before it
+    for (int it = 0; it < 100; ++it) {
+        const double mid = 0.5 * (a + b);
+        if (std::abs(x - mid) <= 2.0 * tol - 0.5 * (b - a)) break;
+        bool golden = true;
+        if (std::abs(before) > tol) {  // try the parabola through x, w, v
+            const double r = (x - w) * (fx - fv), q0 = (x - v) * (fx - fw);
+            double p = (x - v) * q0 - (x - w) * r, q = 2.0 * (q0 - r);
+            if (q > 0.0) p = -p;
+            q = std::abs(q);
+            if (std::abs(p) < std::abs(0.5 * q * before) && p > q * (a - x) && p < q * (b - x)) {
+                before = step;
+                step = p / q;
+                golden = false;
+                const double u = x + step;
+                if (u - a < 2.0 * tol || b - u < 2.0 * tol) step = mid > x ? tol : -tol;
+            }
+        }
+        if (golden) {
+            before = x >= mid ? a - x : b - x;
+            step = kGold * before;
+        }
+        const double u = std::abs(step) >= tol ? x + step : x + (step > 0.0 ? tol : -tol);
+        const double fu = f(u);
+        if (fu <= fx) {
+            (u >= x ? a : b) = x;
+            v = w, fv = fw, w = x, fw = fx, x = u, fx = fu;
+        } else {
+            (u < x ? a : b) = u;
+            if (fu <= fw || w == x) {
+                v = w, fv = fw, w = u, fw = fu;
+            } else if (fu <= fv || v == x || v == w) {
+                v = u, fv = fu;
+            }
+        }
+    }
+    return {x, fx};
+}
+
 /// A capsule (core `seg`, radius r) against a cone or orifice wall. Its end spheres are
 /// collided as spheres by `sphere(x, r, sub)` (sub-feature 0 = +x end, 1 = −x end, each with
 /// its turned generators in a funnel or a hole). The distance f(u) from the core point u to
 /// the wall is 1-Lipschitz in u; inside a funnel it is concave (the ends are deepest), but
 /// across a rim, a hole's edge or the outside of a cone it has minima inside the segment.
-/// Those are found by sampling f at spacing ≤ r/2 and a golden-section search between the
+/// Those are found by sampling f at spacing ≤ r/2 and a search (brent_minimum) between the
 /// neighbours of each sampled minimum (an end and its one neighbour for an end). Each one
 /// below its bracket's ends (a strict minimum: a flat stretch, a rod lying along the wall,
 /// is held by the end spheres) and within r + envelope gives a contact of a sphere of
@@ -828,20 +875,7 @@ void capsule_thin_wall(const Segment& seg, double r, const ThinWallAt& wall, dou
         const int below = std::max(k - 1, 0), above = std::min(k + 1, n);
         if ((k > 0 && !(fk < fs[std::size_t(below)])) || (k < n && !(fk <= fs[std::size_t(above)]))) continue;
         if (fk - du > r + envelope) continue;  // nothing between the neighbours comes within reach
-        double lo = -h + below * du, hi = -h + above * du;
-        constexpr double kGold = 0.61803398874989484820;
-        double x1 = hi - kGold * (hi - lo), x2 = lo + kGold * (hi - lo);
-        double f1 = f(x1), f2 = f(x2);
-        for (int it = 0; it < 80 && hi - lo > 1e-12 * h; ++it) {
-            if (f1 <= f2) {
-                hi = x2, x2 = x1, f2 = f1;
-                x1 = hi - kGold * (hi - lo), f1 = f(x1);
-            } else {
-                lo = x1, x1 = x2, f1 = f2;
-                x2 = lo + kGold * (hi - lo), f2 = f(x2);
-            }
-        }
-        const double u = 0.5 * (lo + hi), fu = f(u);
+        const auto [u, fu] = brent_minimum(f, -h + below * du, -h + above * du, -h + k * du, fk, 1e-8 * du);
         if (fu > r + envelope || fu > fs[std::size_t(below)] - tol || fu > fs[std::size_t(above)] - tol)
             continue;
         at(u, sub++);
@@ -1073,7 +1107,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             thin.push_back({ThinWallAt(walls[w], states[w]), uint32_t(w)});
     }
     // Body i's contacts with face f: at most kMaxShapeContacts into `few` (no allocation), or
-    // any number into `many` for a clump. Both passes (count, then write) go through here.
+    // any number into `many` for a clump (the count pass, for every shape but the sphere).
     auto face_contacts = [&](std::size_t i, const Face& f, double envelope, ShapeContact* few,
                              std::vector<ShapeContact>& many) -> std::pair<const ShapeContact*, int> {
         if (bodies.shape[i] != Shape::Clump)
@@ -1127,46 +1161,68 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
     scratch.wall_count.assign(nb + 1, 0);
     const bool special = !meshes.empty() || !thin.empty();
     if (special) scratch.wall_flag.assign(nb, 0);
-    parallel_each(nb, [&](std::size_t i) {
-        uint32_t c = 0;
-        const double envelope = reach[i] - bodies.radius[i] + wall_margin;
+    // Each chunk of bodies keeps the wall contacts it finds (wall_staged[chunk], in body
+    // order, each body's in the order written below) for the write, so no body meets a
+    // wall twice; a sphere's plane and box faces, a plane test each, are only counted here.
+    struct WallHit { ShapeContact c; uint32_t wall; };
+    std::vector<std::vector<WallHit>> wall_staged(chunk_count(nb, grain::kBodies));
+    parallel_chunks(nb, grain::kBodies, [&](std::size_t chunk, std::size_t lo, std::size_t hi) {
+        std::vector<WallHit>& kept = wall_staged[chunk];
         MeshBuffers& mb = mesh_buffers();
-        if (bodies.shape[i] == Shape::Sphere) {  // (most bodies: a plane test each, no buffer)
-            const Vec3& x = bodies.position[i];
-            const double r = bodies.radius[i];
-            for (const Face& f : faces) c += sphere_face_gap(f.geom, x, r) > envelope ? 0u : 1u;
-        } else {
-            ShapeContact few[kMaxShapeContacts];
-            for (const Face& f : faces) c += uint32_t(face_contacts(i, f, envelope, few, mb.shape).second);
-        }
-        const bool ellipsoid = bodies.shape[i] == Shape::Ellipsoid;
-        for (const Cyl& cy : cylinders) c += uint32_t(collide_cylinder(bodies, i, cy.geom, envelope, mb.shape));
-        for (const Thin& tw : thin) {
-            if (ellipsoid) {  // bounding sphere near the wall: no contact routine
-                if (tw.geom.distance(bodies.position[i]) <= reach[i] + wall_margin)
-                    scratch.wall_flag[i] |= kNearThin;
-                continue;
+        std::vector<ShapeContact>& c = mb.shape;
+        for (std::size_t i = lo; i < hi; ++i) {
+            const std::size_t before = kept.size();
+            const double envelope = reach[i] - bodies.radius[i] + wall_margin;
+            const auto keep = [&](uint32_t wall, const ShapeContact* first, int m) {
+                for (int j = 0; j < m; ++j) kept.push_back({first[j], wall});
+            };
+            uint32_t sphere_faces = 0;
+            if (bodies.shape[i] == Shape::Sphere) {  // (most bodies: a plane test each, no buffer)
+                const Vec3& x = bodies.position[i];
+                const double r = bodies.radius[i];
+                for (const Face& f : faces) sphere_faces += sphere_face_gap(f.geom, x, r) > envelope ? 0u : 1u;
+            } else {
+                ShapeContact few[kMaxShapeContacts];
+                for (const Face& f : faces) {
+                    const auto [fc, m] = face_contacts(i, f, envelope, few, c);
+                    keep(f.wall, fc, m);
+                }
             }
-            c += uint32_t(collide_thin_wall(bodies, i, tw.geom, envelope, mb.shape));
-        }
-        for (uint32_t w : meshes) {
-            if (!mesh_supported(bodies, i, *walls[w].mesh)) {
-                walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
-                                     reach[i] + wall_margin, mb.scratch.found);
-                if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
-                continue;
+            for (const Cyl& cy : cylinders) {
+                const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
+                keep(cy.wall, c.data(), m);
             }
-            if (bodies.shape[i] == Shape::Capsule) {
-                c += uint32_t(collide_capsule_mesh(bodies, i, walls[w], states[w], envelope, mb.contacts, mb.capsule));
-                continue;
+            const bool ellipsoid = bodies.shape[i] == Shape::Ellipsoid;
+            for (const Thin& tw : thin) {
+                if (ellipsoid) {  // bounding sphere near the wall: no contact routine
+                    if (tw.geom.distance(bodies.position[i]) <= reach[i] + wall_margin)
+                        scratch.wall_flag[i] |= kNearThin;
+                    continue;
+                }
+                const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
+                keep(tw.wall, c.data(), m);
             }
-            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t) {
-                collide_mesh(w, x, r, envelope, mb);
-                c += uint32_t(mb.contacts.size());
-            });
+            for (uint32_t w : meshes) {
+                if (!mesh_supported(bodies, i, *walls[w].mesh)) {
+                    walls[w].mesh->query(states[w].to_reference(bodies.position[i]),
+                                         reach[i] + wall_margin, mb.scratch.found);
+                    if (!mb.scratch.found.empty()) scratch.wall_flag[i] |= kNearMesh;
+                    continue;
+                }
+                if (bodies.shape[i] == Shape::Capsule) {
+                    collide_capsule_mesh(bodies, i, walls[w], states[w], envelope, mb.contacts, mb.capsule);
+                    for (const MeshContact& m : mb.contacts) kept.push_back({{m.point, m.normal, m.gap, m.triangle}, w});
+                    continue;
+                }
+                for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
+                    collide_mesh(w, x, r, envelope, mb);
+                    for (const MeshContact& m : mb.contacts)
+                        kept.push_back({{m.point, m.normal, m.gap, m.triangle | (sub << kMeshSubFeatureShift)}, w});
+                });
+            }
+            scratch.wall_count[i + 1] = sphere_faces + uint32_t(kept.size() - before);
         }
-        scratch.wall_count[i + 1] = c;
-    }, grain::kBodies);
+    });
     scratch.unsupported_mesh.clear();
     scratch.unsupported_thin.clear();
     for (std::size_t i = 0; i < nb; ++i) {
@@ -1219,55 +1275,36 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         staged = {};
     }
 
-    parallel_each(nb, [&](std::size_t i) {
-        std::size_t k = n_pair_contacts + scratch.wall_count[i];
-        if (scratch.wall_count[i + 1] == scratch.wall_count[i]) return;
-        const double envelope = reach[i] - bodies.radius[i] + wall_margin;
-        MeshBuffers& mb = mesh_buffers();
-        std::vector<ShapeContact>& c = mb.shape;
-        auto put = [&](uint32_t wall, uint32_t feature, const Vec3& point, const Vec3& normal,
-                       double gap) {
-            out.a[k] = kNoBody;
-            out.b[k] = int32_t(i);
-            out.key_a[k] = kWallKeyBit | wall;
-            out.key_b[k] = bodies.id[i];
-            out.feature[k] = feature;
-            out.point[k] = point;
-            out.normal[k] = normal;
-            out.gap[k] = gap;
-            if (moving) out.velocity_a[k] = states[wall].velocity_at(point);
-            out.material_a[k] = walls[wall].material;
-            if (periodic) out.shift_b[k] = Vec3::Zero();
-            ++k;
-        };
-        ShapeContact few[kMaxShapeContacts];
-        for (const Face& f : faces) {
-            const auto [fc, m] = face_contacts(i, f, envelope, few, c);
-            for (int j = 0; j < m; ++j) put(f.wall, fc[j].feature, fc[j].point, fc[j].normal, fc[j].gap);
-        }
-        for (const Cyl& cy : cylinders) {
-            const int m = collide_cylinder(bodies, i, cy.geom, envelope, c);
-            for (int j = 0; j < m; ++j) put(cy.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
-        }
-        if (bodies.shape[i] != Shape::Ellipsoid)
-            for (const Thin& tw : thin) {
-                const int m = collide_thin_wall(bodies, i, tw.geom, envelope, c);
-                for (int j = 0; j < m; ++j) put(tw.wall, c[j].feature, c[j].point, c[j].normal, c[j].gap);
+    parallel_chunks(nb, grain::kBodies, [&](std::size_t chunk, std::size_t lo, std::size_t hi) {
+        const WallHit* hit = wall_staged[chunk].data();
+        for (std::size_t i = lo; i < hi; ++i) {
+            std::size_t k = n_pair_contacts + scratch.wall_count[i];
+            const std::size_t end = n_pair_contacts + scratch.wall_count[i + 1];
+            auto put = [&](uint32_t wall, const ShapeContact& c) {
+                out.a[k] = kNoBody;
+                out.b[k] = int32_t(i);
+                out.key_a[k] = kWallKeyBit | wall;
+                out.key_b[k] = bodies.id[i];
+                out.feature[k] = c.feature;
+                out.point[k] = c.point;
+                out.normal[k] = c.normal;
+                out.gap[k] = c.gap;
+                if (moving) out.velocity_a[k] = states[wall].velocity_at(c.point);
+                out.material_a[k] = walls[wall].material;
+                if (periodic) out.shift_b[k] = Vec3::Zero();
+                ++k;
+            };
+            if (bodies.shape[i] == Shape::Sphere && k < end) {  // its faces, counted above
+                const double envelope = reach[i] - bodies.radius[i] + wall_margin;
+                ShapeContact few[kMaxShapeContacts];
+                for (const Face& f : faces) {
+                    const int m = collide_face(bodies, i, f.geom, f.face, envelope, few);
+                    for (int j = 0; j < m; ++j) put(f.wall, few[j]);
+                }
             }
-        for (uint32_t w : meshes) {
-            if (!mesh_supported(bodies, i, *walls[w].mesh)) continue;
-            if (bodies.shape[i] == Shape::Capsule) {
-                collide_capsule_mesh(bodies, i, walls[w], states[w], envelope, mb.contacts, mb.capsule);
-                for (const MeshContact& m : mb.contacts) put(w, m.triangle, m.point, m.normal, m.gap);
-                continue;
-            }
-            for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
-                collide_mesh(w, x, r, envelope, mb);
-                for (const MeshContact& m : mb.contacts)
-                    put(w, m.triangle | (sub << kMeshSubFeatureShift), m.point, m.normal, m.gap);
-            });
+            for (; k < end; ++hit) put(hit->wall, hit->c);
         }
-    }, grain::kBodies);
+    });
 }
 
 }  // namespace talus

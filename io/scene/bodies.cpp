@@ -587,9 +587,12 @@ void place_bodies(Reader& r, std::vector<BodyEntry>& entries, World& world) {
                                                                  : ": enlarge min/max or move it"));
                 else if (!res.complete)
                     r.problem(e.fill_place, e.path + ".random",
-                              fmt::format("placed only {} of {} spheres in {} attempts{}; enlarge "
+                              fmt::format("placed only {} of {} {} in {} attempts{}; enlarge "
                                           "min/max or lower count",
-                                          res.placed, e.count, res.attempts, full));
+                                          res.placed, e.count,
+                                          e.shape == Shape::Sphere ? "spheres"
+                                                                   : fmt::format("{}s (bounding spheres apart)", name_of(e.shape)),
+                                          res.attempts, full));
                 break;
             }
         }
