@@ -15,12 +15,8 @@ bool any_kinematic(const BodyStore& bodies) {
 }
 }  // namespace
 
-void forget_kinematic_unsupported(const BodyStore& bodies, const PairList& pairs,
-                                  NarrowPhaseScratch& scratch) {
+void forget_kinematic_unsupported(const BodyStore& bodies, NarrowPhaseScratch& scratch) {
     if (!any_kinematic(bodies)) return;
-    std::erase_if(scratch.unsupported, [&](uint32_t k) {
-        return bodies.kinematic(std::size_t(pairs.a[k])) && bodies.kinematic(std::size_t(pairs.b[k]));
-    });
     const auto kinematic = [&](uint32_t i) { return bodies.kinematic(i); };
     std::erase_if(scratch.unsupported_mesh, kinematic);
     std::erase_if(scratch.unsupported_thin, kinematic);

@@ -22,10 +22,9 @@ namespace talus {
 /// Does nothing when `bodies` has no kinematic body.
 void route_kinematic_contacts(const BodyStore& bodies, ContactList& contacts);
 
-/// Removes from the narrow phase's "no contact routine" lists what cannot matter: pairs of
-/// two kinematic bodies and kinematic bodies near mesh or cylinder walls (they never touch
-/// each other or walls). Does nothing when `bodies` has no kinematic body.
-void forget_kinematic_unsupported(const BodyStore& bodies, const PairList& pairs,
-                                  NarrowPhaseScratch& scratch);
+/// Removes from the narrow phase's "no contact routine" lists what cannot matter: kinematic
+/// bodies near mesh, cone or orifice walls (they never touch walls). Does nothing when
+/// `bodies` has no kinematic body.
+void forget_kinematic_unsupported(const BodyStore& bodies, NarrowPhaseScratch& scratch);
 
 }  // namespace talus

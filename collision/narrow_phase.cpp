@@ -35,8 +35,9 @@
 //     the clump's body index so that the solver sees one rigid body. Sub-features:
 //     clump–sphere k, clump–clump (k_a << 8 | k_b), wall face or cylinder k, mesh triangle
 //     | k << 24 (meshes of up to 2²⁴ triangles; larger ones are reported as unsupported
-//     near a clump). Clump against capsule or ellipsoid: not implemented (reported as
-//     unsupported). Across a periodic boundary the pair is copied with its templates.
+//     near a clump). Against a capsule or an ellipsoid, each sphere of the clump within
+//     reach meets it as a sphere body would (point–segment, point–ellipsoid), sub-feature
+//     k. Across a periodic boundary the pair is copied with its templates.
 // Body–wall: each wall is one plane (or the six inner faces of a box) with normal n
 // pointing at the bodies; Φ = n·(x_c − p₀(t)) − r for each core point x_c nearest the
 // plane. Sphere: x_c = x. Capsule: both end centres x ± h a are tested, up to two contacts
@@ -222,16 +223,13 @@ double point_ellipsoid(const BodyStore& bodies, std::size_t i, const Vec3& p, Ve
     return d;
 }
 
-/// Contact between ellipsoid e and the core of body o (sphere point or capsule segment)
-/// with radius r_o; normal e → o. The gap along the line of centres (the ellipsoid's
+/// Contact between ellipsoid e and a core `s` (a point, half length 0, or a capsule's
+/// segment) of radius r_o; normal e → the core. The gap along the line of centres (the ellipsoid's
 /// support ‖M n‖, the capsule's h |a·n| + r_o) bounds the signed distance from below, so a
 /// pair already beyond `envelope` by it is returned with that gap (and dropped by the
 /// caller) without the search.
-ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t o, double envelope) {
-    const double ro = bodies.shape_param[o].x();
-    Vec3 core = bodies.position[o];
-    const bool capsule = bodies.shape[o] == Shape::Capsule;
-    const Segment s = capsule ? segment_of(bodies, o) : Segment{core, Vec3::UnitX(), 0.0};
+ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, const Segment& s, double ro, double envelope) {
+    Vec3 core = s.centre;
     {
         const Vec3 d = core - bodies.position[e];
         const Vec3 n = d.squaredNorm() > 0.0 ? Vec3(d.normalized()) : Vec3::UnitZ();
@@ -239,7 +237,7 @@ ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t 
         const double along = n.dot(d) - sn.norm() - s.half * std::abs(s.axis.dot(n)) - ro;
         if (along > envelope) return {bodies.position[e], n, along, 0};
     }
-    if (capsule && s.half > 0.0) {
+    if (s.half > 0.0) {
         // The signed distance to a convex body is convex along the segment, with slope
         // n(u)·a (n the outward normal at the closest point). Its least value is at an end
         // when the slope there points outwards; otherwise at the root of the slope,
@@ -282,6 +280,13 @@ ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t 
     const double d = point_ellipsoid(bodies, e, core, surf, n);
     const double gap = d - ro;
     return {surf + 0.5 * gap * n, n, gap, 0};
+}
+
+/// The same for body o, a sphere (a point core) or a capsule.
+ShapeContact ellipsoid_core(const BodyStore& bodies, std::size_t e, std::size_t o, double envelope) {
+    const Segment s = bodies.shape[o] == Shape::Capsule ? segment_of(bodies, o)
+                                                         : Segment{bodies.position[o], Vec3::UnitX(), 0.0};
+    return ellipsoid_core(bodies, e, s, bodies.shape_param[o].x(), envelope);
 }
 
 /// Contact between ellipsoids a and b, normal a → b (the header's ellipsoid–ellipsoid). The
@@ -572,7 +577,36 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
         return m;
     }
     const auto spheres = [](Shape s) { return s == Shape::Sphere || s == Shape::Clump; };
-    if (!spheres(sa) || !spheres(sb)) return -1;  // clump with capsule or ellipsoid
+    if (!spheres(sa) || !spheres(sb)) {
+        // A clump and a capsule or an ellipsoid: each sphere of the clump that reaches the
+        // other's bounding sphere meets it as a sphere would (sub-feature = its number).
+        const bool clump_a = sa == Shape::Clump;
+        const std::size_t cl = clump_a ? a : b, o = clump_a ? b : a;
+        const ClumpTable& t = bodies.clumps;
+        const uint32_t id = bodies.clump_of(cl);
+        const bool capsule = bodies.shape[o] == Shape::Capsule;
+        const Segment seg = capsule ? segment_of(bodies, o) : Segment{bodies.position[o], Vec3::UnitX(), 0.0};
+        const double ro = bodies.shape_param[o].x();
+        const Vec3 perp = any_perpendicular(seg.axis);
+        for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
+            const Vec3 ck = clump_sphere(bodies, cl, k);
+            const double rk = t.radius[k];
+            const double reach = rk + bodies.radius[o] + envelope;
+            if ((ck - bodies.position[o]).squaredNorm() > reach * reach) continue;
+            const uint32_t feature = (k - t.begin(id)) << kSubFeatureShift;
+            ShapeContact c;
+            if (capsule) {
+                const Vec3 q = closest_on_segment(seg, ck);
+                c = clump_a ? core_contact(ck, rk, q, ro, -perp, feature) : core_contact(q, ro, ck, rk, perp, feature);
+            } else {  // the ellipsoid's normal points at the sphere: from b to a when the clump is a
+                c = ellipsoid_core(bodies, o, Segment{ck, Vec3::UnitX(), 0.0}, rk, envelope);
+                if (clump_a) c.normal = -c.normal;
+                c.feature = feature;
+            }
+            if (c.gap <= envelope) out.push_back(c);
+        }
+        return int(out.size());
+    }
     // Both are unions of spheres: a sphere is a clump of one sphere (sub-feature 0).
     const ClumpTable& t = bodies.clumps;
     const auto range = [&](std::size_t i, uint32_t& lo, uint32_t& hi) {
@@ -1124,7 +1158,6 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
-    scratch.unsupported.clear();
     auto pair_envelope = [&](int32_t a, int32_t b) {
         if (bodies.shape[a] == Shape::Sphere && bodies.shape[b] == Shape::Sphere) return kInf;
         return (reach[a] - bodies.radius[a]) + (reach[b] - bodies.radius[b]);
@@ -1144,17 +1177,11 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
             for (std::size_t k = lo; k < hi; ++k) {
                 const int32_t a = pairs.a[k], b = pairs.b[k];
                 const int m = collide_pair_image(bodies, a, b, pair_shift(k), pair_envelope(a, b), c);
-                scratch.pair_count[k + 1] = m < 0 ? uint32_t(-1) : uint32_t(m);
+                scratch.pair_count[k + 1] = uint32_t(m);
                 if (m > 0) kept.insert(kept.end(), c.begin(), c.begin() + m);
             }
         });
-        for (std::size_t k = 0; k < np; ++k) {
-            if (scratch.pair_count[k + 1] == uint32_t(-1)) {
-                scratch.unsupported.push_back(uint32_t(k));
-                scratch.pair_count[k + 1] = 0;
-            }
-            scratch.pair_count[k + 1] += scratch.pair_count[k];
-        }
+        for (std::size_t k = 0; k < np; ++k) scratch.pair_count[k + 1] += scratch.pair_count[k];
         n_pair_contacts = scratch.pair_count[np];
     }
 

@@ -1,9 +1,8 @@
 #pragma once
 /// Narrow phase: geometric contacts (point, normal, gap) between bodies of every shape
 /// (spheres, capsules, ellipsoids, clumps of spheres) and between bodies and walls, with
-/// gap Φ ≤ δ (docs/design.md §3, §7). Clump–capsule and clump–ellipsoid pairs
-/// are not implemented: they are reported in NarrowPhaseScratch::unsupported instead of
-/// producing a contact.
+/// gap Φ ≤ δ (docs/design.md §3, §7). Every pair of shapes has a routine; a clump meets a
+/// capsule or an ellipsoid sphere by sphere.
 #include <cstdint>
 #include <vector>
 
@@ -19,9 +18,6 @@ namespace talus {
 struct NarrowPhaseScratch {
     std::vector<uint32_t> wall_count;  ///< per body: wall contacts, then their prefix sum
     std::vector<uint32_t> pair_count;  ///< per pair: contacts, then their prefix sum
-    /// Candidate pairs (indices into the PairList) whose shapes have no contact routine
-    /// (clump–capsule, clump–ellipsoid); empty when every pair was handled. Callers must not ignore it.
-    std::vector<uint32_t> unsupported;
     /// Ellipsoids whose bounding sphere (with envelope) reaches a mesh wall (and clumps and
     /// capsules near a mesh of more than 2²⁴ triangles), and ellipsoids whose bounding
     /// sphere reaches a cone or orifice wall: no contact routine for them. Callers
@@ -59,8 +55,9 @@ int collide_face(const BodyStore& bodies, std::size_t i, const WallFace& face, u
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  ShapeContact* out);
 /// The same for every pair of shapes, clumps included: a clump against a sphere or a clump
-/// gives one contact per touching pair of spheres (sub-features in contacts.hpp). `out` is
-/// cleared first. Returns the count, or −1 for a clump against a capsule or an ellipsoid.
+/// gives one contact per touching pair of spheres (sub-features in contacts.hpp), against a
+/// capsule or an ellipsoid one per sphere of the clump within reach (sub-feature = its
+/// number), as that sphere alone would. `out` is cleared first. Returns the count.
 int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double envelope,
                  std::vector<ShapeContact>& out);
 /// The same with b displaced by `shift` (whole periods: b's image nearest a across periodic

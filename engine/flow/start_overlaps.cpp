@@ -21,10 +21,6 @@ void body_pairs(const BodyStore& bodies, double rel_tol, const PeriodicBox& peri
         if (bodies.shape[o.a] != Shape::Sphere || bodies.shape[o.b] != Shape::Sphere) {
             std::vector<ShapeContact> c;
             const int n = collide_pair_image(bodies, o.a, o.b, o.shift, std::numeric_limits<double>::infinity(), c);
-            if (n < 0) {  // no contact routine (ellipsoid pairs are refused earlier)
-                out.unsupported.push_back(o);
-                continue;
-            }
             double gap = std::numeric_limits<double>::infinity();
             for (int k = 0; k < n; ++k) gap = std::min(gap, c[k].gap);
             o.depth = -gap;

@@ -44,7 +44,6 @@ struct CylinderOverlap {
 /// Every overlap deeper than rel_tol × the larger radius, by kind, each list in the order
 /// the reader reports them (bodies by (b, a); walls in wall order, then body order).
 struct StartOverlaps {
-    std::vector<BodyOverlap> unsupported;  ///< bounding spheres overlap, and no contact routine
     std::vector<BodyOverlap> bodies;       ///< pairs, depth measured by their contact routine
     std::vector<FaceOverlap> faces;        ///< planes and boxes
     std::vector<MeshOverlap> meshes;

@@ -143,10 +143,10 @@ RankCollided collide_on_rank(const RankCollideInput& in, Ranks& ranks) {
     ContactList& c = out.contacts;
     narrow_phase(bodies, in.walls, in.states, pairs, reach, m.wall, c, narrow);
     route_kinematic_contacts(bodies, c);  // kinematic bodies act as moving walls
-    forget_kinematic_unsupported(bodies, pairs, narrow);
+    forget_kinematic_unsupported(bodies, narrow);
     for (std::vector<uint32_t>* near_wall : {&narrow.unsupported_mesh, &narrow.unsupported_thin})
         std::erase_if(*near_wall, [&](uint32_t i) { return !own(int32_t(i)); });  // a ghost's: its owner's
-    mine = unsupported_error(bodies, pairs, narrow, in.at);
+    mine = unsupported_error(bodies, narrow, in.at);
     {
         std::vector<uint8_t> keep(c.size());
         for (std::size_t i = 0; i < c.size(); ++i) keep[i] = own(c.a[i]) || own(c.b[i]);

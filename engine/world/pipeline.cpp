@@ -292,35 +292,9 @@ StepError crowding_error(std::size_t pairs, std::size_t bodies, double vmax, dou
     return StepError::of(StepFault::Crowded, m.str());
 }
 
-StepError unsupported_error(const BodyStore& bodies, const PairList& pairs,
-                            const NarrowPhaseScratch& narrow, StepAt at) {
+StepError unsupported_error(const BodyStore& bodies, const NarrowPhaseScratch& narrow, StepAt at) {
     StepError e;
     std::vector<uint64_t> bad;  // shared cap of 20 over every list
-    if (!narrow.unsupported.empty()) {
-        // Name each kind of pair once, in the order met.
-        const auto name = shape_name;
-        std::vector<std::string> kinds;
-        for (uint32_t k : narrow.unsupported) {
-            Shape sa = bodies.shape[pairs.a[k]], sb = bodies.shape[pairs.b[k]];
-            if (sa > sb) std::swap(sa, sb);
-            const std::string kind = std::string(name(sa)) + "–" + name(sb);
-            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
-        }
-        std::ostringstream m;
-        m << "no contact routine for these shape pairs at t = " << at.time << " s (step "
-          << at.step << "): ";
-        for (std::size_t k = 0; k < kinds.size(); ++k) m << (k ? ", " : "") << kinds[k];
-        m << " contact is not implemented; bodies with id";
-        std::vector<uint64_t> named;
-        for (uint32_t k : narrow.unsupported)
-            for (int32_t i : {pairs.a[k], pairs.b[k]})
-                if (std::find(bad.begin(), bad.end(), bodies.id[i]) == bad.end() && bad.size() < 20) {
-                    bad.push_back(bodies.id[i]);
-                    named.push_back(bodies.id[i]);
-                    m << ' ' << bodies.id[i];
-                }
-        e.raise(StepFault::UnsupportedPair, m.str(), named);
-    }
     for (const WallType type : {WallType::Mesh, WallType::Cone}) {
         const bool mesh = type == WallType::Mesh;
         const std::string_view kind = mesh ? name_of(type) : "cone or orifice";
@@ -351,8 +325,8 @@ Collided collide_and_assemble(const CollideInput& in, ContactList& contacts, Ass
     narrow_phase(in.bodies, in.walls, in.states, in.pairs, in.reach, in.wall_margin, contacts,
                  scratch.narrow);                                          // 3.
     route_kinematic_contacts(in.bodies, contacts);  // kinematic bodies act as moving walls
-    forget_kinematic_unsupported(in.bodies, in.pairs, scratch.narrow);
-    out.error = unsupported_error(in.bodies, in.pairs, scratch.narrow, in.at);
+    forget_kinematic_unsupported(in.bodies, scratch.narrow);
+    out.error = unsupported_error(in.bodies, scratch.narrow, in.at);
     scratch.aside.clear();
     if (in.set_aside) {
         std::vector<int32_t> joined(in.joint_a.begin(), in.joint_a.end());

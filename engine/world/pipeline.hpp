@@ -189,10 +189,10 @@ StepError check_crowding(const PairList& pairs, const BodyStore& bodies, double 
 StepError crowding_error(std::size_t pairs, std::size_t bodies, double vmax, double envelope, double h,
                          StepAt at);
 
-/// The narrow phase's "no contact routine" lists (shape pairs, bodies against mesh,
-/// cylinder or thin walls) as the step's error; ok when all are empty.
-StepError unsupported_error(const BodyStore& bodies, const PairList& pairs, const NarrowPhaseScratch& narrow,
-                            StepAt at);
+/// The narrow phase's "no contact routine" lists (ellipsoids near mesh, cone or orifice
+/// walls; clumps and capsules near a mesh of more than 2²⁴ triangles) as the step's error;
+/// ok when both are empty.
+StepError unsupported_error(const BodyStore& bodies, const NarrowPhaseScratch& narrow, StepAt at);
 
 /// What collide_and_assemble reads.
 struct CollideInput {

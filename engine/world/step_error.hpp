@@ -19,8 +19,7 @@ enum class StepFault : uint32_t {
     BroadPhase = 1u << 1,
     /// more candidate pairs than kMaxPairsPerBody per body: dt far too long for the speeds
     Crowded = 1u << 2,
-    /// a candidate pair of shapes with no contact routine (collision/narrow_phase.hpp)
-    UnsupportedPair = 1u << 3,
+    // 1u << 3 was a pair of shapes with no contact routine: every pair has one now
     /// bodies near a cone or orifice wall (not ellipsoids) or a mesh wall (not ellipsoids)
     UnsupportedWall = 1u << 4,
     /// kinematic bodies with periodic boundaries (collision/kinematic_contacts.hpp)

@@ -81,12 +81,6 @@ void check_overlaps(Reader& r, const std::vector<BodyEntry>& entries, const Worl
     };
     const StartOverlaps found = find_start_overlaps(bodies, world.walls, kOverlapTolerance, world.simulation.periodic);
 
-    for (const BodyOverlap& o : found.unsupported)
-        report(o.b, [&] {
-            return fmt::format("bodies {} and {} start within each other's bounding radius, and "
-                               "{}–{} contact is not implemented: keep them apart",
-                               o.a, o.b, shape_name(bodies.shape[o.a]), shape_name(bodies.shape[o.b]));
-        });
     for (const BodyOverlap& o : found.bodies)
         report(o.b, [&] {
             const BodyEntry& ea = entry_of(o.a);

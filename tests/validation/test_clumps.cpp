@@ -5,7 +5,6 @@
 //    gravity's plus the contact impulses, the total energy never increases, and it comes to
 //    rest lying on both spheres;
 //  * the contacts of a clump carry its body index, one per touching sphere;
-//  * a clump next to a capsule stops the run with a message (pair not implemented);
 //  * a dumbbell set down at rest across a conveyor (a plane translating at V, friction μ)
 //    slides, then rolls about its long axis: friction F at the contact line gives
 //    m v̇ = F and J ω̇ = −r F (J about the long axis), sliding ends when v − r ω = V, so
@@ -177,16 +176,6 @@ TEST(Clumps, DumbbellDroppedAtAnAngleComesToRestOnBothSpheres) {
     for (uint32_t k = 0; k < 2; ++k) EXPECT_NEAR(sphere_centre(w, 0, k).z(), r, 1e-5) << "sphere " << k;
     EXPECT_LT(w.bodies.velocity[0].norm(), 1e-5);
     EXPECT_LT(w.bodies.angular_velocity[0].norm(), 1e-4);
-}
-
-TEST(Clumps, ClumpNearACapsuleIsRefused) {
-    World w = make_world(1e-3, Vec3(0, 0, -9.81));
-    const uint32_t m = add_material(w, 2500.0, 0.5);
-    add_clump(w, {Vec3(0, 0, 0), Vec3(0.05, 0, 0)}, {0.04, 0.04}, Vec3::Zero(), m);
-    w.bodies.add_capsule(1, Vec3(0.0, 0.0, 0.1), 0.03, 0.1, 2500.0, m);
-    const StepStatus s = w.step();
-    EXPECT_FALSE(s.ok);
-    EXPECT_NE(s.message.find("capsule–clump contact is not implemented"), std::string::npos) << s.message;
 }
 
 TEST(Clumps, DumbbellOnAConveyorEndsRollingAtVJOverJPlusMR2) {

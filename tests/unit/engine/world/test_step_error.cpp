@@ -21,10 +21,10 @@ TEST(StepError, RaiseCollectsCausesMessagesAndBodies) {
     StepError e;
     EXPECT_TRUE(e.ok);
     EXPECT_EQ(e.faults, 0u);
-    e.raise(StepFault::UnsupportedPair, "first", {1, 2});
+    e.raise(StepFault::Joint, "first", {1, 2});
     e.raise(StepFault::UnsupportedWall, "second", {3});
     EXPECT_FALSE(e.ok);
-    EXPECT_TRUE(e.has(StepFault::UnsupportedPair));
+    EXPECT_TRUE(e.has(StepFault::Joint));
     EXPECT_TRUE(e.has(StepFault::UnsupportedWall));
     EXPECT_FALSE(e.has(StepFault::Crowded));
     EXPECT_EQ(e.message, "first\nsecond");
