@@ -157,6 +157,31 @@ radius = 0.001
 length = 0.004
 random = { min = [-0.025, -0.025, 0.09], max = [0.025, 0.025, 0.21], count = 1200, seed = 1 }
 """,
+    # clumps, rods and ellipsoids together (session 67: every pair of shapes has a routine):
+    # 300 dumbbells of two 3 mm spheres, 300 rods 2 mm × 6 mm, 300 ellipsoids 6 × 4 × 3 mm
+    "mixed_shapes": lambda n: header(n, 0.5) + GLASS + """
+[[wall]]
+type = "box"
+min = [-0.025, -0.025, 0.0]
+max = [0.025, 0.025, 0.3]
+material = "m"
+[[particles]]
+shape = "clump"
+spheres = [[-0.0015, 0, 0, 0.0015], [0.0015, 0, 0, 0.0015]]
+material = "m"
+random = { min = [-0.022, -0.022, 0.003], max = [0.022, 0.022, 0.25], count = 300, seed = 1 }
+[[particles]]
+shape = "capsule"
+radius = 0.001
+length = 0.004
+material = "m"
+random = { min = [-0.022, -0.022, 0.003], max = [0.022, 0.022, 0.25], count = 300, seed = 2 }
+[[particles]]
+shape = "ellipsoid"
+semi_axes = [0.003, 0.002, 0.0015]
+material = "m"
+random = { min = [-0.022, -0.022, 0.003], max = [0.022, 0.022, 0.25], count = 300, seed = 3 }
+""",
     "two_materials": lambda n: header(n, 0.3) + """[[material]]
 name = "glass"
 density = 2500
