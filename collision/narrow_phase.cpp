@@ -128,6 +128,16 @@ Vec3 closest_on_segment(const Segment& s, const Vec3& p) {
     return s.centre + u * s.axis;
 }
 
+/// A capsule (core s, radius rc) and a sphere (centre p, radius rp): normal from the
+/// capsule to the sphere when `capsule_first`, else from the sphere to the capsule. A sphere
+/// body, and each sphere of a clump, meets a capsule through it.
+ShapeContact capsule_sphere(const Segment& s, double rc, const Vec3& p, double rp, bool capsule_first,
+                            uint32_t feature) {
+    const Vec3 q = closest_on_segment(s, p);
+    const Vec3 perp = any_perpendicular(s.axis);
+    return capsule_first ? core_contact(q, rc, p, rp, perp, feature) : core_contact(p, rp, q, rc, -perp, feature);
+}
+
 /// Closest points of two segments; up to two pairs (parallel overlapping segments).
 int segment_segment(const Segment& s1, const Segment& s2, Vec3* q1, Vec3* q2) {
     const Vec3 r = s1.centre - s2.centre;
@@ -553,11 +563,8 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
         count = k;
     } else {  // capsule and sphere, either order
         const bool cap_a = sa == Shape::Capsule;
-        const Segment s = segment_of(bodies, cap_a ? a : b);
-        const Vec3 q = closest_on_segment(s, bodies.position[cap_a ? b : a]);
-        const Vec3 perp = any_perpendicular(s.axis);
-        out[0] = cap_a ? core_contact(q, ra, bodies.position[b], rb, perp, 0)
-                       : core_contact(bodies.position[a], ra, q, rb, -perp, 0);
+        out[0] = cap_a ? capsule_sphere(segment_of(bodies, a), ra, bodies.position[b], rb, true, 0)
+                       : capsule_sphere(segment_of(bodies, b), rb, bodies.position[a], ra, false, 0);
         count = 1;
     }
     int kept = 0;
@@ -587,7 +594,6 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
         const bool capsule = bodies.shape[o] == Shape::Capsule;
         const Segment seg = capsule ? segment_of(bodies, o) : Segment{bodies.position[o], Vec3::UnitX(), 0.0};
         const double ro = bodies.shape_param[o].x();
-        const Vec3 perp = any_perpendicular(seg.axis);
         for (uint32_t k = t.begin(id); k < t.end(id); ++k) {
             const Vec3 ck = clump_sphere(bodies, cl, k);
             const double rk = t.radius[k];
@@ -596,8 +602,7 @@ int collide_pair(const BodyStore& bodies, std::size_t a, std::size_t b, double e
             const uint32_t feature = (k - t.begin(id)) << kSubFeatureShift;
             ShapeContact c;
             if (capsule) {
-                const Vec3 q = closest_on_segment(seg, ck);
-                c = clump_a ? core_contact(ck, rk, q, ro, -perp, feature) : core_contact(q, ro, ck, rk, perp, feature);
+                c = capsule_sphere(seg, ro, ck, rk, !clump_a, feature);
             } else {  // the ellipsoid's normal points at the sphere: from b to a when the clump is a
                 c = ellipsoid_core(bodies, o, Segment{ck, Vec3::UnitX(), 0.0}, rk, envelope);
                 if (clump_a) c.normal = -c.normal;
@@ -894,12 +899,7 @@ void capsule_thin_wall(const Segment& seg, double r, const ThinWallAt& wall, dou
     // a sphere of radius r at core point u, against the wall's nearest point
     const auto at = [&](double u, uint32_t sub) {
         const Vec3 x = seg.centre + u * seg.axis;
-        std::array<ThinWallPoint, 4> c;
-        const int m = wall.contacts(x, kInf, c);
-        int best = 0;
-        for (int j = 1; j < m; ++j)
-            if (c[std::size_t(j)].distance < c[std::size_t(best)].distance) best = j;
-        const ThinWallPoint& p = c[std::size_t(best)];
+        const ThinWallPoint p = wall.nearest(x);
         out.push_back({x - r * p.normal, p.normal, p.distance - r, p.feature | (sub << kSubFeatureShift)});
     };
     uint32_t sub = 2;
@@ -1149,12 +1149,6 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
         const int m = collide_face(bodies, i, f.geom, f.face, envelope, many);
         return {many.data(), m};
     };
-    // Moving meshes: the query sphere's centre x (a sphere body or one sphere of a clump,
-    // radius r) goes into the mesh's reference frame, the contacts come back (the gap is
-    // invariant under the rigid motion).
-    auto collide_mesh = [&](uint32_t w, const Vec3& x, double r, double envelope, MeshBuffers& mb) {
-        mesh_sphere(walls[w], states[w], x, r, envelope, mb.contacts, mb.scratch);
-    };
 
     // Pairs: with only spheres each pair is one contact (the broad phase's criterion is
     // the envelope); otherwise count each pair's contacts first.
@@ -1242,7 +1236,7 @@ void narrow_phase(const BodyStore& bodies, const std::vector<Wall>& walls,
                     continue;
                 }
                 for_each_mesh_sphere(bodies, i, [&](const Vec3& x, double r, uint32_t sub) {
-                    collide_mesh(w, x, r, envelope, mb);
+                    mesh_sphere(walls[w], states[w], x, r, envelope, mb.contacts, mb.scratch);
                     for (const MeshContact& m : mb.contacts)
                         kept.push_back({{m.point, m.normal, m.gap, m.triangle | (sub << kMeshSubFeatureShift)}, w});
                 });

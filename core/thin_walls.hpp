@@ -73,22 +73,27 @@ public:
         return rectangle_ ? rectangle_contacts(x, reach, out) : revolved_contacts(x, reach, out);
     }
 
-    /// The distance from x to the wall [m] (to its nearest point). For a cone or a round
-    /// hole that is the point on the profile through x's own radial direction (turning the
-    /// profile about the axis only takes it farther), so only that one is computed: fills
-    /// and emitters ask this for every candidate.
-    double distance(const Vec3& x) const {
+    /// The wall's point nearest x. For a cone or a round hole that is the point on the
+    /// profile through x's own radial direction (turning the profile about the axis only
+    /// takes it farther), so only that one is computed: fills and emitters ask this for
+    /// every candidate. At a rectangular hole, the nearest of the plate and its edges (the
+    /// first of equals).
+    ThinWallPoint nearest(const Vec3& x) const {
         if (!rectangle_) {
             Vec3 e, f;
             radial_directions(x, e, f);
-            return on_generator(x, e, 0).distance;
+            return on_generator(x, e, 0);
         }
         std::array<ThinWallPoint, 4> c;
         const int n = rectangle_contacts(x, std::numeric_limits<double>::infinity(), c);
-        double d = std::numeric_limits<double>::infinity();
-        for (int k = 0; k < n; ++k) d = std::min(d, c[std::size_t(k)].distance);
-        return d;
+        int best = 0;
+        for (int k = 1; k < n; ++k)
+            if (c[std::size_t(k)].distance < c[std::size_t(best)].distance) best = k;
+        return c[std::size_t(best)];
     }
+
+    /// The distance from x to the wall [m]: to its nearest point.
+    double distance(const Vec3& x) const { return nearest(x).distance; }
 
     /// True for a point outside a cone between its ends (farther from the axis than the
     /// cone there): where fills and emitters put no grain, so that a fill box wider than a
